@@ -1,0 +1,58 @@
+#include "config.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+namespace zipper::client {
+namespace {
+
+bool parse_u64(const char* name, std::uint64_t* out, std::string* why) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return true;  // keep the default
+  const char* end = v + std::strlen(v);
+  auto [p, ec] = std::from_chars(v, end, *out);
+  if (ec != std::errc() || p != end) {
+    *why = std::string(name) + "='" + v + "' is not a non-negative integer";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<ClientConfig> config_from_env(std::string* why) {
+  ClientConfig c;
+  std::uint64_t timeout = static_cast<std::uint64_t>(c.connect_timeout_s);
+  if (!parse_u64("MMPI_EAGER_LIMIT", &c.eager_limit, why) ||
+      !parse_u64("MMPI_CHUNK_SIZE", &c.chunk_size, why) ||
+      !parse_u64("MMPI_CONNECT_TIMEOUT", &timeout, why))
+    return std::nullopt;
+  c.connect_timeout_s = static_cast<int>(timeout);
+  if (c.chunk_size < 1024) {
+    *why = "MMPI_CHUNK_SIZE must be at least 1024 bytes";
+    return std::nullopt;
+  }
+  const char* fwd = std::getenv("MMPI_FORWARDER");
+  if (fwd == nullptr || *fwd == '\0') return c;  // standalone: one cluster only
+  c.forwarder = fwd;
+  std::uint64_t x = 0, y = 0;
+  if (!parse_u64("MMPI_JOB_ID", &c.job_id, why) || !parse_u64("MMPI_NP_LOW", &x, why) ||
+      !parse_u64("MMPI_NP_HIGH", &y, why))
+    return std::nullopt;
+  if (x == 0 || y == 0 || x + y > (1u << 24)) {
+    *why = "MMPI_NP_LOW and MMPI_NP_HIGH must both be set to positive rank counts";
+    return std::nullopt;
+  }
+  c.np_low = static_cast<std::uint32_t>(x);
+  c.np_high = static_cast<std::uint32_t>(y);
+  const char* group = std::getenv("MMPI_GROUP");
+  if (group == nullptr || (std::strcmp(group, "low") != 0 && std::strcmp(group, "high") != 0)) {
+    *why = "MMPI_GROUP must be 'low' or 'high'";
+    return std::nullopt;
+  }
+  c.high_group = std::strcmp(group, "high") == 0;
+  return c;
+}
+
+}  // namespace zipper::client

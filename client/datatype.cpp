@@ -1,0 +1,46 @@
+#include "datatype.h"
+
+#include <climits>
+
+namespace zipper::client {
+
+int describe(const void* buf, int count, MPI_Datatype type, Layout* out) {
+  if (count < 0) return MPI_ERR_COUNT;
+  if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  int size = 0;
+  if (MPI_Type_size(type, &size) != MPI_SUCCESS) return MPI_ERR_TYPE;
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  out->bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+  // One element is a single block when its data spans exactly `size` bytes;
+  // consecutive elements stay one block when the extent equals the size.
+  out->contiguous = size == true_extent && (count <= 1 || extent == size);
+  out->base = static_cast<std::byte*>(const_cast<void*>(buf)) + true_lb;
+  return MPI_SUCCESS;
+}
+
+int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::vector<std::byte>* out) {
+  int psize = 0;
+  int rc = MPI_Pack_size(count, type, comm, &psize);
+  if (rc != MPI_SUCCESS) return rc;
+  out->resize(static_cast<std::size_t>(psize));
+  int pos = 0;
+  rc = MPI_Pack(buf, count, type, out->data(), psize, &pos, comm);
+  out->resize(static_cast<std::size_t>(pos));
+  return rc;
+}
+
+int unpack(const std::byte* data, std::uint64_t n, void* buf, int count, MPI_Datatype type,
+           MPI_Comm comm) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  if (size == 0 || n == 0) return MPI_SUCCESS;
+  // A truncated message fills whole elements only.
+  const int whole = static_cast<int>(std::min<std::uint64_t>(n / size, static_cast<std::uint64_t>(count)));
+  int pos = 0;
+  return MPI_Unpack(data, static_cast<int>(std::min<std::uint64_t>(n, INT_MAX)), &pos, buf, whole,
+                    type, comm);
+}
+
+}  // namespace zipper::client

@@ -1,0 +1,55 @@
+// A libmmpi request. MMPI_Request handles are MPI_Request values that point
+// at one of these (Open MPI's MPI_Request is a pointer type).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "datatype.h"
+
+namespace zipper::client {
+
+enum class RequestKind : std::uint8_t {
+  kNative,     // wraps a native Open MPI request (intra-cluster, or a matched held message)
+  kSend,       // inter-cluster send through zipperd
+  kRecv,       // receive handled by libmmpi's matching engine
+  kCompleted,  // completed at creation (MPI_PROC_NULL, errors)
+};
+
+struct Request {
+  RequestKind kind = RequestKind::kCompleted;
+  bool complete = false;
+  int error = MPI_SUCCESS;
+  MPI_Request native = MPI_REQUEST_NULL;
+
+  // Completion status in virtual ranks.
+  int status_source = MPI_ANY_SOURCE;
+  int status_tag = MPI_ANY_TAG;
+  std::uint64_t status_bytes = 0;
+  int native_offset = 0;  // added to a native status's source to get the virtual rank
+
+  // Receive side.
+  void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  Layout layout;                   // capacity = layout.bytes
+  std::vector<std::byte> staging;  // packed bytes for non-contiguous receives
+  std::uint64_t rndv_expected = 0; // bytes the sender will stream (after truncation)
+  std::uint64_t rndv_received = 0;
+  std::uint64_t msg_len = 0;       // full message length as sent
+  int peer = -1;                   // matched (recv) or destination (send) virtual rank
+  std::uint64_t seq = 0;
+
+  // Send side.
+  std::vector<std::byte> send_pack;  // packed bytes for non-contiguous sends
+  std::byte* send_data = nullptr;
+  std::uint64_t send_bytes = 0;
+  std::uint32_t chunks_left = 0;
+
+  /// Where received bytes land.
+  std::byte* recv_dest() { return layout.contiguous ? layout.base : staging.data(); }
+};
+
+}  // namespace zipper::client

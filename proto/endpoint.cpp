@@ -1,0 +1,56 @@
+// Endpoint parsing and backend selection by address scheme.
+#include <charconv>
+#include <stdexcept>
+
+#include "link.h"
+#include "tcp/tcp_link.h"
+
+namespace zipper::proto {
+
+std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why) {
+  Endpoint ep;
+  std::string rest = text;
+  for (const char* scheme : {"tcp", "verbs"}) {
+    const std::string prefix = std::string(scheme) + ":";
+    if (rest.rfind(prefix, 0) == 0) {
+      ep.scheme = scheme;
+      rest = rest.substr(prefix.size());
+      break;
+    }
+  }
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+    *why = "expected [tcp:]HOST:PORT, got '" + text + "'";
+    return std::nullopt;
+  }
+  ep.host = rest.substr(0, colon);
+  unsigned port = 0;
+  const auto* b = rest.data() + colon + 1;
+  const auto* e = rest.data() + rest.size();
+  const auto [p, ec] = std::from_chars(b, e, port);
+  if (ec != std::errc() || p != e || port > 65535) {
+    *why = "bad port in '" + text + "'";
+    return std::nullopt;
+  }
+  ep.port = static_cast<std::uint16_t>(port);
+  return ep;
+}
+
+namespace {
+[[noreturn]] void no_verbs(const Endpoint& ep) {
+  throw std::runtime_error("link scheme 'verbs' (" + ep.to_string() +
+                           ") is not available in this build; use tcp:");
+}
+}  // namespace
+
+std::unique_ptr<Listener> listen(const Endpoint& ep) {
+  if (ep.scheme == "verbs") no_verbs(ep);
+  return std::make_unique<tcp::TcpListener>(ep);
+}
+
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms) {
+  if (ep.scheme == "verbs") no_verbs(ep);
+  return tcp::tcp_connect(ep, timeout_ms);
+}
+
+}  // namespace zipper::proto

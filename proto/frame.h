@@ -1,0 +1,109 @@
+// Wire format shared by zipperd and libmmpi: one fixed 64-byte little-endian
+// header, optionally followed by payload bytes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace zipper::proto {
+
+inline constexpr std::uint32_t kMagic = 0x5A495050;  // "ZIPP"
+inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::size_t kHeaderSize = 64;  // bytes on the wire
+/// Hard upper bound on one frame's payload (bytes); links may configure less.
+inline constexpr std::uint32_t kMaxPayloadLimit = 64u << 20;
+
+enum class FrameType : std::uint8_t {
+  kHello = 1,     // client -> zipperd: payload HelloPayload (+ auth proof)
+  kHelloAck = 2,  // zipperd -> client: payload HelloAckPayload
+  kJobReady = 3,  // zipperd -> client: every rank of the job has connected
+  kEager = 4,     // a whole message; payload = message bytes
+  kRts = 5,       // rendezvous request-to-send: msg_len = message bytes, no payload
+  kCts = 6,       // rendezvous clear-to-send (receiver -> sender): msg_len = bytes accepted
+  kChunk = 7,     // rendezvous data at chunk_offset, payload_len bytes
+  kCredit = 8,    // credits (bytes) returned by zipperd; no payload
+  kError = 9,     // error report: flags = ErrorCode, payload = UTF-8 text
+  kBye = 10,      // orderly close
+};
+inline constexpr std::uint8_t kMaxFrameType = 10;
+
+/// Error codes carried in the flags byte of a kError frame.
+enum class ErrorCode : std::uint8_t {
+  kMalformed = 1,     // the peer sent a frame that failed decoding
+  kUnknownJob = 2,    // job id not registered / hello required first
+  kBadHello = 3,      // hello inconsistent with the job's layout, or duplicate rank
+  kPeerGone = 4,      // destination rank is not (or no longer) connected; src = that rank
+  kCreditOverrun = 5, // sender exceeded its granted credits
+  kAuth = 6,          // authentication failed
+};
+
+/// Decoded frame header. All integers travel little-endian.
+struct FrameHeader {
+  std::uint32_t magic = kMagic;
+  std::uint16_t version = kVersion;
+  FrameType type = FrameType::kEager;
+  std::uint8_t flags = 0;
+  std::uint64_t job_id = 0;
+  std::uint32_t src = 0;  // virtual rank of the original sender
+  std::uint32_t dst = 0;  // virtual rank of the final receiver
+  std::int32_t tag = 0;
+  std::uint32_t context_id = 0;  // communicator context
+  std::uint64_t seq = 0;         // per (src,dst) pair message sequence number
+  std::uint32_t payload_len = 0;  // bytes following this header
+  std::uint32_t credits = 0;      // bytes of credit returned (zipperd -> client)
+  std::uint64_t msg_len = 0;      // whole message length (bytes)
+  std::uint64_t chunk_offset = 0; // byte offset of this chunk within the message
+};
+
+enum class DecodeError : std::uint8_t {
+  kOk = 0,
+  kTruncated,      // fewer than kHeaderSize bytes available
+  kBadMagic,
+  kBadVersion,
+  kBadType,
+  kOversize,       // payload_len above the configured maximum
+  kBadLength,      // length fields inconsistent (e.g. chunk past msg_len)
+};
+
+std::string_view to_string(DecodeError e);
+std::string_view to_string(FrameType t);
+std::string_view to_string(ErrorCode c);
+
+/// Serialises `h` into exactly kHeaderSize bytes.
+void encode_header(const FrameHeader& h, std::span<std::byte, kHeaderSize> out);
+
+/// Decodes and validates a header. `max_payload` (bytes) bounds payload_len.
+/// Never reads past `in`; on error `*out` is unspecified.
+DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_payload,
+                          FrameHeader* out);
+
+/// kHello payload: fixed part, then `auth_len` bytes of authentication proof.
+struct HelloPayload {
+  std::uint32_t vrank = 0;
+  std::uint32_t np_low = 0;   // x: ranks in the low group
+  std::uint32_t np_high = 0;  // y: ranks in the high group
+  std::uint32_t auth_len = 0; // bytes of proof that follow (room for a later auth scheme)
+};
+inline constexpr std::size_t kHelloFixedSize = 16;
+
+/// kHelloAck payload.
+struct HelloAckPayload {
+  std::uint32_t credits = 0;      // initial credit grant (bytes)
+  std::uint32_t max_payload = 0;  // largest payload zipperd accepts (bytes)
+};
+inline constexpr std::size_t kHelloAckSize = 8;
+
+void encode_hello(const HelloPayload& p, std::span<std::byte, kHelloFixedSize> out);
+bool decode_hello(std::span<const std::byte> in, HelloPayload* out);
+void encode_hello_ack(const HelloAckPayload& p, std::span<std::byte, kHelloAckSize> out);
+bool decode_hello_ack(std::span<const std::byte> in, HelloAckPayload* out);
+
+/// Bytes of credit one frame consumes at zipperd: header plus payload.
+inline constexpr std::uint64_t credit_cost(std::uint32_t payload_len) {
+  return kHeaderSize + payload_len;
+}
+
+}  // namespace zipper::proto

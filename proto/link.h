@@ -1,0 +1,111 @@
+// The link interface: one connection carrying frames between a client and
+// zipperd. Backends (TCP today, verbs next) sit behind it; the forwarder and
+// the client only see this.
+//
+// Threading: post() and progress_send() may be called from any thread;
+// progress_recv() from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "frame.h"
+#include "payload.h"
+
+namespace zipper::proto {
+
+/// One frame to send. hdr.payload_len is set from payload.bytes.size().
+struct OutFrame {
+  FrameHeader hdr;
+  Payload payload;  // must stay valid until the frame is sent (see on_sent)
+  /// Runs once every byte is handed to the transport, on the thread that
+  /// progressed the send, with no link lock held. May be empty.
+  std::function<void()> on_sent;
+};
+
+/// Receives decoded frames from Link::progress_recv.
+class RecvSink {
+ public:
+  virtual ~RecvSink() = default;
+  /// Where the payload of `hdr` goes: a Payload of exactly hdr.payload_len
+  /// bytes, or nullopt to pause receiving (e.g. no memory now). A paused link
+  /// asks again on the next progress_recv.
+  virtual std::optional<Payload> payload_dest(const FrameHeader& hdr) = 0;
+  /// The frame is complete; `payload` is what payload_dest returned.
+  virtual void on_frame(const FrameHeader& hdr, Payload payload) = 0;
+};
+
+enum class LinkStatus {
+  kOk,      // made all the progress currently possible
+  kPaused,  // the sink refused a payload buffer; call again later
+  kClosed,  // the peer closed cleanly at a frame boundary
+  kError,   // I/O error, truncated frame or malformed header; see error()
+};
+
+/// Hook run on each header just before it is encoded for the wire (zipperd
+/// uses it to piggyback returned credits). Returns false to drop the frame.
+using HeaderHook = std::function<bool(FrameHeader&)>;
+
+class Link {
+ public:
+  virtual ~Link() = default;
+  Link() = default;
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  /// File descriptor to wait on (epoll/poll) for receive and send readiness.
+  virtual int poll_fd() const = 0;
+  /// Queues a frame; never blocks and never fails (errors surface from progress).
+  virtual void post(OutFrame frame) = 0;
+  /// Sends as much queued data as the transport takes now.
+  virtual LinkStatus progress_send() = 0;
+  /// True when frames are queued but not yet fully sent.
+  virtual bool send_pending() const = 0;
+  /// Bytes queued but not yet sent.
+  virtual std::size_t send_queued_bytes() const = 0;
+  /// Receives and delivers up to `max_frames` frames (0 = until the transport is empty).
+  virtual LinkStatus progress_recv(RecvSink& sink, std::size_t max_frames = 0) = 0;
+  /// Largest payload this link accepts on receive (bytes).
+  virtual void set_max_payload(std::uint32_t bytes) = 0;
+  virtual void set_header_hook(HeaderHook hook) = 0;
+  /// Shuts the connection down in both directions (wakes any waiter).
+  virtual void shutdown() = 0;
+  /// Human-readable description of the last error.
+  virtual std::string error() const = 0;
+  /// "tcp:1.2.3.4:5678" or similar, for logs.
+  virtual std::string peer() const = 0;
+};
+
+/// Accepts incoming links.
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual int poll_fd() const = 0;
+  /// Accepts one pending connection, or returns nullptr when none is pending.
+  virtual std::unique_ptr<Link> accept() = 0;
+  virtual std::string address() const = 0;
+};
+
+/// "scheme:host:port" with scheme tcp (default) or verbs.
+struct Endpoint {
+  std::string scheme = "tcp";
+  std::string host;
+  std::uint16_t port = 0;
+  std::string to_string() const { return scheme + ":" + host + ":" + std::to_string(port); }
+};
+
+/// Parses "[tcp:]HOST:PORT". Returns nullopt and sets *why on bad input.
+std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why);
+
+/// Opens a listener for `ep`. Throws std::runtime_error with a clear message
+/// (unsupported scheme, bind failure, ...).
+std::unique_ptr<Listener> listen(const Endpoint& ep);
+
+/// Connects to `ep`, retrying refused connections until `timeout_ms` elapses.
+/// Throws std::runtime_error on failure.
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms);
+
+}  // namespace zipper::proto

@@ -1,0 +1,29 @@
+// A span of payload bytes together with whatever keeps them alive.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+namespace zipper::proto {
+
+/// Payload bytes of one frame. `owner` keeps the storage alive; dropping the
+/// last copy releases it (in zipperd this also returns credit and budget).
+/// `bytes` may point into user memory (zero copy), in which case `owner` may be
+/// empty and the caller guarantees the memory outlives the frame.
+struct Payload {
+  std::span<std::byte> bytes;
+  std::shared_ptr<void> owner;
+
+  /// Allocates `n` bytes on the heap.
+  static Payload allocate(std::size_t n) {
+    std::shared_ptr<std::byte[]> mem(new std::byte[n == 0 ? 1 : n]);
+    return Payload{std::span<std::byte>(mem.get(), n), std::shared_ptr<void>(mem, mem.get())};
+  }
+  /// Refers to caller-owned memory; no ownership.
+  static Payload borrow(void* p, std::size_t n) {
+    return Payload{std::span<std::byte>(static_cast<std::byte*>(p), n), nullptr};
+  }
+};
+
+}  // namespace zipper::proto

@@ -1,0 +1,286 @@
+#include "tcp_link.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace zipper::proto::tcp {
+namespace {
+
+constexpr std::size_t kStagingSize = 256 * 1024;  // bytes; one read() picks up many small frames
+constexpr std::size_t kDirectReadMin = 16 * 1024;  // bytes; larger payload remainders bypass staging
+constexpr int kMaxIov = 64;
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+void set_nonblocking_nodelay(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+std::string sockaddr_text(const sockaddr_in& a) {
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
+  return std::string("tcp:") + buf + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+sockaddr_in resolve(const Endpoint& ep) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(ep.host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr)
+    throw std::runtime_error("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
+  sockaddr_in a{};
+  std::memcpy(&a, res->ai_addr, sizeof a);
+  freeaddrinfo(res);
+  a.sin_port = htons(ep.port);
+  return a;
+}
+
+}  // namespace
+
+TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)), rbuf_(kStagingSize) {
+  set_nonblocking_nodelay(fd_);
+}
+
+TcpLink::~TcpLink() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TcpLink::post(OutFrame frame) {
+  frame.hdr.payload_len = static_cast<std::uint32_t>(frame.payload.bytes.size());
+  std::lock_guard lk(send_mu_);
+  queued_bytes_ += kHeaderSize + frame.payload.bytes.size();
+  sendq_.push_back(Pending{std::move(frame)});
+}
+
+bool TcpLink::send_pending() const {
+  std::lock_guard lk(send_mu_);
+  return !sendq_.empty();
+}
+
+std::size_t TcpLink::send_queued_bytes() const {
+  std::lock_guard lk(send_mu_);
+  return queued_bytes_;
+}
+
+LinkStatus TcpLink::progress_send() {
+  // Finished frames are destroyed (and their callbacks run) after unlocking:
+  // their payload owners may post to other links.
+  std::vector<Pending> done;
+  LinkStatus status = LinkStatus::kOk;
+  {
+    std::lock_guard lk(send_mu_);
+    while (!sendq_.empty()) {
+      iovec iov[kMaxIov];
+      int n = 0;
+      for (auto it = sendq_.begin(); it != sendq_.end() && n + 2 <= kMaxIov; ++it) {
+        Pending& p = *it;
+        if (!p.encoded) {
+          if (hook_ && !hook_(p.frame.hdr)) {
+            p.encoded = true;
+            queued_bytes_ -= p.total();
+            p.sent = p.total();  // dropped by the hook: counts as sent
+            continue;
+          }
+          encode_header(p.frame.hdr, p.wire);
+          p.encoded = true;
+        }
+        std::size_t off = p.sent;
+        if (off < kHeaderSize) {
+          iov[n++] = {p.wire.data() + off, kHeaderSize - off};
+          off = kHeaderSize;
+        }
+        const std::size_t poff = off - kHeaderSize;
+        if (poff < p.frame.payload.bytes.size())
+          iov[n++] = {p.frame.payload.bytes.data() + poff, p.frame.payload.bytes.size() - poff};
+      }
+      ssize_t w = 0;
+      if (n > 0) {
+        w = ::writev(fd_, iov, n);
+        if (w < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+          if (errno == EINTR) continue;
+          status = fail(errno_text("writev"));
+          break;
+        }
+      }
+      // Account written bytes frame by frame.
+      std::size_t left = static_cast<std::size_t>(w);
+      while (!sendq_.empty()) {
+        Pending& p = sendq_.front();
+        if (!p.encoded) break;
+        const std::size_t need = p.total() - p.sent;
+        const std::size_t take = std::min(need, left);
+        p.sent += take;
+        left -= take;
+        queued_bytes_ -= take;
+        if (p.sent < p.total()) break;
+        done.push_back(std::move(p));
+        sendq_.pop_front();
+      }
+      if (n == 0 && sendq_.empty()) break;
+    }
+  }
+  for (auto& p : done)
+    if (p.frame.on_sent) p.frame.on_sent();
+  return status;
+}
+
+LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
+  std::size_t frames = 0;
+  for (;;) {
+    if (!have_header_) {
+      if (rend_ - rpos_ >= kHeaderSize) {
+        const auto dec = decode_header(std::span<const std::byte>(rbuf_.data() + rpos_, kHeaderSize),
+                                       max_payload_, &rhdr_);
+        if (dec != DecodeError::kOk)
+          return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
+        rpos_ += kHeaderSize;
+        have_header_ = true;
+        rgot_ = 0;
+        rdest_.reset();
+      }
+    }
+    if (have_header_) {
+      if (!rdest_) {
+        rdest_ = sink.payload_dest(rhdr_);
+        if (!rdest_) return LinkStatus::kPaused;
+        if (rdest_->bytes.size() != rhdr_.payload_len)
+          return fail("internal: payload buffer size mismatch");
+      }
+      const std::size_t need = rhdr_.payload_len - rgot_;
+      const std::size_t staged = std::min(need, rend_ - rpos_);
+      if (staged > 0) {
+        std::memcpy(rdest_->bytes.data() + rgot_, rbuf_.data() + rpos_, staged);
+        rpos_ += staged;
+        rgot_ += staged;
+      }
+      if (rgot_ < rhdr_.payload_len && rhdr_.payload_len - rgot_ >= kDirectReadMin) {
+        // Large remainder: read straight into the destination (zero copy).
+        const ssize_t r = ::read(fd_, rdest_->bytes.data() + rgot_, rhdr_.payload_len - rgot_);
+        if (r > 0) {
+          rgot_ += static_cast<std::size_t>(r);
+        } else if (r == 0) {
+          return fail("connection closed by " + peer_ + " in the middle of a frame");
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          return LinkStatus::kOk;
+        } else if (errno != EINTR) {
+          return fail(errno_text("read"));
+        }
+        continue;
+      }
+      if (rgot_ == rhdr_.payload_len) {
+        have_header_ = false;
+        Payload p = std::move(*rdest_);
+        rdest_.reset();
+        sink.on_frame(rhdr_, std::move(p));
+        if (max_frames != 0 && ++frames >= max_frames) return LinkStatus::kOk;
+        continue;
+      }
+    }
+    // Need more bytes in staging: compact and read.
+    if (rpos_ == rend_) {
+      rpos_ = rend_ = 0;
+    } else if (rpos_ > 0 && rbuf_.size() - rend_ < kHeaderSize) {
+      std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rend_ - rpos_);
+      rend_ -= rpos_;
+      rpos_ = 0;
+    }
+    const ssize_t r = ::read(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_);
+    if (r > 0) {
+      rend_ += static_cast<std::size_t>(r);
+    } else if (r == 0) {
+      if (have_header_ || rend_ != rpos_)
+        return fail("connection closed by " + peer_ + " in the middle of a frame");
+      return LinkStatus::kClosed;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return LinkStatus::kOk;
+    } else if (errno != EINTR) {
+      return fail(errno_text("read"));
+    }
+  }
+}
+
+void TcpLink::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+LinkStatus TcpLink::fail(std::string why) {
+  std::lock_guard lk(err_mu_);
+  if (error_.empty()) error_ = std::move(why);
+  return LinkStatus::kError;
+}
+
+std::string TcpLink::error() const {
+  std::lock_guard lk(err_mu_);
+  return error_;
+}
+
+TcpListener::TcpListener(const Endpoint& ep) {
+  const sockaddr_in a = resolve(ep);
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw std::runtime_error(errno_text("socket"));
+  int one = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+    const std::string why = errno_text("bind");
+    ::close(fd_);
+    throw std::runtime_error("cannot listen on " + ep.to_string() + ": " + why);
+  }
+  if (::listen(fd_, 512) != 0) {
+    const std::string why = errno_text("listen");
+    ::close(fd_);
+    throw std::runtime_error(why);
+  }
+  sockaddr_in bound{};
+  socklen_t len = sizeof bound;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  address_ = sockaddr_text(bound);
+}
+
+TcpListener::~TcpListener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<Link> TcpListener::accept() {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC);
+  if (fd < 0) return nullptr;  // EAGAIN or a transient error: nothing to accept
+  return std::make_unique<TcpLink>(fd, sockaddr_text(a));
+}
+
+std::unique_ptr<Link> tcp_connect(const Endpoint& ep, int timeout_ms) {
+  const sockaddr_in a = resolve(ep);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last = "timed out";
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(errno_text("socket"));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0)
+      return std::make_unique<TcpLink>(fd, ep.to_string());
+    last = std::strerror(errno);
+    const bool retry = errno == ECONNREFUSED || errno == ETIMEDOUT || errno == EINTR;
+    ::close(fd);
+    if (!retry || std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + ": " + last);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace zipper::proto::tcp

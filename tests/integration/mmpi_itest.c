@@ -1,0 +1,329 @@
+/* Integration test program for libmmpi: run across two clusters by
+ * zipper-run. Every received byte is checked against the pattern its sender
+ * wrote. Usage: mmpi_itest TEST   (ring, pingpong, anysource, big, many, mix,
+ * errors, all). Exit 0 and "PASS <test>" on rank 0 when every rank passed. */
+#include <mmpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+#define FAIL(...)                                                 \
+  do {                                                            \
+    fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__);                                 \
+    fprintf(stderr, "\n");                                        \
+    MMPI_Abort(MMPI_COMM_WORLD, 1);                               \
+  } while (0)
+
+#define CHECK_MPI(call)                                         \
+  do {                                                          \
+    int rc_ = (call);                                           \
+    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_); \
+  } while (0)
+
+static unsigned char pattern(uint64_t seed, size_t i) {
+  return (unsigned char)((seed * 131u + i * 7u + (i >> 8) + (i >> 16)) & 0xff);
+}
+static void fill(unsigned char* b, size_t n, uint64_t seed) {
+  for (size_t i = 0; i < n; ++i) b[i] = pattern(seed, i);
+}
+static void verify(const unsigned char* b, size_t n, uint64_t seed, const char* what) {
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != pattern(seed, i))
+      FAIL("%s: byte %zu of %zu is %u, expected %u", what, i, n, b[i], pattern(seed, i));
+}
+static unsigned char* xmalloc(size_t n) {
+  unsigned char* p = malloc(n ? n : 1);
+  if (!p) FAIL("out of memory for %zu bytes", n);
+  return p;
+}
+
+/* Barrier built from point-to-point (collectives arrive in a later release). */
+static void p2p_barrier(void) {
+  int token = 0;
+  if (rank == 0) {
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, MMPI_COMM_WORLD));
+  } else {
+    CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, 0, 999, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, 0, 998, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  }
+}
+
+static const size_t kSizes[] = {0, 1, 7, 4096, 16384, 16385, 100000, 1 << 20, 3 * (1 << 20) + 5};
+#define NSIZES (sizeof kSizes / sizeof kSizes[0])
+
+/* Each rank sends to rank+1 and receives from rank-1, blocking Sendrecv and
+ * non-blocking variants, every size. */
+static void test_ring(void) {
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  for (size_t s = 0; s < NSIZES; ++s) {
+    const size_t n = kSizes[s];
+    unsigned char *out = xmalloc(n), *in = xmalloc(n);
+    fill(out, n, (uint64_t)rank * 1000 + s);
+    memset(in, 0xEE, n);
+    MPI_Status st;
+    CHECK_MPI(MMPI_Sendrecv(out, (int)n, MPI_BYTE, next, (int)s, in, (int)n, MPI_BYTE, prev, (int)s,
+                            MMPI_COMM_WORLD, &st));
+    int cnt = -1;
+    MMPI_Get_count(&st, MPI_BYTE, &cnt);
+    if (st.MPI_SOURCE != prev || st.MPI_TAG != (int)s || cnt != (int)n)
+      FAIL("ring sendrecv status: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
+    verify(in, n, (uint64_t)prev * 1000 + s, "ring sendrecv");
+    memset(in, 0xEE, n);
+    MPI_Request rq[2];
+    CHECK_MPI(MMPI_Irecv(in, (int)n, MPI_BYTE, prev, 77, MMPI_COMM_WORLD, &rq[0]));
+    CHECK_MPI(MMPI_Isend(out, (int)n, MPI_BYTE, next, 77, MMPI_COMM_WORLD, &rq[1]));
+    CHECK_MPI(MMPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    verify(in, n, (uint64_t)prev * 1000 + s, "ring isend/irecv");
+    free(out);
+    free(in);
+  }
+}
+
+/* Rank 0 (low group) and the last rank (high group) bounce every size, with
+ * MPI_BYTE, MPI_INT, a contiguous derived type and a strided (packed) type. */
+static void test_pingpong(void) {
+  const int peer = rank == 0 ? size - 1 : 0;
+  if (rank != 0 && rank != size - 1) return;
+  MPI_Datatype contig, strided;
+  MPI_Type_contiguous(4, MPI_INT, &contig);
+  MPI_Type_commit(&contig);
+  MPI_Type_vector(64, 1, 2, MPI_INT, &strided); /* every other int of 128 */
+  MPI_Type_commit(&strided);
+  for (size_t s = 0; s < NSIZES; ++s) {
+    const size_t n = kSizes[s] & ~(size_t)15; /* multiple of 16 bytes for the int types */
+    unsigned char* buf = xmalloc(n);
+    for (int iter = 0; iter < 3; ++iter) {
+      const uint64_t seed = 77 + s * 10 + (uint64_t)iter;
+      if (rank == 0) {
+        fill(buf, n, seed);
+        CHECK_MPI(MMPI_Send(buf, (int)(n / 16), contig, peer, iter, MMPI_COMM_WORLD));
+        memset(buf, 0, n);
+        MPI_Status st;
+        CHECK_MPI(MMPI_Recv(buf, (int)(n / 4), MPI_INT, peer, iter, MMPI_COMM_WORLD, &st));
+        int cnt = -1;
+        MMPI_Get_count(&st, MPI_INT, &cnt);
+        if (cnt != (int)(n / 4)) FAIL("pingpong count %d, expected %zu", cnt, n / 4);
+        verify(buf, n, seed + 1, "pingpong reply");
+      } else {
+        CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, peer, iter, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        verify(buf, n, seed, "pingpong request");
+        fill(buf, n, seed + 1);
+        CHECK_MPI(MMPI_Send(buf, (int)(n / 4), MPI_INT, peer, iter, MMPI_COMM_WORLD));
+      }
+    }
+    free(buf);
+  }
+  /* Strided type: only every other int travels; holes keep their old value. */
+  int a[128], b[128];
+  for (int i = 0; i < 128; ++i) a[i] = rank == 0 ? 1000 + i : -1;
+  if (rank == 0) {
+    CHECK_MPI(MMPI_Send(a, 1, strided, peer, 500, MMPI_COMM_WORLD));
+  } else {
+    for (int i = 0; i < 128; ++i) b[i] = -7;
+    CHECK_MPI(MMPI_Recv(b, 1, strided, peer, 500, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 128; ++i)
+      if (b[i] != (i % 2 == 0 ? 1000 + i : -7)) FAIL("strided element %d is %d", i, b[i]);
+  }
+  MPI_Type_free(&contig);
+  MPI_Type_free(&strided);
+}
+
+/* Rank 0 receives K messages from every other rank (both clusters) with
+ * MPI_ANY_SOURCE/MPI_ANY_TAG and checks per-sender order (non-overtaking). */
+static void test_anysource(void) {
+  enum { K = 200 };
+  if (rank == 0) {
+    int* next = calloc((size_t)size, sizeof(int));
+    const int total = K * (size - 1);
+    for (int m = 0; m < total; ++m) {
+      MPI_Status st;
+      if (m % 2 == 0) CHECK_MPI(MMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MMPI_COMM_WORLD, &st));
+      unsigned char buf[64 + 40000];
+      CHECK_MPI(MMPI_Recv(buf, sizeof buf, MPI_BYTE, m % 2 == 0 ? st.MPI_SOURCE : MPI_ANY_SOURCE,
+                          MPI_ANY_TAG, MMPI_COMM_WORLD, &st));
+      const int src = st.MPI_SOURCE;
+      if (src <= 0 || src >= size) FAIL("any-source message from invalid rank %d", src);
+      if (st.MPI_TAG != next[src]) FAIL("rank %d: got tag %d, expected %d (overtaking)", src, st.MPI_TAG, next[src]);
+      int cnt = 0;
+      MMPI_Get_count(&st, MPI_BYTE, &cnt);
+      const size_t n = (size_t)((st.MPI_TAG % 5 == 0) ? 40000 : 16 + st.MPI_TAG % 50);
+      if ((size_t)cnt != n) FAIL("count %d, expected %zu", cnt, n);
+      verify(buf, n, (uint64_t)src * 7919 + (uint64_t)st.MPI_TAG, "anysource");
+      ++next[src];
+    }
+    for (int r = 1; r < size; ++r)
+      if (next[r] != K) FAIL("rank %d delivered %d of %d", r, next[r], K);
+    free(next);
+    /* Release the senders only now, so that no later message (the barrier's)
+     * can be caught by the wildcard receives above. */
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, MMPI_COMM_WORLD));
+  } else {
+    unsigned char* buf = xmalloc(40000);
+    for (int t = 0; t < K; ++t) {
+      const size_t n = (size_t)((t % 5 == 0) ? 40000 : 16 + t % 50);
+      fill(buf, n, (uint64_t)rank * 7919 + (uint64_t)t);
+      CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, t, MMPI_COMM_WORLD));
+    }
+    CHECK_MPI(MMPI_Recv(NULL, 0, MPI_BYTE, 0, 4242, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    free(buf);
+  }
+}
+
+/* A 64 MiB message from rank 0 to the last rank and back. */
+static void test_big(void) {
+  const size_t n = (size_t)64 << 20;
+  if (rank != 0 && rank != size - 1) return;
+  unsigned char* buf = xmalloc(n);
+  if (rank == 0) {
+    fill(buf, n, 4242);
+    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, size - 1, 1, MMPI_COMM_WORLD));
+    memset(buf, 0, n);
+    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, size - 1, 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    verify(buf, n, 4243, "64 MiB reply");
+  } else {
+    memset(buf, 0, n);
+    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, 0, 1, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    verify(buf, n, 4242, "64 MiB message");
+    fill(buf, n, 4243);
+    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, 2, MMPI_COMM_WORLD));
+  }
+  free(buf);
+}
+
+/* 100 000 small messages from rank 0 to the last rank, windows of Isend. */
+static void test_many(void) {
+  enum { N = 100000, W = 256 };
+  if (rank != 0 && rank != size - 1) return;
+  uint32_t buf[W][4];
+  MPI_Request rq[W];
+  for (int base = 0; base < N; base += W) {
+    const int w = N - base < W ? N - base : W;
+    for (int i = 0; i < w; ++i) {
+      const uint32_t k = (uint32_t)(base + i);
+      if (rank == 0) {
+        buf[i][0] = k; buf[i][1] = k * 2654435761u; buf[i][2] = ~k; buf[i][3] = k ^ 0x5a5a5a5a;
+        CHECK_MPI(MMPI_Isend(buf[i], 4, MPI_UINT32_T, size - 1, 3, MMPI_COMM_WORLD, &rq[i]));
+      } else {
+        CHECK_MPI(MMPI_Irecv(buf[i], 4, MPI_UINT32_T, 0, 3, MMPI_COMM_WORLD, &rq[i]));
+      }
+    }
+    CHECK_MPI(MMPI_Waitall(w, rq, MPI_STATUSES_IGNORE));
+    if (rank == size - 1)
+      for (int i = 0; i < w; ++i) {
+        const uint32_t k = (uint32_t)(base + i);
+        if (buf[i][0] != k || buf[i][1] != k * 2654435761u || buf[i][2] != ~k || buf[i][3] != (k ^ 0x5a5a5a5a))
+          FAIL("message %u corrupted or out of order (got %u)", k, buf[i][0]);
+      }
+  }
+}
+
+/* Every rank exchanges with every rank of the other cluster at once, with
+ * Isend/Irecv of eager and rendezvous sizes in both directions. */
+static void test_mix(void) {
+  int np_low = -1;
+  /* the low group is 0..x-1: find x as the first rank whose traffic is forwarded
+   * is not observable, so the launcher passes it */
+  const char* e = getenv("MMPI_NP_LOW");
+  np_low = e ? atoi(e) : size / 2;
+  const int low = rank < np_low;
+  const int first = low ? np_low : 0, last = low ? size : np_low;
+  const int npeers = last - first;
+  const size_t sizes[] = {8, 20000, 300000};
+  for (int round = 0; round < 3; ++round) {
+    const size_t n = sizes[round];
+    unsigned char** in = calloc((size_t)npeers, sizeof *in);
+    unsigned char** out = calloc((size_t)npeers, sizeof *out);
+    MPI_Request* rq = calloc((size_t)npeers * 2, sizeof *rq);
+    for (int p = 0; p < npeers; ++p) {
+      in[p] = xmalloc(n);
+      out[p] = xmalloc(n);
+      fill(out[p], n, (uint64_t)rank * 100003 + (uint64_t)(first + p) * 31 + (uint64_t)round);
+      CHECK_MPI(MMPI_Irecv(in[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p]));
+    }
+    for (int p = 0; p < npeers; ++p)
+      CHECK_MPI(MMPI_Isend(out[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p + 1]));
+    /* Finish with a mix of Waitany and Test, not just Waitall. */
+    int left = 2 * npeers;
+    while (left > 0) {
+      int idx;
+      MPI_Status st;
+      CHECK_MPI(MMPI_Waitany(2 * npeers, rq, &idx, &st));
+      if (idx == MPI_UNDEFINED) FAIL("Waitany returned MPI_UNDEFINED with %d requests left", left);
+      --left;
+    }
+    for (int p = 0; p < npeers; ++p) {
+      verify(in[p], n, (uint64_t)(first + p) * 100003 + (uint64_t)rank * 31 + (uint64_t)round, "mix");
+      free(in[p]);
+      free(out[p]);
+    }
+    free(in);
+    free(out);
+    free(rq);
+  }
+}
+
+/* Error semantics: truncation, MPI_PROC_NULL, bad rank, null requests. */
+static void test_errors(void) {
+  int x = 5;
+  MPI_Status st;
+  CHECK_MPI(MMPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MMPI_COMM_WORLD, &st));
+  int cnt = -1;
+  MMPI_Get_count(&st, MPI_INT, &cnt);
+  if (st.MPI_SOURCE != MPI_PROC_NULL || cnt != 0) FAIL("PROC_NULL status: source %d count %d", st.MPI_SOURCE, cnt);
+  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, MMPI_COMM_WORLD) != MPI_ERR_RANK) FAIL("bad rank accepted");
+  if (MMPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF) != MPI_ERR_COMM) FAIL("foreign communicator accepted");
+  MPI_Request null = MPI_REQUEST_NULL;
+  CHECK_MPI(MMPI_Wait(&null, MPI_STATUS_IGNORE));
+  /* Truncation across clusters, eager and rendezvous: 0 -> last rank. */
+  if (rank == 0) {
+    unsigned char* big = xmalloc(200000);
+    fill(big, 200000, 9);
+    CHECK_MPI(MMPI_Send(big, 100, MPI_BYTE, size - 1, 1, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(big, 200000, MPI_BYTE, size - 1, 2, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(big, 10, MPI_BYTE, size - 1, 3, MMPI_COMM_WORLD));
+    free(big);
+  } else if (rank == size - 1) {
+    unsigned char small[64];
+    int rc = MMPI_Recv(small, 64, MPI_BYTE, 0, 1, MMPI_COMM_WORLD, &st);
+    if (rc != MPI_ERR_TRUNCATE) FAIL("eager overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
+    verify(small, 64, 9, "truncated eager prefix");
+    unsigned char* mid = xmalloc(50000);
+    rc = MMPI_Recv(mid, 50000, MPI_BYTE, 0, 2, MMPI_COMM_WORLD, &st);
+    if (rc != MPI_ERR_TRUNCATE) FAIL("rendezvous overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
+    verify(mid, 50000, 9, "truncated rendezvous prefix");
+    free(mid);
+    /* the link still works after truncation */
+    CHECK_MPI(MMPI_Recv(small, 64, MPI_BYTE, 0, 3, MMPI_COMM_WORLD, &st));
+    verify(small, 10, 9, "after truncation");
+  }
+}
+
+int main(int argc, char** argv) {
+  CHECK_MPI(MMPI_Init(&argc, &argv));
+  MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
+  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
+  const char* which = argc > 1 ? argv[1] : "all";
+  struct { const char* name; void (*fn)(void); } tests[] = {
+      {"ring", test_ring},     {"pingpong", test_pingpong}, {"anysource", test_anysource},
+      {"big", test_big},       {"many", test_many},         {"mix", test_mix},
+      {"errors", test_errors},
+  };
+  int ran = 0;
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
+    if (strcmp(which, "all") != 0 && strcmp(which, tests[i].name) != 0) continue;
+    tests[i].fn();
+    p2p_barrier();
+    if (rank == 0) printf("PASS %s (%d ranks)\n", tests[i].name, size);
+    fflush(stdout);
+    ++ran;
+  }
+  if (!ran) FAIL("unknown test '%s'", which);
+  CHECK_MPI(MMPI_Finalize());
+  return 0;
+}
