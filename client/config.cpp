@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +25,14 @@ bool parse_u64(const char* name, std::uint64_t* out, std::string* why) {
 std::optional<ClientConfig> config_from_env(std::string* why) {
   ClientConfig c;
   std::uint64_t timeout = static_cast<std::uint64_t>(c.connect_timeout_s);
+  std::uint64_t spins = static_cast<std::uint64_t>(c.spin_rounds);
   if (!parse_u64("MMPI_EAGER_LIMIT", &c.eager_limit, why) ||
+      !parse_u64("MMPI_SPIN_ROUNDS", &spins, why) ||
       !parse_u64("MMPI_CHUNK_SIZE", &c.chunk_size, why) ||
       !parse_u64("MMPI_CONNECT_TIMEOUT", &timeout, why))
     return std::nullopt;
   c.connect_timeout_s = static_cast<int>(timeout);
+  c.spin_rounds = static_cast<int>(std::min<std::uint64_t>(spins, 1u << 30));
   if (c.chunk_size < 1024) {
     *why = "MMPI_CHUNK_SIZE must be at least 1024 bytes";
     return std::nullopt;

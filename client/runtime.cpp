@@ -21,7 +21,6 @@ std::unique_ptr<Runtime> Runtime::instance_;
 
 namespace {
 constexpr std::uint32_t kWorldContext = 0;  // context id of MMPI_COMM_WORLD
-constexpr int kSpinsBeforePoll = 200;       // progress rounds before sleeping in poll()
 }  // namespace
 
 // Receives frames from zipperd. Eager payloads and rendezvous chunks land
@@ -95,6 +94,7 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->cfg_ = *cfg;
   rt->eager_limit_ = cfg->eager_limit;
   rt->chunk_size_ = cfg->chunk_size;
+  rt->spin_rounds_ = cfg->spin_rounds;
   if (cfg->forwarder) {
     const int group_size = static_cast<int>(cfg->high_group ? cfg->np_high : cfg->np_low);
     if (group_size != rt->local_size_) {
@@ -646,7 +646,12 @@ bool Runtime::test(Request* r) {
 
 void Runtime::wait_until(const std::function<bool()>& pred) {
   for (int spins = 0; !pred(); ++spins) {
-    if (spins < kSpinsBeforePoll) continue;
+    if (spins < spin_rounds_) {
+      // Spinning holds a core that zipperd (on the same node in tests, or the
+      // peer's progress) may need: yield it between rounds.
+      sched_yield();
+      continue;
+    }
     // Idle: sleep on the link (zipperd traffic wakes us at once) but come back
     // quickly for native progress, which has no file descriptor to wait on.
     if (link_) {

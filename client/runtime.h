@@ -109,6 +109,7 @@ class Runtime {
   std::uint64_t credits_ = 0;  // bytes we may still send into zipperd
   std::deque<proto::OutFrame> credit_wait_;
   std::uint64_t eager_limit_ = 0, chunk_size_ = 0;
+  int spin_rounds_ = 0;  // progress rounds before sleeping in poll()
   bool hello_acked_ = false, job_ready_ = false;
 
   MatchQueue<Request*, UnexpectedMsg> queue_;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what zipper needs to build, test and run on Debian 12 (root).
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+PKGS=(
+  build-essential cmake pkg-config clang-format
+  libopenmpi-dev openmpi-bin
+  libspdlog-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  iproute2 util-linux procps
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root or: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
