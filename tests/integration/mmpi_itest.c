@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -304,6 +305,29 @@ static void test_errors(void) {
   }
 }
 
+/* The last rank dies without finalizing; rank 0, blocked in a receive from it,
+ * must get an error rather than hang, and sends to it must fail too. Run only
+ * in a job whose launcher tolerates the dying cluster (run_itest.sh does). */
+static void test_peerdeath(void) {
+  int v = 0;
+  if (rank == size - 1) {
+    CHECK_MPI(MMPI_Send(&v, 1, MPI_INT, 0, 1, MMPI_COMM_WORLD));
+    fflush(stdout);
+    _exit(3);
+  }
+  if (rank == 0) {
+    CHECK_MPI(MMPI_Recv(&v, 1, MPI_INT, size - 1, 1, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    int rc = MMPI_Recv(&v, 1, MPI_INT, size - 1, 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) FAIL("receive from a dead rank succeeded");
+    rc = MMPI_Send(&v, 1, MPI_INT, size - 1, 3, MMPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS) FAIL("send to a dead rank succeeded");
+    printf("PASS peerdeath (%d ranks)\n", size);
+    fflush(stdout);
+  }
+  CHECK_MPI(MMPI_Finalize());
+  exit(0);
+}
+
 int main(int argc, char** argv) {
   CHECK_MPI(MMPI_Init(&argc, &argv));
   MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
@@ -312,11 +336,12 @@ int main(int argc, char** argv) {
   struct { const char* name; void (*fn)(void); } tests[] = {
       {"ring", test_ring},     {"pingpong", test_pingpong}, {"anysource", test_anysource},
       {"big", test_big},       {"many", test_many},         {"mix", test_mix},
-      {"errors", test_errors},
+      {"errors", test_errors}, {"peerdeath", test_peerdeath},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
-    if (strcmp(which, "all") != 0 && strcmp(which, tests[i].name) != 0) continue;
+    if (strcmp(which, "all") == 0 ? tests[i].fn == test_peerdeath : strcmp(which, tests[i].name) != 0)
+      continue;
     tests[i].fn();
     p2p_barrier();
     if (rank == 0) printf("PASS %s (%d ranks)\n", tests[i].name, size);

@@ -4,14 +4,30 @@
 # Exit 77 (CTest: skipped) when the emulation cannot be built here.
 set -euo pipefail
 bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7
+args=(-x "$x" -y "$y" --timeout 240)
 if [[ $mode == emulated ]]; then
     if ! reason=$("$bin/zipper-emulate" check 2>&1); then
         echo "SKIP: emulated clusters unavailable: $reason"
         exit 77
     fi
     "$bin/zipper-emulate" up --nodes-a "$na" --nodes-b "$nb" --force >/dev/null
-    exec "$bin/zipper-run" --emulated --nodes-a "$na" --nodes-b "$nb" -x "$x" -y "$y" \
-        --timeout 240 -- "$bin/mmpi_itest" "$test"
+    args+=(--emulated --nodes-a "$na" --nodes-b "$nb")
+else
+    # A port of our own, so that it never meets an emulation's zipperd.
+    args+=(--local --port 7479)
 fi
-# Local mode: a port of our own so that it never meets an emulation's zipperd.
-exec "$bin/zipper-run" --local --port 7479 -x "$x" -y "$y" --timeout 240 -- "$bin/mmpi_itest" "$test"
+# peerdeath kills a rank on purpose: cluster B fails, A must still report PASS.
+[[ $test != peerdeath ]] || args+=(--grace 30)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+rc=0
+"$bin/zipper-run" "${args[@]}" -- "$bin/mmpi_itest" "$test" 2>&1 | tee "$log" || rc=$?
+if ! grep -q "^PASS $test " "$log"; then
+    echo "run_itest: no 'PASS $test' line (zipper-run exit status $rc)"
+    exit 1
+fi
+if [[ $test != peerdeath && $rc -ne 0 ]]; then
+    echo "run_itest: zipper-run exited with status $rc"
+    exit 1
+fi
+exit 0
