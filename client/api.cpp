@@ -2,8 +2,11 @@
 #include <mmpi.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <vector>
 
+#include "../collectives/collectives.h"
 #include "runtime.h"
 
 using zipper::client::Request;
@@ -35,6 +38,14 @@ int finish(MPI_Request* h, MPI_Status* st) {
   return err;
 }
 
+// True when some request waits on native Open MPI progress (no fd to sleep on).
+bool any_native(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPI_REQUEST_NULL && from_handle(requests[i])->native != MPI_REQUEST_NULL)
+      return true;
+  return false;
+}
+
 void empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   Request r;  // MPI: a null request yields source ANY, tag ANY, count 0
@@ -52,7 +63,16 @@ int MMPI_Init(int* argc, char*** argv) {
 
 int MMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = Runtime::init(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) mmpi_comm_world = Runtime::get()->native_comm();
+  if (rc != MPI_SUCCESS) return rc;
+  std::string why;
+  if (!zipper::coll::init_collectives(&why)) {
+    std::fprintf(stderr, "mmpi[rank %d]: bad collective settings: %s (aborting)\n",
+                 Runtime::get()->rank(), why.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
+  }
+  mmpi_comm_world = Runtime::get()->native_comm();
   return rc;
 }
 
@@ -158,7 +178,7 @@ int MMPI_Wait(MPI_Request* request, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   Request* r = from_handle(*request);
-  rt->wait_until([&] { return rt->test(r); });
+  rt->wait_until([&] { return rt->test(r); }, r->native != MPI_REQUEST_NULL);
   return finish(request, status);
 }
 
@@ -178,12 +198,14 @@ int MMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
-  rt->wait_until([&] {
-    bool all = true;
-    for (int i = 0; i < count; ++i)
-      if (requests[i] != MPI_REQUEST_NULL && !rt->test(from_handle(requests[i]))) all = false;
-    return all;
-  });
+  rt->wait_until(
+      [&] {
+        bool all = true;
+        for (int i = 0; i < count; ++i)
+          if (requests[i] != MPI_REQUEST_NULL && !rt->test(from_handle(requests[i]))) all = false;
+        return all;
+      },
+      any_native(count, requests));
   bool any_error = false;
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
@@ -210,7 +232,8 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
     return MPI_SUCCESS;
   }
   int done = -1;
-  rt->wait_until([&] {
+  rt->wait_until(
+      [&] {
     for (int i = 0; i < count; ++i) {
       if (requests[i] != MPI_REQUEST_NULL && rt->test(from_handle(requests[i]))) {
         done = i;
@@ -218,7 +241,8 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
       }
     }
     return false;
-  });
+      },
+      any_native(count, requests));
   *index = done;
   return finish(&requests[done], status);
 }

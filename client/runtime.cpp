@@ -19,10 +19,6 @@ using proto::Payload;
 
 std::unique_ptr<Runtime> Runtime::instance_;
 
-namespace {
-constexpr std::uint32_t kWorldContext = 0;  // context id of MMPI_COMM_WORLD
-}  // namespace
-
 // Receives frames from zipperd. Eager payloads and rendezvous chunks land
 // straight in the user's buffer when it is known and contiguous.
 class Runtime::Sink final : public proto::RecvSink {
@@ -80,6 +76,7 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   MPI_Comm_dup(MPI_COMM_WORLD, &rt->native_comm_);
   // Errors come back as return codes, as the MMPI API documents.
   MPI_Comm_set_errhandler(rt->native_comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(rt->native_comm_, &rt->coll_comm_);
   MPI_Comm_rank(rt->native_comm_, &rt->rank_);
   MPI_Comm_size(rt->native_comm_, &rt->local_size_);
   rt->size_ = rt->local_size_;
@@ -184,6 +181,7 @@ int Runtime::finalize() {
     rt.link_.reset();
   }
   // Held native messages were never received: MPI requires them matched.
+  MPI_Comm_free(&rt.coll_comm_);
   MPI_Comm_free(&rt.native_comm_);
   const bool fin = rt.we_initialized_mpi_;
   instance_.reset();
@@ -217,7 +215,7 @@ void Runtime::flush_credit_wait() {
 }
 
 int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                   Request** out) {
+                   Request** out, std::uint32_t context) {
   auto* r = new Request;
   *out = r;
   if (dest == MPI_PROC_NULL) {
@@ -229,7 +227,8 @@ int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int 
   if (is_local(dest)) {
     r->kind = RequestKind::kNative;
     r->native_offset = offset_;
-    const int rc = MPI_Isend(buf, count, type, dest - offset_, tag, native_comm_, &r->native);
+    const int rc = MPI_Isend(buf, count, type, dest - offset_, tag,
+                             context == kWorldContext ? native_comm_ : coll_comm_, &r->native);
     if (rc != MPI_SUCCESS) complete(r, rc);
     return rc;
   }
@@ -257,7 +256,7 @@ int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int 
   f.hdr.src = static_cast<std::uint32_t>(rank_);
   f.hdr.dst = static_cast<std::uint32_t>(dest);
   f.hdr.tag = tag;
-  f.hdr.context_id = kWorldContext;
+  f.hdr.context_id = context;
   f.hdr.seq = r->seq;
   f.hdr.msg_len = r->send_bytes;
   active_sends_.insert(r);
@@ -299,7 +298,8 @@ void Runtime::stream_chunks(Request* s, std::uint64_t accepted) {
 // ---------------------------------------------------------------------------
 // Receiving and matching
 
-int Runtime::irecv(void* buf, int count, MPI_Datatype type, int source, int tag, Request** out) {
+int Runtime::irecv(void* buf, int count, MPI_Datatype type, int source, int tag, Request** out,
+                   std::uint32_t context) {
   auto* r = new Request;
   *out = r;
   r->buf = buf;
@@ -317,8 +317,16 @@ int Runtime::irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
   r->kind = RequestKind::kRecv;
   r->peer = source;
   r->native_offset = offset_;
-  const Selector sel{source, tag, kWorldContext};
-  const bool native_possible = source == MPI_ANY_SOURCE || is_local(source);
+  if (context != kWorldContext && (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG))
+    return complete(r, MPI_ERR_INTERN), MPI_ERR_INTERN;  // collectives never use wildcards
+  if (context != kWorldContext && is_local(source)) {
+    r->kind = RequestKind::kNative;
+    rc = MPI_Irecv(buf, count, type, source - offset_, tag, coll_comm_, &r->native);
+    if (rc != MPI_SUCCESS) complete(r, rc);
+    return rc;
+  }
+  const Selector sel{source, tag, context};
+  const bool native_possible = context == kWorldContext && (source == MPI_ANY_SOURCE || is_local(source));
 
   auto m = queue_.match_unexpected(sel);
   if (!m && native_possible) {
@@ -644,7 +652,7 @@ bool Runtime::test(Request* r) {
   return r->complete;
 }
 
-void Runtime::wait_until(const std::function<bool()>& pred) {
+void Runtime::wait_until(const std::function<bool()>& pred, bool native_active) {
   for (int spins = 0; !pred(); ++spins) {
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
@@ -654,11 +662,12 @@ void Runtime::wait_until(const std::function<bool()>& pred) {
     }
     // Idle: sleep on the link (zipperd traffic wakes us at once) but come back
     // quickly for native progress, which has no file descriptor to wait on.
+    const bool native = native_active || native_eligible_posted_ > 0;
     if (link_) {
       pollfd p{link_->poll_fd(), static_cast<short>(POLLIN | (link_->send_pending() ? POLLOUT : 0)),
                0};
-      poll(&p, 1, native_eligible_posted_ > 0 ? 0 : 1);
-      if (native_eligible_posted_ > 0) sched_yield();
+      poll(&p, 1, native ? 0 : 1);
+      if (native) sched_yield();
     } else {
       sched_yield();
     }

@@ -38,6 +38,9 @@ struct UnexpectedMsg {
   MPI_Message native = MPI_MESSAGE_NULL;  // kNative: held by MPI_Improbe
 };
 
+inline constexpr std::uint32_t kWorldContext = 0;       // MMPI_COMM_WORLD
+inline constexpr std::uint32_t kCollectiveContext = 1;  // collectives' internal messages
+
 class Runtime {
  public:
   /// The initialised runtime, or nullptr.
@@ -51,15 +54,31 @@ class Runtime {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm native_comm() const { return native_comm_; }
+  /// The local cluster's communicator reserved for collectives (a duplicate,
+  /// so collective traffic never matches user point-to-point traffic).
+  MPI_Comm collective_comm() const { return coll_comm_; }
+  /// Virtual rank of local rank 0, and the number of ranks in this cluster.
+  int offset() const { return offset_; }
+  int local_size() const { return local_size_; }
+  /// x: ranks in the low group (the high group holds x..size-1).
+  int low_size() const { return high_group() ? offset_ : local_size_; }
+  bool high_group() const { return offset_ > 0; }
 
   /// Start operations. `*out` receives a new request (never null on success).
-  int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, Request** out);
-  int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, Request** out);
+  /// `context` separates traffic: kWorldContext for the user's point-to-point,
+  /// kCollectiveContext for collectives' internal messages (which never use
+  /// wildcards; their intra-cluster part goes over collective_comm()).
+  int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, Request** out,
+            std::uint32_t context = kWorldContext);
+  int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, Request** out,
+            std::uint32_t context = kWorldContext);
 
   /// Progresses and reports whether `r` completed.
   bool test(Request* r);
   /// Progresses until `pred()` is true (backing off to poll() when idle).
-  void wait_until(const std::function<bool()>& pred);
+  /// `native_active`: the caller also waits on native Open MPI requests, which
+  /// have no file descriptor, so idle waits must not sleep on the link.
+  void wait_until(const std::function<bool()>& pred, bool native_active = false);
   /// Fills `st` (if not MPI_STATUS_IGNORE) from a completed request.
   static void fill_status(const Request* r, MPI_Status* st);
 
@@ -99,6 +118,7 @@ class Runtime {
 
   ClientConfig cfg_;
   MPI_Comm native_comm_ = MPI_COMM_NULL;
+  MPI_Comm coll_comm_ = MPI_COMM_NULL;
   bool we_initialized_mpi_ = false;
   int rank_ = 0, size_ = 1;
   int offset_ = 0, local_size_ = 1;

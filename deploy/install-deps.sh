@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config clang-format
   libopenmpi-dev openmpi-bin
-  libspdlog-dev libcli11-dev nlohmann-json3-dev
+  libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 util-linux procps
 )

@@ -60,6 +60,52 @@ int MMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 
 double MMPI_Wtime(void);
 
+/* Collectives on MMPI_COMM_WORLD, with MPI's signatures and semantics (any
+ * root, MPI_IN_PLACE where MPI allows it, zero counts). Intra-cluster steps
+ * run as native Open MPI collectives; inter-cluster steps go through zipperd.
+ * The algorithm and the number n of concurrent inter-cluster senders are
+ * chosen per call by size and layout; override with MMPI_<OP>_ALGORITHM,
+ * MMPI_INTER_SENDERS or a tuning file (MMPI_TUNING_FILE, see
+ * docs/collectives.md). Every rank must pass the same algorithm-relevant
+ * arguments (count, datatype, op, root), as MPI requires.
+ * Reductions accept predefined datatypes and operations (pair types with
+ * MPI_MAXLOC/MPI_MINLOC) and operations from MMPI_Op_create. */
+int MMPI_Barrier(MPI_Comm comm);
+int MMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm);
+int MMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm);
+int MMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm);
+int MMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* Extension (not in MPI): fixes the algorithm and the number of concurrent
+ * inter-cluster senders n for one collective from now on, overriding the
+ * environment, the tuning file and the default rule. `collective` is one of
+ * "barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv",
+ * "gather", "scatter", "allgather", "reduce_scatter_block"; `algorithm` one of
+ * the names in docs/collectives.md, or NULL / "" to return to automatic
+ * selection; `inter_senders` = n (clamped to 1..min(x, y)), or 0 for the
+ * rule's choice. Every rank must make the same call at the same point.
+ * Returns MPI_ERR_ARG for an unknown collective or algorithm. */
+int MMPIX_Coll_set(const char *collective, const char *algorithm, int inter_senders);
+
+/* User reduction operations (MPI_User_function). They run only inside the
+ * application's processes, never in zipperd. */
+int MMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MMPI_Op_free(MPI_Op *op);
+
 #ifdef __cplusplus
 }
 #endif

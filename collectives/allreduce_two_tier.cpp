@@ -1,0 +1,28 @@
+#include "allreduce_two_tier.h"
+
+#include "combine.h"
+#include "pending.h"
+#include "tags.h"
+#include "typed_buffer.h"
+
+namespace zipper::coll {
+
+int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, int count,
+                       MPI_Datatype type, MPI_Op op) {
+  const bool leader = t.local_rank == 0;
+  // Native MPI_Reduce allows MPI_IN_PLACE only at its root.
+  const void* in = sendbuf;
+  if (sendbuf == MPI_IN_PLACE && !leader) in = recvbuf;
+  if (int rc = MPI_Reduce(in, leader ? recvbuf : nullptr, count, type, op, 0, t.local)) return rc;
+  if (leader && !t.standalone()) {
+    TypedBuffer far(count, type);
+    Pending p(t);
+    p.irecv(far.data(), count, type, t.remote_offset, kTagAllreduce);
+    p.isend(recvbuf, count, type, t.remote_offset, kTagAllreduce);
+    if (int rc = p.wait()) return rc;
+    if (int rc = combine(t.high(), recvbuf, far.data(), count, type, op)) return rc;
+  }
+  return MPI_Bcast(recvbuf, count, type, 0, t.local);
+}
+
+}  // namespace zipper::coll

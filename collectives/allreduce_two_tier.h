@@ -1,0 +1,10 @@
+#pragma once
+#include "topology.h"
+namespace zipper::coll {
+/// Allreduce of `count` elements: native reduce to each cluster's local rank
+/// 0, exchange of the two partials between those leaders through zipperd,
+/// both combine low (op) high, native bcast. `sendbuf` may be MPI_IN_PLACE.
+/// Algorithm: "two-tier" allreduce, Matsuda et al. (baseline of §2.4).
+int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, int count,
+                       MPI_Datatype type, MPI_Op op);
+}  // namespace zipper::coll

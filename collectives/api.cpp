@@ -1,0 +1,302 @@
+// The collective half of the C API (mmpi.h): MPI's argument checks, then the
+// algorithm that selection picks. Arguments are checked before anything is
+// communicated, so a bad call returns an error and changes nothing. A failure
+// after communication began (a peer or zipperd gone) leaves the other ranks
+// unable to finish the operation, so it aborts the job with a clear message,
+// as MPI's default MPI_ERRORS_ARE_FATAL would.
+#include <mmpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "../client/runtime.h"
+#include "allgather_two_level.h"
+#include "allreduce_rabenseifner.h"
+#include "allreduce_two_tier.h"
+#include "alltoallv_aggregated.h"
+#include "alltoallv_direct.h"
+#include "barrier_two_level.h"
+#include "bcast_farfirst.h"
+#include "bcast_vandegeijn.h"
+#include "collectives.h"
+#include "gather_two_level.h"
+#include "reduce_leaders.h"
+#include "scatter_two_level.h"
+#include "selection.h"
+#include "topology.h"
+#include "typed_buffer.h"
+
+using namespace zipper::coll;
+using zipper::client::Runtime;
+
+namespace zipper::coll {
+namespace {
+Selection g_selection;
+}  // namespace
+
+bool init_collectives(std::string* why) {
+  g_selection = Selection();
+  return g_selection.load(why);
+}
+
+}  // namespace zipper::coll
+
+namespace {
+
+// Checks initialisation and the communicator; fills *t.
+int enter(MPI_Comm comm, Topology* t) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (comm != mmpi_comm_world || comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+  *t = Topology::of(*rt);
+  return MPI_SUCCESS;
+}
+
+int check_type(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  int size = 0;
+  return MPI_Type_size(type, &size) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
+
+int check_buf(int count, MPI_Datatype type) {
+  if (count < 0) return MPI_ERR_COUNT;
+  return check_type(type);
+}
+
+std::uint64_t bytes_of(int count, MPI_Datatype type) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+
+// Any error once ranks have started communicating is fatal (see top).
+int finish(const char* what, const Topology& t, Choice ch, int rc) {
+  if (rc == MPI_SUCCESS) return rc;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  std::fprintf(stderr,
+               "mmpi[rank %d]: %s (algorithm %s, n=%d) failed: %s; the other ranks cannot "
+               "complete it, aborting the job\n",
+               t.rank, what, std::string(name_of(ch.algorithm)).c_str(), ch.inter_senders, text);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, rc);
+  return rc;
+}
+
+int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op) {
+  if (ch.algorithm == Algorithm::kRabenseifner)
+    return allreduce_rabenseifner(t, sendbuf, recvbuf, count, type, op,
+                                  ch.inter_senders ? ch.inter_senders : t.max_senders());
+  return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op);
+}
+
+int senders(const Topology& t, Choice ch) {
+  return t.clamp_senders(ch.inter_senders ? ch.inter_senders : t.max_senders());
+}
+
+}  // namespace
+
+extern "C" {
+
+int MMPI_Barrier(MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  const Choice ch = g_selection.choose(Collective::kBarrier, 0, t.x, t.y);
+  return finish("MMPI_Barrier", t, ch, barrier_two_level(t));
+}
+
+int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
+  if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  Choice ch = g_selection.choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
+  ch.inter_senders = senders(t, ch);
+  const int rc = ch.algorithm == Algorithm::kVanDeGeijn
+                     ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders)
+                     : bcast_farfirst(t, buffer, count, datatype, root);
+  return finish("MMPI_Bcast", t, ch, rc);
+}
+
+int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (op == MPI_OP_NULL) return MPI_ERR_OP;
+  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
+  if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
+  const Choice ch = g_selection.choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
+  return finish("MMPI_Reduce", t, ch,
+                reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root));
+}
+
+int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (op == MPI_OP_NULL) return MPI_ERR_OP;
+  Choice ch = g_selection.choose(Collective::kAllreduce, bytes_of(count, datatype), t.x, t.y);
+  ch.inter_senders = senders(t, ch);
+  return finish("MMPI_Allreduce", t, ch,
+                allreduce_with(t, ch, sendbuf, recvbuf, count, datatype, op));
+}
+
+int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_type(recvtype)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place)
+    if (int rc = check_type(sendtype)) return rc;
+  for (int i = 0; i < t.size; ++i)
+    if (recvcounts[i] < 0 || (!in_place && sendcounts[i] < 0)) return MPI_ERR_COUNT;
+  // In place: the data to send is what recvbuf holds now.
+  TypedBuffer copy;
+  if (in_place) {
+    MPI_Aint span = 0;
+    for (int i = 0; i < t.size; ++i)
+      if (recvcounts[i] > 0) span = std::max<MPI_Aint>(span, MPI_Aint{rdispls[i]} + recvcounts[i]);
+    copy = TypedBuffer(span, recvtype);
+    if (int rc = copy_typed(recvbuf, copy.data(), static_cast<int>(span), recvtype)) return rc;
+    sendbuf = copy.data();
+    sendcounts = recvcounts;
+    sdispls = rdispls;
+    sendtype = recvtype;
+  }
+  Choice ch = g_selection.choose(Collective::kAlltoallv, 0, t.x, t.y);
+  ch.inter_senders = senders(t, ch);
+  const int rc = ch.algorithm == Algorithm::kAggregated
+                     ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, ch.inter_senders, false)
+                     : alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype);
+  return finish("MMPI_Alltoallv", t, ch, rc);
+}
+
+int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (int rc = check_buf(recvcount, recvtype)) return rc;
+  if (!in_place)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  TypedBuffer copy;
+  if (in_place) {
+    copy = TypedBuffer(MPI_Aint{t.size} * recvcount, recvtype);
+    if (int rc = copy_typed(recvbuf, copy.data(), t.size * recvcount, recvtype)) return rc;
+    sendbuf = copy.data();
+    sendcount = recvcount;
+    sendtype = recvtype;
+  }
+  std::vector<int> sc(t.size, sendcount), rc(t.size, recvcount), sd(t.size), rd(t.size);
+  for (int i = 0; i < t.size; ++i) {
+    sd[i] = i * sendcount;
+    rd[i] = i * recvcount;
+  }
+  Choice ch = g_selection.choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
+  ch.inter_senders = senders(t, ch);
+  const int err = ch.algorithm == Algorithm::kAggregated
+                      ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
+                                             rc.data(), rd.data(), recvtype, ch.inter_senders, true)
+                      : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
+                                         rc.data(), rd.data(), recvtype);
+  return finish("MMPI_Alltoall", t, ch, err);
+}
+
+int MMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
+  const bool am_root = t.rank == root;
+  if (sendbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
+  if (sendbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (am_root)
+    if (int rc = check_buf(recvcount, recvtype)) return rc;
+  const Choice ch = g_selection.choose(Collective::kGather, 0, t.x, t.y);
+  return finish("MMPI_Gather", t, ch,
+                gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 root));
+}
+
+int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
+  const bool am_root = t.rank == root;
+  if (recvbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
+  if (recvbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(recvcount, recvtype)) return rc;
+  if (am_root)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  const Choice ch = g_selection.choose(Collective::kScatter, 0, t.x, t.y);
+  return finish("MMPI_Scatter", t, ch,
+                scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  root));
+}
+
+int MMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (sendbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (int rc = check_buf(recvcount, recvtype)) return rc;
+  const Choice ch = g_selection.choose(Collective::kAllgather, 0, t.x, t.y);
+  return finish("MMPI_Allgather", t, ch,
+                allgather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+}
+
+int MMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(recvcount, datatype)) return rc;
+  if (op == MPI_OP_NULL) return MPI_ERR_OP;
+  // Algorithm via_allreduce: allreduce the whole vector (with the allreduce
+  // selection), keep this rank's block.
+  const int total = t.size * recvcount;
+  Choice ch = g_selection.choose(Collective::kAllreduce, bytes_of(total, datatype), t.x, t.y);
+  ch.inter_senders = senders(t, ch);
+  TypedBuffer full(total, datatype);
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  int rc = allreduce_with(t, ch, in, full.data(), total, datatype, op);
+  if (rc == MPI_SUCCESS)
+    rc = copy_typed(elem(full.data(), MPI_Aint{t.rank} * recvcount, datatype), recvbuf, recvcount,
+                    datatype);
+  return finish("MMPI_Reduce_scatter_block", t, ch, rc);
+}
+
+int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_senders) {
+  if (Runtime::get() == nullptr) return MPI_ERR_OTHER;
+  if (collective == nullptr || inter_senders < 0) return MPI_ERR_ARG;
+  const auto c = collective_named(collective);
+  if (!c) return MPI_ERR_ARG;
+  if (algorithm == nullptr || *algorithm == '\0') {
+    g_selection.set_override(*c, std::nullopt, 0);
+    return MPI_SUCCESS;
+  }
+  const auto a = algorithm_named(*c, algorithm);
+  if (!a) return MPI_ERR_ARG;
+  g_selection.set_override(*c, *a, inter_senders);
+  return MPI_SUCCESS;
+}
+
+int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  return MPI_Op_create(user_fn, commute, op);
+}
+
+int MMPI_Op_free(MPI_Op* op) { return MPI_Op_free(op); }
+
+}  // extern "C"

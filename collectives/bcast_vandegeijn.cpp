@@ -1,0 +1,37 @@
+#include "bcast_vandegeijn.h"
+
+#include "pending.h"
+#include "segments.h"
+#include "tags.h"
+#include "typed_buffer.h"
+
+namespace zipper::coll {
+
+int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type, int root, int n) {
+  const Segments seg(count, t.clamp_senders(n), t.local_size);
+  const int me = t.local_rank;
+  void* mine = elem(buf, seg.displs[me], type);
+  Pending p(t);
+  if (t.is_local(root)) {
+    const int root_local = root - t.offset;
+    if (int rc = MPI_Scatterv(buf, seg.counts.data(), seg.displs.data(), type,
+                              me == root_local ? MPI_IN_PLACE : mine, seg.counts[me], type,
+                              root_local, t.local))
+      return rc;
+    if (seg.counts[me] > 0 && !t.standalone())
+      p.isend(mine, seg.counts[me], type, t.remote_offset + me, kTagBcast);
+  } else if (seg.counts[me] > 0) {
+    p.irecv(mine, seg.counts[me], type, t.remote_offset + me, kTagBcast);
+  }
+  if (!t.is_local(root)) {
+    // The segments must be here before the allgather forwards them.
+    if (int rc = p.wait()) return rc;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  p.add(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, seg.counts.data(),
+                        seg.displs.data(), type, t.local, &req),
+        &req);
+  return p.wait();
+}
+
+}  // namespace zipper::coll

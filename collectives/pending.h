@@ -1,0 +1,47 @@
+// A set of outstanding operations of one collective: inter-cluster messages
+// through zipperd and native Open MPI requests (non-blocking collectives and
+// point-to-point on the cluster's collective communicator). Waiting on the
+// whole set progresses both kinds together, so a native step and an
+// inter-cluster transfer overlap instead of running one after the other.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "topology.h"
+
+namespace zipper::coll {
+
+class Pending {
+ public:
+  explicit Pending(const Topology& t) : t_(t) {}
+  /// Waits for whatever is still outstanding (so no buffer is freed under an
+  /// operation), ignoring errors.
+  ~Pending();
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+
+  /// Starts a send of `count` elements of `type` to virtual rank `dest` on the
+  /// collective context. Returns an MPI error code.
+  int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag);
+  /// Starts a receive from virtual rank `source` (no wildcards).
+  int irecv(void* buf, int count, MPI_Datatype type, int source, int tag);
+  /// Adopts a native request (e.g. from MPI_Ibcast on Topology::local).
+  void add(MPI_Request native);
+  /// Adopts the request a native call stored in *native and returned `rc`
+  /// with (a pointer, because argument evaluation order is unspecified).
+  int add(int rc, const MPI_Request* native);
+
+  /// Waits until everything completed. Returns MPI_SUCCESS or the first
+  /// error (MPI_ERR_OTHER when a peer or zipperd went away).
+  int wait();
+
+ private:
+  const Topology& t_;
+  std::vector<client::Request*> remote_;
+  std::vector<MPI_Request> native_;
+  int error_ = MPI_SUCCESS;
+};
+
+}  // namespace zipper::coll

@@ -1,0 +1,12 @@
+#pragma once
+#include "topology.h"
+namespace zipper::coll {
+/// Reduce of `count` elements to virtual rank `root`: each cluster reduces
+/// natively (the root's cluster to the root, the far cluster to its local
+/// rank 0); the far partial crosses zipperd to the root, which combines low
+/// (op) high. The root's receive is posted before its native reduce, so both
+/// overlap (the thesis received them one after the other, blocking).
+/// Algorithm: reduce through leaders (two-level, as in MagPIe).
+int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op, int root);
+}  // namespace zipper::coll

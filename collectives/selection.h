@@ -1,0 +1,104 @@
+// Which algorithm, and how many concurrent inter-cluster senders n, a
+// collective call uses. Selection is data: an ordered rule table per
+// collective (first match wins) keyed by message size and layout. Sources,
+// strongest first:
+//   1. MMPIX_Coll_set (per process, at run time);
+//   2. MMPI_<COLLECTIVE>_ALGORITHM and MMPI_INTER_SENDERS (environment);
+//   3. the tuning file named by MMPI_TUNING_FILE (TOML, docs/collectives.md):
+//      a fixed choice or its own rule table per collective;
+//   4. the built-in rule table (selection.cpp).
+// Every input is the same on every rank (arguments MPI requires to match, the
+// layout, the environment zipper-run passes), so every rank chooses alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zipper::coll {
+
+enum class Collective : std::uint8_t {
+  kBarrier,
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kAlltoall,
+  kAlltoallv,
+  kGather,
+  kScatter,
+  kAllgather,
+  kReduceScatterBlock,
+};
+inline constexpr int kNumCollectives = 10;
+
+enum class Algorithm : std::uint8_t {
+  kTwoLevel,      // barrier, gather, scatter, allgather
+  kFarfirst,      // bcast
+  kVanDeGeijn,    // bcast, takes n
+  kLeaders,       // reduce
+  kTwoTier,       // allreduce
+  kRabenseifner,  // allreduce, takes n
+  kDirect,        // alltoall(v)
+  kAggregated,    // alltoall(v), takes n
+  kViaAllreduce,  // reduce_scatter_block
+};
+
+std::string_view name_of(Collective c);
+std::string_view name_of(Algorithm a);
+std::optional<Collective> collective_named(std::string_view name);
+/// The algorithm called `name` if it implements `c`.
+std::optional<Algorithm> algorithm_named(Collective c, std::string_view name);
+/// Names of the algorithms implementing `c`, comma-separated (for errors).
+std::string algorithms_of(Collective c);
+
+struct Choice {
+  Algorithm algorithm = Algorithm::kTwoLevel;
+  int inter_senders = 0;  // n; 0 = min(x, y)
+};
+
+/// One row of a rule table: applies when every given condition holds.
+struct Rule {
+  std::uint64_t min_bytes = 0;           // message size (see Selection::choose), bytes
+  std::uint64_t max_bytes = UINT64_MAX;  // inclusive
+  int np_low = 0, np_high = 0;           // exact x / y; 0 = any
+  Choice choice;
+};
+
+class Selection {
+ public:
+  /// Built-in rules only.
+  Selection();
+
+  /// Reads the environment and, if MMPI_TUNING_FILE is set, the tuning file.
+  /// Returns false and sets *why (naming the variable, file, line or key) on
+  /// any invalid input.
+  bool load(std::string* why);
+  /// Parses a tuning file's text (`origin` names it in errors).
+  bool load_tuning(std::string_view toml_text, const std::string& origin, std::string* why);
+  /// MMPIX_Coll_set: fixes `c` to `a` with n (0 = rule's choice); nullopt
+  /// returns `c` to automatic selection.
+  void set_override(Collective c, std::optional<Algorithm> a, int inter_senders);
+
+  /// The choice for one call. `bytes`: bcast, reduce, allreduce: count x type
+  /// size; alltoall: one block (sendcount x type size); reduce_scatter_block:
+  /// the whole vector; others: 0. x, y: cluster sizes.
+  Choice choose(Collective c, std::uint64_t bytes, int x, int y) const;
+
+ private:
+  struct PerCollective {
+    std::optional<Choice> fixed;  // override, environment or file
+    std::vector<Rule> rules;      // from the tuning file; tried before the built-in rules
+    std::vector<Rule> builtin;
+  };
+  PerCollective& at(Collective c) { return per_[static_cast<int>(c)]; }
+  const PerCollective& at(Collective c) const { return per_[static_cast<int>(c)]; }
+
+  PerCollective per_[kNumCollectives];
+  std::optional<Choice> runtime_[kNumCollectives];  // MMPIX_Coll_set
+  int env_senders_ = 0;   // MMPI_INTER_SENDERS (overrides every rule's n)
+  int file_senders_ = 0;  // tuning file's top-level inter_senders (default n)
+};
+
+}  // namespace zipper::coll
