@@ -41,4 +41,24 @@
 
 #define MMPI_Wtime MPI_Wtime
 
+#define MMPI_Barrier MPI_Barrier
+#define MMPI_Bcast MPI_Bcast
+#define MMPI_Reduce MPI_Reduce
+#define MMPI_Allreduce MPI_Allreduce
+#define MMPI_Alltoall MPI_Alltoall
+#define MMPI_Alltoallv MPI_Alltoallv
+#define MMPI_Gather MPI_Gather
+#define MMPI_Scatter MPI_Scatter
+#define MMPI_Allgather MPI_Allgather
+#define MMPI_Reduce_scatter_block MPI_Reduce_scatter_block
+
+#define MMPI_Op_create MPI_Op_create
+#define MMPI_Op_free MPI_Op_free
+
+/* Extension of libmmpi with no MPI counterpart: selecting the algorithm of a
+ * collective is a no-op on plain MPI (Open MPI picks its own). Evaluates its
+ * arguments once and yields MPI_SUCCESS. */
+#define MMPIX_Coll_set(collective, algorithm, inter_senders) \
+    ((void)(collective), (void)(algorithm), (void)(inter_senders), MPI_SUCCESS)
+
 #endif /* MMPI_NATIVE_H */
