@@ -177,7 +177,20 @@ int Runtime::finalize() {
     }
     if (rt.link_ && (rt.link_->send_pending() || !rt.credit_wait_.empty()))
       rt.report("finalize: frames still queued to zipperd after 30 s; closing anyway");
-    if (rt.link_) rt.link_->shutdown();
+    // Half-close, then read until zipperd closes its side: closing with
+    // unread input (late credit frames) would send a reset, and a reset
+    // discards our own last frames still queued in the kernel.
+    if (rt.link_) {
+      rt.link_->shutdown_send();
+      const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      Sink sink(rt);
+      while (std::chrono::steady_clock::now() < drain_deadline) {
+        const auto st = rt.link_->progress_recv(sink, 0);
+        if (st == proto::LinkStatus::kClosed || st == proto::LinkStatus::kError) break;
+        pollfd p{rt.link_->poll_fd(), POLLIN, 0};
+        poll(&p, 1, 10);
+      }
+    }
     rt.link_.reset();
   }
   // Held native messages were never received: MPI requires them matched.

@@ -89,11 +89,15 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     }
     auto mem = std::shared_ptr<std::byte[]>(new std::byte[hdr.payload_len == 0 ? 1 : hdr.payload_len]);
     // The owner returns memory and credit when the last reference (the
-    // destination's send queue, normally) drops the payload.
-    auto owner = std::shared_ptr<void>(mem.get(), [&f = f_, c = conn_, mem, cost](void*) {
-      f.budget_.release(cost);
-      f.return_credit(c, cost);
-    });
+    // destination's send queue, normally) drops the payload. It must not keep
+    // the sender alive: two connections that die with frames queued for each
+    // other would otherwise hold each other (and every payload queued on
+    // them) forever, leaking memory budget, peers' credit and sockets.
+    auto owner = std::shared_ptr<void>(
+        mem.get(), [&f = f_, w = std::weak_ptr<Connection>(conn_), mem, cost](void*) {
+          f.budget_.release(cost);
+          if (auto c = w.lock()) f.return_credit(c, cost);
+        });
     return Payload{std::span<std::byte>(mem.get(), hdr.payload_len), std::move(owner)};
   }
 
@@ -276,7 +280,15 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   (void)side;
   if (conn->closed) return;
   RecvSinkImpl sink(*this, conn);
-  const LinkStatus st = conn->link->progress_recv(sink, 0);
+  LinkStatus st = conn->link->progress_recv(sink, 0);
+  if (st == LinkStatus::kPaused && !sink.fatal() && !conn->parked) {
+    // Out of memory. Count the connection as parked before trying once more:
+    // memory released between the failed reservation and now woke nobody (no
+    // receiver was parked yet), and its socket may never signal again.
+    conn->parked = true;
+    ++parked_;
+    st = conn->link->progress_recv(sink, 0);
+  }
   const bool was_parked = conn->parked;
   conn->parked = st == LinkStatus::kPaused && !sink.fatal();
   if (conn->parked != was_parked) parked_ += conn->parked ? 1 : -1;

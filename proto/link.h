@@ -73,6 +73,12 @@ class Link {
   virtual void set_header_hook(HeaderHook hook) = 0;
   /// Shuts the connection down in both directions (wakes any waiter).
   virtual void shutdown() = 0;
+  /// Orderly close of the sending direction once every posted frame is sent
+  /// (send_pending() false): the peer reads a clean end of stream after the
+  /// last frame, while this side keeps receiving until the peer closes too.
+  /// Closing with unread input instead would reset the connection and could
+  /// destroy frames still in flight.
+  virtual void shutdown_send() = 0;
   /// Human-readable description of the last error.
   virtual std::string error() const = 0;
   /// "tcp:1.2.3.4:5678" or similar, for logs.

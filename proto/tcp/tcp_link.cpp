@@ -113,11 +113,17 @@ LinkStatus TcpLink::progress_send() {
       }
       ssize_t w = 0;
       if (n > 0) {
-        w = ::writev(fd_, iov, n);
+        // sendmsg with MSG_NOSIGNAL rather than writev: a peer that went away
+        // must surface as EPIPE/kError, not as a process-killing SIGPIPE
+        // (libmmpi runs inside MPI applications that do not ignore it).
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(n);
+        w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
         if (w < 0) {
           if (errno == EAGAIN || errno == EWOULDBLOCK) break;
           if (errno == EINTR) continue;
-          status = fail(errno_text("writev"));
+          status = fail(errno_text("sendmsg"));
           break;
         }
       }
@@ -219,6 +225,8 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
 }
 
 void TcpLink::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+void TcpLink::shutdown_send() { ::shutdown(fd_, SHUT_WR); }
 
 LinkStatus TcpLink::fail(std::string why) {
   std::lock_guard lk(err_mu_);

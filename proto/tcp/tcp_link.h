@@ -1,5 +1,5 @@
 // TCP backend of the link interface: non-blocking sockets, TCP_NODELAY,
-// writev for scatter-gather sends, batched reads for small frames.
+// scatter-gather sendmsg (MSG_NOSIGNAL), batched reads for small frames.
 #pragma once
 
 #include <sys/uio.h>
@@ -28,6 +28,7 @@ class TcpLink final : public Link {
   void set_max_payload(std::uint32_t bytes) override { max_payload_ = bytes; }
   void set_header_hook(HeaderHook hook) override { hook_ = std::move(hook); }
   void shutdown() override;
+  void shutdown_send() override;
   std::string error() const override;
   std::string peer() const override { return peer_; }
 

@@ -1,0 +1,221 @@
+// libmmpi configuration from MMPI_* environment variables.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "client/config.h"
+
+namespace {
+
+using Cfg = zipper::client::ClientConfig;
+using zipper::client::config_from_env;
+
+const char* const kVars[] = {"MMPI_FORWARDER",    "MMPI_JOB_ID",          "MMPI_GROUP",
+                             "MMPI_NP_LOW",       "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
+                             "MMPI_CHUNK_SIZE",   "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
+
+// Saves every MMPI_* variable, starts each test with none set, restores after.
+class ClientConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : kVars) {
+      if (const char* val = std::getenv(v)) saved_[v] = val;
+      ::unsetenv(v);
+    }
+  }
+  void TearDown() override {
+    for (const char* v : kVars) ::unsetenv(v);
+    for (const auto& [k, val] : saved_) ::setenv(k.c_str(), val.c_str(), 1);
+  }
+  static void set(const char* name, const std::string& value) {
+    ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
+  }
+  // A valid two-cluster configuration.
+  static void set_forwarded() {
+    set("MMPI_FORWARDER", "tcp:10.0.0.1:7470");
+    set("MMPI_JOB_ID", "42");
+    set("MMPI_GROUP", "low");
+    set("MMPI_NP_LOW", "2");
+    set("MMPI_NP_HIGH", "3");
+  }
+  static std::optional<Cfg> load(std::string* why) {
+    why->clear();
+    return config_from_env(why);
+  }
+  // Expects rejection with a reason, and returns the reason.
+  static std::string rejected() {
+    std::string why;
+    auto c = load(&why);
+    EXPECT_FALSE(c.has_value());
+    EXPECT_FALSE(why.empty());
+    return why;
+  }
+  static Cfg accepted() {
+    std::string why;
+    auto c = load(&why);
+    EXPECT_TRUE(c.has_value()) << why;
+    return c.value_or(Cfg{});
+  }
+
+ private:
+  std::map<std::string, std::string> saved_;
+};
+
+TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {
+  const auto c = accepted();
+  EXPECT_FALSE(c.forwarder.has_value());  // standalone
+  EXPECT_EQ(c.job_id, 0u);
+  EXPECT_FALSE(c.high_group);
+  EXPECT_EQ(c.np_low, 0u);
+  EXPECT_EQ(c.np_high, 0u);
+  EXPECT_EQ(c.eager_limit, 16384u);
+  EXPECT_EQ(c.chunk_size, 262144u);
+  EXPECT_EQ(c.connect_timeout_s, 60);
+  EXPECT_EQ(c.spin_rounds, 20);
+}
+
+TEST_F(ClientConfig, EmptyValuesKeepDefaults) {
+  for (const char* v : {"MMPI_FORWARDER", "MMPI_EAGER_LIMIT", "MMPI_CHUNK_SIZE",
+                        "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"})
+    set(v, "");
+  const auto c = accepted();
+  EXPECT_FALSE(c.forwarder.has_value());
+  EXPECT_EQ(c.eager_limit, 16384u);
+  EXPECT_EQ(c.chunk_size, 262144u);
+  EXPECT_EQ(c.connect_timeout_s, 60);
+  EXPECT_EQ(c.spin_rounds, 20);
+}
+
+TEST_F(ClientConfig, StandaloneIgnoresJobVariables) {
+  // Without MMPI_FORWARDER the job layout is not needed (or checked).
+  set("MMPI_GROUP", "sideways");
+  set("MMPI_NP_LOW", "0");
+  const auto c = accepted();
+  EXPECT_FALSE(c.forwarder.has_value());
+  EXPECT_EQ(c.np_low, 0u);
+}
+
+TEST_F(ClientConfig, ForwardedLowGroup) {
+  set_forwarded();
+  const auto c = accepted();
+  ASSERT_TRUE(c.forwarder.has_value());
+  EXPECT_EQ(*c.forwarder, "tcp:10.0.0.1:7470");
+  EXPECT_EQ(c.job_id, 42u);
+  EXPECT_FALSE(c.high_group);
+  EXPECT_EQ(c.np_low, 2u);
+  EXPECT_EQ(c.np_high, 3u);
+}
+
+TEST_F(ClientConfig, ForwardedHighGroup) {
+  set_forwarded();
+  set("MMPI_GROUP", "high");
+  set("MMPI_JOB_ID", "18446744073709551615");  // u64 max
+  const auto c = accepted();
+  EXPECT_TRUE(c.high_group);
+  EXPECT_EQ(c.job_id, 18446744073709551615ull);
+}
+
+TEST_F(ClientConfig, EachTunableIsParsed) {
+  set("MMPI_EAGER_LIMIT", "0");  // everything through the rendezvous
+  set("MMPI_CHUNK_SIZE", "1024");
+  set("MMPI_CONNECT_TIMEOUT", "5");
+  set("MMPI_SPIN_ROUNDS", "0");
+  auto c = accepted();
+  EXPECT_EQ(c.eager_limit, 0u);
+  EXPECT_EQ(c.chunk_size, 1024u);
+  EXPECT_EQ(c.connect_timeout_s, 5);
+  EXPECT_EQ(c.spin_rounds, 0);
+
+  set("MMPI_EAGER_LIMIT", "1048576");
+  set("MMPI_CHUNK_SIZE", "4194304");
+  set("MMPI_CONNECT_TIMEOUT", "600");
+  set("MMPI_SPIN_ROUNDS", "1000");
+  c = accepted();
+  EXPECT_EQ(c.eager_limit, 1048576u);
+  EXPECT_EQ(c.chunk_size, 4194304u);
+  EXPECT_EQ(c.connect_timeout_s, 600);
+  EXPECT_EQ(c.spin_rounds, 1000);
+}
+
+TEST_F(ClientConfig, SpinRoundsAreClamped) {
+  set("MMPI_SPIN_ROUNDS", "99999999999");
+  EXPECT_EQ(accepted().spin_rounds, 1 << 30);
+}
+
+TEST_F(ClientConfig, NonNumericValuesAreRejected) {
+  for (const char* var : {"MMPI_EAGER_LIMIT", "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT",
+                          "MMPI_SPIN_ROUNDS"}) {
+    for (const char* bad : {"abc", "12k", "1.5", " 7", "0x10", "-1", "+5"}) {
+      SCOPED_TRACE(std::string(var) + "=" + bad);
+      set(var, bad);
+      const std::string why = rejected();
+      EXPECT_NE(why.find(var), std::string::npos) << why;
+      ::unsetenv(var);
+    }
+  }
+}
+
+TEST_F(ClientConfig, NumberTooLargeIsRejected) {
+  set("MMPI_EAGER_LIMIT", "18446744073709551616");  // 2^64
+  const std::string why = rejected();
+  EXPECT_NE(why.find("MMPI_EAGER_LIMIT"), std::string::npos) << why;
+}
+
+TEST_F(ClientConfig, ChunkSizeTooSmall) {
+  for (const char* bad : {"0", "1", "1023"}) {
+    SCOPED_TRACE(bad);
+    set("MMPI_CHUNK_SIZE", bad);
+    EXPECT_NE(rejected().find("MMPI_CHUNK_SIZE"), std::string::npos);
+  }
+}
+
+TEST_F(ClientConfig, BadJobVariables) {
+  for (const char* var : {"MMPI_JOB_ID", "MMPI_NP_LOW", "MMPI_NP_HIGH"}) {
+    for (const char* bad : {"x", "-2", "3 "}) {
+      SCOPED_TRACE(std::string(var) + "=" + bad);
+      set_forwarded();
+      set(var, bad);
+      EXPECT_NE(rejected().find(var), std::string::npos);
+    }
+  }
+}
+
+TEST_F(ClientConfig, ZeroOrMissingRankCounts) {
+  for (const char* var : {"MMPI_NP_LOW", "MMPI_NP_HIGH"}) {
+    SCOPED_TRACE(var);
+    set_forwarded();
+    set(var, "0");
+    rejected();
+    set_forwarded();
+    ::unsetenv(var);
+    rejected();
+  }
+}
+
+TEST_F(ClientConfig, TooManyRanks) {
+  set_forwarded();
+  set("MMPI_NP_LOW", std::to_string(1u << 23));
+  set("MMPI_NP_HIGH", std::to_string(1u << 23));
+  accepted();  // exactly 2^24 ranks in total
+  set("MMPI_NP_HIGH", std::to_string((1u << 23) + 1));
+  rejected();
+  set("MMPI_NP_HIGH", "4294967296");  // would wrap a 32-bit count
+  rejected();
+}
+
+TEST_F(ClientConfig, BadGroup) {
+  for (const char* bad : {"", "LOW", "High", "middle", "low ", "0"}) {
+    SCOPED_TRACE(std::string("MMPI_GROUP='") + bad + "'");
+    set_forwarded();
+    set("MMPI_GROUP", bad);
+    EXPECT_NE(rejected().find("MMPI_GROUP"), std::string::npos);
+  }
+  set_forwarded();
+  ::unsetenv("MMPI_GROUP");
+  EXPECT_NE(rejected().find("MMPI_GROUP"), std::string::npos);
+}
+
+}  // namespace
