@@ -24,6 +24,9 @@ int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::vect
   int psize = 0;
   int rc = MPI_Pack_size(count, type, comm, &psize);
   if (rc != MPI_SUCCESS) return rc;
+  out->clear();
+  // Open MPI refuses MPI_Pack into a null buffer even for zero bytes.
+  if (count == 0 || psize == 0) return MPI_SUCCESS;
   out->resize(static_cast<std::size_t>(psize));
   int pos = 0;
   rc = MPI_Pack(buf, count, type, out->data(), psize, &pos, comm);

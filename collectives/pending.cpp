@@ -3,13 +3,15 @@
 namespace zipper::coll {
 
 Pending::~Pending() {
-  if (!remote_.empty() || !native_.empty()) wait();
+  // After a failed start the caller aborts the job (api.cpp: finish), and
+  // waiting could hang on a peer that waits for what we failed to send.
+  if (error_ == MPI_SUCCESS && (!remote_.empty() || !native_.empty())) wait();
 }
 
 int Pending::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag) {
   client::Request* r = nullptr;
   const int rc = t_.rt->isend(buf, count, type, dest, tag, &r, client::kCollectiveContext);
-  remote_.push_back(r);
+  if (r != nullptr) remote_.push_back(r);
   if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
   return rc;
 }
@@ -17,7 +19,7 @@ int Pending::isend(const void* buf, int count, MPI_Datatype type, int dest, int 
 int Pending::irecv(void* buf, int count, MPI_Datatype type, int source, int tag) {
   client::Request* r = nullptr;
   const int rc = t_.rt->irecv(buf, count, type, source, tag, &r, client::kCollectiveContext);
-  remote_.push_back(r);
+  if (r != nullptr) remote_.push_back(r);
   if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
   return rc;
 }
@@ -35,6 +37,9 @@ int Pending::add(int rc, const MPI_Request* native) {
 }
 
 int Pending::wait() {
+  // A start failed: the peers of this collective may never send what we are
+  // waiting for, so report at once (the caller aborts the job).
+  if (error_ != MPI_SUCCESS) return error_;
   // Requests are removed as they complete, so each pass tests only what is left.
   t_.rt->wait_until(
       [&] {

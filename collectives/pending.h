@@ -17,7 +17,8 @@ class Pending {
  public:
   explicit Pending(const Topology& t) : t_(t) {}
   /// Waits for whatever is still outstanding (so no buffer is freed under an
-  /// operation), ignoring errors.
+  /// operation), ignoring errors; after a failed start it does not wait, as
+  /// the caller aborts the job.
   ~Pending();
   Pending(const Pending&) = delete;
   Pending& operator=(const Pending&) = delete;
@@ -34,7 +35,8 @@ class Pending {
   int add(int rc, const MPI_Request* native);
 
   /// Waits until everything completed. Returns MPI_SUCCESS or the first
-  /// error (MPI_ERR_OTHER when a peer or zipperd went away).
+  /// error (MPI_ERR_OTHER when a peer or zipperd went away); returns at once
+  /// if a start already failed.
   int wait();
 
  private:

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs one mmpi_itest test across two clusters through zipperd.
-# usage: run_itest.sh BIN_DIR emulated|local NP_LOW NP_HIGH NODES_A NODES_B TEST
+# usage: run_itest.sh BIN_DIR emulated|local NP_LOW NP_HIGH NODES_A NODES_B TEST [PROGRAM]
+# PROGRAM (default mmpi_itest) is a test program in BIN_DIR; it must print
+# "PASS TEST ..." on success.
 # Exit 77 (CTest: skipped) when the emulation cannot be built here.
 set -euo pipefail
-bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7
+bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7 prog=${8:-mmpi_itest}
 args=(-x "$x" -y "$y" --timeout 240)
 if [[ $mode == emulated ]]; then
     if ! reason=$("$bin/zipper-emulate" check 2>&1); then
@@ -21,7 +23,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
-"$bin/zipper-run" "${args[@]}" -- "$bin/mmpi_itest" "$test" 2>&1 | tee "$log" || rc=$?
+"$bin/zipper-run" "${args[@]}" -- "$bin/$prog" "$test" 2>&1 | tee "$log" || rc=$?
 if ! grep -q "^PASS $test " "$log"; then
     echo "run_itest: no 'PASS $test' line (zipper-run exit status $rc)"
     exit 1
