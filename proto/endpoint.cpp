@@ -4,13 +4,17 @@
 
 #include "link.h"
 #include "tcp/tcp_link.h"
+#ifdef ZIPPER_HAVE_VERBS
+#include "verbs/verbs_listener.h"
+#endif
 
 namespace zipper::proto {
 
-std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why) {
+std::optional<Endpoint> parse_endpoint(const std::string &text,
+                                       std::string *why) {
   Endpoint ep;
   std::string rest = text;
-  for (const char* scheme : {"tcp", "verbs"}) {
+  for (const char *scheme : {"tcp", "verbs"}) {
     const std::string prefix = std::string(scheme) + ":";
     if (rest.rfind(prefix, 0) == 0) {
       ep.scheme = scheme;
@@ -20,13 +24,13 @@ std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why
   }
   const auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
-    *why = "expected [tcp:]HOST:PORT, got '" + text + "'";
+    *why = "expected [tcp:|verbs:]HOST:PORT, got '" + text + "'";
     return std::nullopt;
   }
   ep.host = rest.substr(0, colon);
   unsigned port = 0;
-  const auto* b = rest.data() + colon + 1;
-  const auto* e = rest.data() + rest.size();
+  const auto *b = rest.data() + colon + 1;
+  const auto *e = rest.data() + rest.size();
   const auto [p, ec] = std::from_chars(b, e, port);
   if (ec != std::errc() || p != e || port > 65535) {
     *why = "bad port in '" + text + "'";
@@ -36,21 +40,39 @@ std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why
   return ep;
 }
 
+#ifndef ZIPPER_HAVE_VERBS
 namespace {
-[[noreturn]] void no_verbs(const Endpoint& ep) {
-  throw std::runtime_error("link scheme 'verbs' (" + ep.to_string() +
-                           ") is not available in this build; use tcp:");
+[[noreturn]] void no_verbs(const Endpoint &ep) {
+  throw std::runtime_error(
+      "link scheme 'verbs' (" + ep.to_string() +
+      ") is not available in this build (built without libibverbs/"
+      "librdmacm: install libibverbs-dev librdmacm-dev and rebuild); use tcp:");
 }
-}  // namespace
+} // namespace
+#endif
 
-std::unique_ptr<Listener> listen(const Endpoint& ep) {
-  if (ep.scheme == "verbs") no_verbs(ep);
+// Never falls back from verbs to TCP: a verbs address without an RDMA device
+// is an error that names the missing device.
+std::unique_ptr<Listener> listen(const Endpoint &ep) {
+  if (ep.scheme == "verbs") {
+#ifdef ZIPPER_HAVE_VERBS
+    return std::make_unique<verbs::VerbsListener>(ep);
+#else
+    no_verbs(ep);
+#endif
+  }
   return std::make_unique<tcp::TcpListener>(ep);
 }
 
-std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms) {
-  if (ep.scheme == "verbs") no_verbs(ep);
+std::unique_ptr<Link> connect(const Endpoint &ep, int timeout_ms) {
+  if (ep.scheme == "verbs") {
+#ifdef ZIPPER_HAVE_VERBS
+    return verbs::verbs_connect(ep, timeout_ms);
+#else
+    no_verbs(ep);
+#endif
+  }
   return tcp::tcp_connect(ep, timeout_ms);
 }
 
-}  // namespace zipper::proto
+} // namespace zipper::proto

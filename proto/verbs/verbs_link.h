@@ -1,0 +1,147 @@
+// Verbs backend of the link interface: one RC QP per connection, set up with
+// RDMA CM. Frames travel as SEND_WITH_IMM into receive buffers the peer
+// pre-posted (eager; frames larger than a buffer are split into consecutive
+// SENDs), guarded by receive credits (credits.h), so receiver-not-ready never
+// happens. Tiny SENDs go inline; large payloads that have a lifetime owner are
+// sent from a registration out of the MR cache (mr_cache.h) instead of being
+// copied into a send slot. See docs/verbs.md.
+//
+// poll_fd() is an epoll fd holding the CQs' completion channel and the
+// connection's RDMA CM event channel: it turns readable on a completion
+// (send or receive) and on a CM event (disconnect). progress_recv() drains
+// both and also advances blocked sends (credits returned, send slots freed),
+// since completion channels never signal POLLOUT.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../link.h"
+#include "config.h"
+#include "credits.h"
+#include "mr_cache.h"
+#include "raii.h"
+#include "wire.h"
+
+namespace zipper::proto::verbs {
+
+class VerbsLink final : public Link {
+public:
+  /// Takes over a cm_id whose route is resolved (active side) or that came in
+  /// with a connect request (passive side), with its own event channel.
+  /// Creates PD, completion channel, CQs, QP and MRs and pre-posts the
+  /// receive buffers. Throws std::runtime_error on failure.
+  VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::string peer);
+  ~VerbsLink() override;
+
+  /// The peer's receive buffers (from the CM private data): starts sending.
+  void start(const ConnParams &peer);
+  /// What this side offers the peer in the CM private data.
+  ConnParams local_params() const {
+    return {cfg_.recv_buffers, cfg_.buffer_size};
+  }
+  rdma_cm_id *cm_id() const { return id_.get(); }
+
+  int poll_fd() const override { return epfd_; }
+  void post(OutFrame frame) override;
+  LinkStatus progress_send() override;
+  bool send_pending() const override;
+  std::size_t send_queued_bytes() const override;
+  LinkStatus progress_recv(RecvSink &sink, std::size_t max_frames) override;
+  void set_max_payload(std::uint32_t bytes) override { max_payload_ = bytes; }
+  void set_header_hook(HeaderHook hook) override;
+  void shutdown() override;
+  void shutdown_send() override;
+  std::string error() const override;
+  std::string peer() const override { return peer_; }
+
+private:
+  struct Pending {
+    OutFrame frame;
+    std::array<std::byte, kHeaderSize> wire{};
+    bool encoded = false;
+    std::size_t posted = 0;   // bytes of header+payload already in posted WRs
+    std::size_t inflight = 0; // posted WRs of this frame not yet completed
+    MrCache::Handle mr;       // zero-copy registration of the payload, if any
+    std::size_t total() const {
+      return kHeaderSize + frame.payload.bytes.size();
+    }
+  };
+  struct PostedWr {
+    Pending *frame; // nullptr for credit / FIN messages
+    int slot;       // send slot to free on completion, -1 if none
+  };
+  struct RecvWc {
+    std::uint64_t buf;
+    std::uint32_t len;
+    std::uint32_t imm;
+    bool credits_taken = false;
+  };
+
+  LinkStatus fail(std::string why);
+  bool failed() const;
+  // Send side; all with send_mu_ held. `done` collects finished frames whose
+  // callbacks run after unlocking.
+  LinkStatus send_locked(std::vector<Pending> &done);
+  LinkStatus reap_send_cq_locked(std::vector<Pending> &done);
+  bool post_segment_locked(Pending &p, LinkStatus *st);
+  bool post_control_locked(SendKind kind, LinkStatus *st);
+  LinkStatus progress_send_internal();
+  // Receive side (the receiving thread).
+  LinkStatus drain_cm_events();
+  void drain_comp_events();
+  bool repost(std::uint64_t buf);
+  std::byte *recv_buf(std::uint64_t i) {
+    return recv_mem_.get() + i * cfg_.buffer_size;
+  }
+  std::byte *send_buf(int i) {
+    return send_mem_.get() + static_cast<std::size_t>(i) * peer_buffer_size_;
+  }
+
+  Config cfg_;
+  std::string peer_;
+  std::uint32_t max_payload_ = kMaxPayloadLimit;
+
+  EventChannelPtr channel_;
+  CmIdPtr id_;
+  PdPtr pd_;
+  CompChannelPtr comp_;
+  CqPtr send_cq_, recv_cq_;
+  QpGuard qp_;
+  AlignedBytes recv_mem_, send_mem_;
+  MrPtr recv_mr_, send_mr_;
+  int epfd_ = -1;
+  int busy_fd_ = -1; // eventfd kept readable in busy-poll mode
+  std::uint32_t max_send_wr_ = 0;
+  std::uint32_t max_inline_ = 0;
+
+  mutable std::mutex send_mu_;
+  bool started_ = false;
+  std::uint32_t peer_buffer_size_ = 0;
+  CreditAccount credits_{0, kMinBuffers};
+  HeaderHook hook_;
+  std::deque<Pending> sendq_;
+  std::size_t queued_bytes_ = 0;
+  std::deque<PostedWr>
+      posted_; // in posting order (completions arrive in order)
+  std::vector<int> free_slots_;
+  std::optional<MrCache> mr_cache_; // created once the PD exists
+  bool fin_wanted_ = false, fin_sent_ = false;
+  bool disconnected_ = false; // rdma_disconnect called or DISCONNECTED seen
+
+  // Receive state (receiving thread only).
+  std::deque<RecvWc> rx_backlog_;
+  bool have_header_ = false;
+  FrameHeader rhdr_;
+  std::optional<Payload> rdest_;
+  std::size_t rgot_ = 0;
+  bool peer_fin_ = false;
+  bool peer_disconnected_ = false;
+
+  mutable std::mutex err_mu_;
+  std::string error_;
+};
+
+} // namespace zipper::proto::verbs
