@@ -10,8 +10,7 @@
 
 namespace zipper::proto {
 
-std::optional<Endpoint> parse_endpoint(const std::string &text,
-                                       std::string *why) {
+std::optional<Endpoint> parse_endpoint(const std::string &text, std::string *why) {
   Endpoint ep;
   std::string rest = text;
   for (const char *scheme : {"tcp", "verbs"}) {
@@ -48,7 +47,7 @@ namespace {
       ") is not available in this build (built without libibverbs/"
       "librdmacm: install libibverbs-dev librdmacm-dev and rebuild); use tcp:");
 }
-} // namespace
+}  // namespace
 #endif
 
 // Never falls back from verbs to TCP: a verbs address without an RDMA device
@@ -75,4 +74,4 @@ std::unique_ptr<Link> connect(const Endpoint &ep, int timeout_ms) {
   return tcp::tcp_connect(ep, timeout_ms);
 }
 
-} // namespace zipper::proto
+}  // namespace zipper::proto

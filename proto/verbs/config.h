@@ -8,29 +8,23 @@
 namespace zipper::proto::verbs {
 
 struct Config {
-  std::uint32_t recv_buffers =
-      32; // ZIPPER_VERBS_RECV_BUFFERS: receives pre-posted (credits)
+  std::uint32_t recv_buffers = 32;  // ZIPPER_VERBS_RECV_BUFFERS: receives pre-posted (credits)
   std::uint32_t buffer_size =
-      64 * 1024; // ZIPPER_VERBS_BUFFER_SIZE: bytes per receive buffer / SEND
-  std::uint32_t send_slots =
-      32; // ZIPPER_VERBS_SEND_SLOTS: registered send staging buffers
-  std::uint32_t inline_max =
-      128; // ZIPPER_VERBS_INLINE: SENDs up to this many bytes go inline
-  std::size_t zcopy_min =
-      256 * 1024; // ZIPPER_VERBS_ZCOPY_MIN: payload bytes from which owned
-                  // payloads are sent from an MR-cache registration (0: never)
-  std::uint32_t spin_us =
-      10; // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
-  bool busy_poll = false; // ZIPPER_VERBS_POLL=busy: connect()ed links never let
-                          // the caller sleep (poll_fd always readable)
-  int resolve_timeout_ms =
-      2000; // ZIPPER_VERBS_RESOLVE_MS: address/route resolution, per try
-  std::string source; // ZIPPER_VERBS_SOURCE: source IPv4 for connect (default:
-                      // the local address on the destination's subnet)
+      64 * 1024;                       // ZIPPER_VERBS_BUFFER_SIZE: bytes per receive buffer / SEND
+  std::uint32_t send_slots = 32;       // ZIPPER_VERBS_SEND_SLOTS: registered send staging buffers
+  std::uint32_t inline_max = 128;      // ZIPPER_VERBS_INLINE: SENDs up to this many bytes go inline
+  std::size_t zcopy_min = 256 * 1024;  // ZIPPER_VERBS_ZCOPY_MIN: payload bytes from which owned
+                                       // payloads are sent from an MR-cache registration (0: never)
+  std::uint32_t spin_us = 10;     // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
+  bool busy_poll = false;         // ZIPPER_VERBS_POLL=busy: connect()ed links never let
+                                  // the caller sleep (poll_fd always readable)
+  int resolve_timeout_ms = 2000;  // ZIPPER_VERBS_RESOLVE_MS: address/route resolution, per try
+  std::string source;             // ZIPPER_VERBS_SOURCE: source IPv4 for connect (default:
+                                  // the local address on the destination's subnet)
 
   /// Reads the environment; throws std::invalid_argument naming the variable
   /// on a malformed or out-of-range value.
   static Config from_env();
 };
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

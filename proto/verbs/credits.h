@@ -28,19 +28,18 @@ inline constexpr std::uint32_t kMaxCreditsPerMessage = 0xFFFF;
 inline constexpr std::uint32_t kMinBuffers = 4;
 
 class CreditAccount {
-public:
+ public:
   /// peer_buffers: receives the peer pre-posted for us (our initial credits);
   /// own_buffers: receives we pre-posted for the peer.
   CreditAccount(std::uint32_t peer_buffers, std::uint32_t own_buffers)
-      : peer_buffers_(peer_buffers), credits_(peer_buffers),
+      : peer_buffers_(peer_buffers),
+        credits_(peer_buffers),
         threshold_(std::max<std::uint32_t>(2, own_buffers / 2)) {}
 
   /// Sender: may post a data SEND now (keeps the reserve credit).
   bool can_send_data() const { return credits_ > 1; }
   /// Sender: an explicit credit message is due and may be posted now.
-  bool credit_message_due() const {
-    return owed_ >= threshold_ && credits_ >= 1;
-  }
+  bool credit_message_due() const { return owed_ >= threshold_ && credits_ >= 1; }
   /// Sender: consumes one credit for a SEND and returns the credits to
   /// piggyback on it (all that are owed, up to kMaxCreditsPerMessage).
   std::uint32_t on_send() {
@@ -52,8 +51,7 @@ public:
   /// Sender: the peer returned `n` credits. False if that exceeds what the
   /// peer could possibly owe (a protocol violation).
   bool on_returned(std::uint32_t n) {
-    if (static_cast<std::uint64_t>(credits_) + n > peer_buffers_)
-      return false;
+    if (static_cast<std::uint64_t>(credits_) + n > peer_buffers_) return false;
     credits_ += n;
     return true;
   }
@@ -64,12 +62,11 @@ public:
   std::uint32_t owed() const { return owed_; }
   std::uint32_t threshold() const { return threshold_; }
 
-private:
+ private:
   std::uint32_t peer_buffers_;
-  std::uint32_t credits_; // SENDs we may still post
-  std::uint32_t owed_ =
-      0; // credits we owe the peer (reposted, not yet returned)
+  std::uint32_t credits_;   // SENDs we may still post
+  std::uint32_t owed_ = 0;  // credits we owe the peer (reposted, not yet returned)
   std::uint32_t threshold_;
 };
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

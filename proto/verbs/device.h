@@ -33,4 +33,4 @@ std::string ipv4_text(const sockaddr_in &a);
 /// "send WC error: <status> (vendor error N) on QP n".
 std::string wc_error_text(const char *what, const ibv_wc &wc);
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

@@ -6,20 +6,19 @@ namespace {
 bool same_owner(const std::weak_ptr<void> &a, const std::shared_ptr<void> &b) {
   return !a.owner_before(b) && !b.owner_before(a);
 }
-} // namespace
+}  // namespace
 
 MrCache::MrCache(Registrar r, Limits limits)
     : registrar_(std::make_shared<Registrar>(std::move(r))), limits_(limits) {}
 
 MrCache::~MrCache() {
-  while (!lru_.empty())
-    drop(lru_.begin());
+  while (!lru_.empty()) drop(lru_.begin());
 }
 
 void MrCache::drop(std::list<Entry>::iterator it) {
   bytes_ -= it->len;
   index_.erase(Key{it->addr, it->len});
-  lru_.erase(it); // deregisters now, or when the last in-flight user lets go
+  lru_.erase(it);  // deregisters now, or when the last in-flight user lets go
 }
 
 void MrCache::sweep_stale() {
@@ -33,16 +32,15 @@ void MrCache::sweep_stale() {
   }
 }
 
-MrCache::Handle MrCache::get(void *addr, std::size_t len,
-                             const std::shared_ptr<void> &owner,
+MrCache::Handle MrCache::get(void *addr, std::size_t len, const std::shared_ptr<void> &owner,
                              std::string *why) {
   if (!owner) {
     *why = "memory without an owner is not cached (its lifetime is unknown)";
     return nullptr;
   }
   if (len == 0 || len > limits_.max_bytes) {
-    *why = "cannot cache a registration of " + std::to_string(len) +
-           " bytes (limit " + std::to_string(limits_.max_bytes) + ")";
+    *why = "cannot cache a registration of " + std::to_string(len) + " bytes (limit " +
+           std::to_string(limits_.max_bytes) + ")";
     return nullptr;
   }
   const Key key{reinterpret_cast<std::uintptr_t>(addr), len};
@@ -59,8 +57,8 @@ MrCache::Handle MrCache::get(void *addr, std::size_t len,
   }
   ++stats_.misses;
   sweep_stale();
-  while (!lru_.empty() && (lru_.size() + 1 > limits_.max_entries ||
-                           bytes_ + len > limits_.max_bytes)) {
+  while (!lru_.empty() &&
+         (lru_.size() + 1 > limits_.max_entries || bytes_ + len > limits_.max_bytes)) {
     ++stats_.evictions;
     drop(std::prev(lru_.end()));
   }
@@ -79,4 +77,4 @@ MrCache::Handle MrCache::get(void *addr, std::size_t len,
   return h;
 }
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

@@ -32,27 +32,24 @@ namespace zipper::proto::verbs {
 struct Registration {
   std::uint32_t lkey = 0;
   std::uint32_t rkey = 0;
-  void *handle = nullptr; // ibv_mr* in production; anything in tests
+  void *handle = nullptr;  // ibv_mr* in production; anything in tests
 };
 
 /// Registers / deregisters memory. register_fn returns nullopt-like failure as
 /// handle == nullptr and fills *why.
 struct Registrar {
-  std::function<Registration(void *addr, std::size_t len, std::string *why)>
-      reg;
+  std::function<Registration(void *addr, std::size_t len, std::string *why)> reg;
   std::function<void(const Registration &)> dereg;
 };
 
 class MrCache {
-public:
+ public:
   struct Limits {
-    std::size_t max_entries = 64; // registrations kept
-    std::size_t max_bytes = std::size_t{256}
-                            << 20; // bytes of memory kept registered
+    std::size_t max_entries = 64;                    // registrations kept
+    std::size_t max_bytes = std::size_t{256} << 20;  // bytes of memory kept registered
   };
   struct Stats {
-    std::uint64_t hits = 0, misses = 0, evictions = 0, invalidations = 0,
-                  failures = 0;
+    std::uint64_t hits = 0, misses = 0, evictions = 0, invalidations = 0, failures = 0;
   };
   /// A live registration; the MR is deregistered when the last copy goes.
   using Handle = std::shared_ptr<const Registration>;
@@ -65,14 +62,13 @@ public:
   /// Registration covering [addr, addr+len) whose memory is kept alive by
   /// `owner`. Returns nullptr (and fills *why) when `owner` is empty, len is
   /// 0 or above max_bytes, or registration fails.
-  Handle get(void *addr, std::size_t len, const std::shared_ptr<void> &owner,
-             std::string *why);
+  Handle get(void *addr, std::size_t len, const std::shared_ptr<void> &owner, std::string *why);
 
   std::size_t entries() const { return lru_.size(); }
   std::size_t bytes() const { return bytes_; }
   const Stats &stats() const { return stats_; }
 
-private:
+ private:
   struct Entry {
     std::uintptr_t addr;
     std::size_t len;
@@ -83,12 +79,12 @@ private:
   void drop(std::list<Entry>::iterator it);
   void sweep_stale();
 
-  std::shared_ptr<Registrar> registrar_; // shared with outstanding handles
+  std::shared_ptr<Registrar> registrar_;  // shared with outstanding handles
   Limits limits_;
-  std::list<Entry> lru_; // front = most recently used
+  std::list<Entry> lru_;  // front = most recently used
   std::map<Key, std::list<Entry>::iterator> index_;
   std::size_t bytes_ = 0;
   Stats stats_;
 };
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

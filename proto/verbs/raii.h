@@ -10,9 +10,7 @@
 namespace zipper::proto::verbs {
 
 struct EventChannelDeleter {
-  void operator()(rdma_event_channel *c) const {
-    rdma_destroy_event_channel(c);
-  }
+  void operator()(rdma_event_channel *c) const { rdma_destroy_event_channel(c); }
 };
 struct CmIdDeleter {
   void operator()(rdma_cm_id *id) const { rdma_destroy_id(id); }
@@ -33,8 +31,7 @@ struct SrqDeleter {
   void operator()(ibv_srq *srq) const { ibv_destroy_srq(srq); }
 };
 
-using EventChannelPtr =
-    std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
+using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
 using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
 using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelDeleter>;
@@ -45,7 +42,7 @@ using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
 /// The QP of a cm_id (rdma_create_qp); destroyed with rdma_destroy_qp before
 /// the id itself goes.
 class QpGuard {
-public:
+ public:
   QpGuard() = default;
   explicit QpGuard(rdma_cm_id *id) : id_(id) {}
   QpGuard(QpGuard &&o) noexcept : id_(o.id_) { o.id_ = nullptr; }
@@ -59,13 +56,12 @@ public:
   }
   ~QpGuard() { reset(); }
   void reset() {
-    if (id_ != nullptr && id_->qp != nullptr)
-      rdma_destroy_qp(id_);
+    if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
     id_ = nullptr;
   }
   ibv_qp *get() const { return id_ != nullptr ? id_->qp : nullptr; }
 
-private:
+ private:
   rdma_cm_id *id_ = nullptr;
 };
 
@@ -75,4 +71,4 @@ struct AlignedFree {
 };
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedFree>;
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

@@ -19,8 +19,7 @@ namespace zipper::proto::verbs {
 namespace {
 
 constexpr int kPollBatch = 32;
-constexpr auto kFinDrain =
-    std::chrono::milliseconds(200); // shutdown(): wait for FIN's completion
+constexpr auto kFinDrain = std::chrono::milliseconds(200);  // shutdown(): wait for FIN's completion
 
 std::string errno_text(const char *what, int err) {
   return std::string(what) + ": " + std::strerror(err);
@@ -38,8 +37,7 @@ void set_nonblocking(int fd) {
 AlignedBytes alloc_aligned(std::size_t n) {
   void *p = nullptr;
   if (posix_memalign(&p, 4096, std::max<std::size_t>(n, 4096)) != 0)
-    throw std::runtime_error("out of memory for verbs buffers (" +
-                             std::to_string(n) + " bytes)");
+    throw std::runtime_error("out of memory for verbs buffers (" + std::to_string(n) + " bytes)");
   return AlignedBytes(static_cast<std::byte *>(p));
 }
 
@@ -53,42 +51,33 @@ Registrar make_registrar(ibv_pd *pd) {
     }
     return Registration{mr->lkey, mr->rkey, mr};
   };
-  r.dereg = [](const Registration &reg) {
-    ibv_dereg_mr(static_cast<ibv_mr *>(reg.handle));
-  };
+  r.dereg = [](const Registration &reg) { ibv_dereg_mr(static_cast<ibv_mr *>(reg.handle)); };
   return r;
 }
 
-} // namespace
+}  // namespace
 
-VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg,
-                     std::string peer)
-    : cfg_(std::move(cfg)), peer_(std::move(peer)),
-      channel_(std::move(channel)), id_(std::move(id)) {
+VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::string peer)
+    : cfg_(std::move(cfg)),
+      peer_(std::move(peer)),
+      channel_(std::move(channel)),
+      id_(std::move(id)) {
   ibv_context *ctx = id_->verbs;
   if (ctx == nullptr)
-    throw std::runtime_error("verbs link to " + peer_ +
-                             ": the RDMA CM id has no device");
+    throw std::runtime_error("verbs link to " + peer_ + ": the RDMA CM id has no device");
   pd_.reset(ibv_alloc_pd(ctx));
-  if (!pd_)
-    throw_errno("ibv_alloc_pd");
+  if (!pd_) throw_errno("ibv_alloc_pd");
   mr_cache_.emplace(make_registrar(pd_.get()), MrCache::Limits{});
   comp_.reset(ibv_create_comp_channel(ctx));
-  if (!comp_)
-    throw_errno("ibv_create_comp_channel");
+  if (!comp_) throw_errno("ibv_create_comp_channel");
   set_nonblocking(comp_->fd);
   set_nonblocking(channel_->fd);
 
-  max_send_wr_ =
-      cfg_.send_slots + 16; // slots plus inline, zero-copy and control SENDs
-  send_cq_.reset(ibv_create_cq(ctx, static_cast<int>(max_send_wr_), nullptr,
-                               comp_.get(), 0));
-  if (!send_cq_)
-    throw_errno("ibv_create_cq (send)");
-  recv_cq_.reset(ibv_create_cq(ctx, static_cast<int>(cfg_.recv_buffers),
-                               nullptr, comp_.get(), 0));
-  if (!recv_cq_)
-    throw_errno("ibv_create_cq (recv)");
+  max_send_wr_ = cfg_.send_slots + 16;  // slots plus inline, zero-copy and control SENDs
+  send_cq_.reset(ibv_create_cq(ctx, static_cast<int>(max_send_wr_), nullptr, comp_.get(), 0));
+  if (!send_cq_) throw_errno("ibv_create_cq (send)");
+  recv_cq_.reset(ibv_create_cq(ctx, static_cast<int>(cfg_.recv_buffers), nullptr, comp_.get(), 0));
+  if (!recv_cq_) throw_errno("ibv_create_cq (recv)");
 
   ibv_qp_init_attr qa{};
   qa.send_cq = send_cq_.get();
@@ -101,9 +90,8 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg,
   qa.cap.max_inline_data = cfg_.inline_max;
   qa.sq_sig_all = 1;
   if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0 && cfg_.inline_max > 0) {
-    qa.cap.max_inline_data = 0; // the device may support no inline data at all
-    if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0)
-      throw_errno("rdma_create_qp (RC QP)");
+    qa.cap.max_inline_data = 0;  // the device may support no inline data at all
+    if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) throw_errno("rdma_create_qp (RC QP)");
   } else if (id_->qp == nullptr) {
     throw_errno("rdma_create_qp (RC QP)");
   }
@@ -112,26 +100,21 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg,
 
   const std::size_t rbytes = std::size_t{cfg_.recv_buffers} * cfg_.buffer_size;
   recv_mem_ = alloc_aligned(rbytes);
-  recv_mr_.reset(
-      ibv_reg_mr(pd_.get(), recv_mem_.get(), rbytes, IBV_ACCESS_LOCAL_WRITE));
-  if (!recv_mr_)
-    throw_errno("ibv_reg_mr (receive buffers)");
+  recv_mr_.reset(ibv_reg_mr(pd_.get(), recv_mem_.get(), rbytes, IBV_ACCESS_LOCAL_WRITE));
+  if (!recv_mr_) throw_errno("ibv_reg_mr (receive buffers)");
   for (std::uint64_t i = 0; i < cfg_.recv_buffers; ++i)
-    if (!repost(i))
-      throw std::runtime_error("verbs link to " + peer_ + ": " + error());
+    if (!repost(i)) throw std::runtime_error("verbs link to " + peer_ + ": " + error());
 
   ibv_req_notify_cq(send_cq_.get(), 0);
   ibv_req_notify_cq(recv_cq_.get(), 0);
 
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
-  if (epfd_ < 0)
-    throw_errno("epoll_create1");
+  if (epfd_ < 0) throw_errno("epoll_create1");
   for (int fd : {comp_->fd, channel_->fd}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0)
-      throw_errno("epoll_ctl");
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) throw_errno("epoll_ctl");
   }
   if (cfg_.busy_poll) {
     busy_fd_ = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -146,18 +129,15 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg,
 VerbsLink::~VerbsLink() {
   {
     std::lock_guard lk(send_mu_);
-    if (!disconnected_ && started_)
-      rdma_disconnect(id_.get());
+    if (!disconnected_ && started_) rdma_disconnect(id_.get());
     disconnected_ = true;
     posted_.clear();
     sendq_.clear();
   }
   mr_cache_.reset();
-  qp_.reset(); // before the CQs, MRs and PD it uses
-  if (epfd_ >= 0)
-    ::close(epfd_);
-  if (busy_fd_ >= 0)
-    ::close(busy_fd_);
+  qp_.reset();  // before the CQs, MRs and PD it uses
+  if (epfd_ >= 0) ::close(epfd_);
+  if (busy_fd_ >= 0) ::close(busy_fd_);
 }
 
 void VerbsLink::start(const ConnParams &peer) {
@@ -166,12 +146,9 @@ void VerbsLink::start(const ConnParams &peer) {
   credits_ = CreditAccount(peer.recv_buffers, cfg_.recv_buffers);
   const std::size_t sbytes = std::size_t{cfg_.send_slots} * peer_buffer_size_;
   send_mem_ = alloc_aligned(sbytes);
-  send_mr_.reset(
-      ibv_reg_mr(pd_.get(), send_mem_.get(), sbytes, IBV_ACCESS_LOCAL_WRITE));
-  if (!send_mr_)
-    throw_errno("ibv_reg_mr (send slots)");
-  for (int i = static_cast<int>(cfg_.send_slots) - 1; i >= 0; --i)
-    free_slots_.push_back(i);
+  send_mr_.reset(ibv_reg_mr(pd_.get(), send_mem_.get(), sbytes, IBV_ACCESS_LOCAL_WRITE));
+  if (!send_mr_) throw_errno("ibv_reg_mr (send slots)");
+  for (int i = static_cast<int>(cfg_.send_slots) - 1; i >= 0; --i) free_slots_.push_back(i);
   started_ = true;
 }
 
@@ -182,8 +159,7 @@ void VerbsLink::set_header_hook(HeaderHook hook) {
 
 LinkStatus VerbsLink::fail(std::string why) {
   std::lock_guard lk(err_mu_);
-  if (error_.empty())
-    error_ = std::move(why);
+  if (error_.empty()) error_ = std::move(why);
   return LinkStatus::kError;
 }
 
@@ -217,8 +193,7 @@ bool VerbsLink::repost(std::uint64_t buf) {
 // ---------------------------------------------------------------- sending
 
 void VerbsLink::post(OutFrame frame) {
-  frame.hdr.payload_len =
-      static_cast<std::uint32_t>(frame.payload.bytes.size());
+  frame.hdr.payload_len = static_cast<std::uint32_t>(frame.payload.bytes.size());
   std::lock_guard lk(send_mu_);
   queued_bytes_ += kHeaderSize + frame.payload.bytes.size();
   Pending p;
@@ -247,8 +222,7 @@ LinkStatus VerbsLink::progress_send_internal() {
   }
   // Callbacks and payload owners run unlocked: they may post to other links.
   for (auto &p : done)
-    if (p.frame.on_sent)
-      p.frame.on_sent();
+    if (p.frame.on_sent) p.frame.on_sent();
   return st;
 }
 
@@ -256,30 +230,23 @@ LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending> &done) {
   ibv_wc wcs[kPollBatch];
   for (;;) {
     const int n = ibv_poll_cq(send_cq_.get(), kPollBatch, wcs);
-    if (n < 0)
-      return fail("ibv_poll_cq (send CQ) failed");
+    if (n < 0) return fail("ibv_poll_cq (send CQ) failed");
     for (int i = 0; i < n; ++i) {
-      if (posted_.empty())
-        return fail("send CQ: completion without a posted WR");
+      if (posted_.empty()) return fail("send CQ: completion without a posted WR");
       const PostedWr w = posted_.front();
       posted_.pop_front();
-      if (w.slot >= 0)
-        free_slots_.push_back(w.slot);
-      if (w.frame != nullptr)
-        --w.frame->inflight;
+      if (w.slot >= 0) free_slots_.push_back(w.slot);
+      if (w.frame != nullptr) --w.frame->inflight;
       if (wcs[i].status != IBV_WC_SUCCESS) {
-        if (wcs[i].status == IBV_WC_WR_FLUSH_ERR && disconnected_)
-          continue;
+        if (wcs[i].status == IBV_WC_WR_FLUSH_ERR && disconnected_) continue;
         return fail(wc_error_text(("send to " + peer_ + ":").c_str(), wcs[i]));
       }
     }
-    if (n < kPollBatch)
-      break;
+    if (n < kPollBatch) break;
   }
   while (!sendq_.empty()) {
     Pending &p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.inflight > 0)
-      break;
+    if (!p.encoded || p.posted < p.total() || p.inflight > 0) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }
@@ -287,8 +254,7 @@ LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending> &done) {
 }
 
 bool VerbsLink::post_control_locked(SendKind kind, LinkStatus *st) {
-  if (posted_.size() >= max_send_wr_ || credits_.credits() == 0)
-    return false;
+  if (posted_.size() >= max_send_wr_ || credits_.credits() == 0) return false;
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
   wr.imm_data = htonl(encode_imm(kind, credits_.on_send()));
@@ -304,14 +270,12 @@ bool VerbsLink::post_control_locked(SendKind kind, LinkStatus *st) {
 }
 
 bool VerbsLink::post_segment_locked(Pending &p, LinkStatus *st) {
-  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data())
-    return false;
+  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
   const std::size_t plen = p.frame.payload.bytes.size();
   const bool first = p.posted == 0;
   const std::size_t hdr = first ? kHeaderSize : 0;
   const std::size_t poff = first ? 0 : p.posted - kHeaderSize;
-  const std::size_t pbytes =
-      std::min(plen - poff, std::size_t{peer_buffer_size_} - hdr);
+  const std::size_t pbytes = std::min(plen - poff, std::size_t{peer_buffer_size_} - hdr);
   const std::size_t seg = hdr + pbytes;
   std::byte *payload_at = p.frame.payload.bytes.data() + poff;
 
@@ -321,35 +285,30 @@ bool VerbsLink::post_segment_locked(Pending &p, LinkStatus *st) {
   unsigned flags = IBV_SEND_SIGNALED;
   if (seg <= max_inline_) {
     // Inline: the HCA copies the bytes at post time; no lkey, no slot.
-    if (hdr > 0)
-      sge[nsge++] = {reinterpret_cast<std::uintptr_t>(p.wire.data()),
-                     kHeaderSize, 0};
+    if (hdr > 0) sge[nsge++] = {reinterpret_cast<std::uintptr_t>(p.wire.data()), kHeaderSize, 0};
     if (pbytes > 0)
       sge[nsge++] = {reinterpret_cast<std::uintptr_t>(payload_at),
                      static_cast<std::uint32_t>(pbytes), 0};
     flags |= IBV_SEND_INLINE;
-  } else if (!first && cfg_.zcopy_min > 0 && plen >= cfg_.zcopy_min &&
-             p.frame.payload.owner && (p.mr || [&] {
+  } else if (!first && cfg_.zcopy_min > 0 && plen >= cfg_.zcopy_min && p.frame.payload.owner &&
+             (p.mr || [&] {
                std::string why;
-               p.mr = mr_cache_->get(p.frame.payload.bytes.data(), plen,
-                                     p.frame.payload.owner, &why);
+               p.mr =
+                   mr_cache_->get(p.frame.payload.bytes.data(), plen, p.frame.payload.owner, &why);
                return p.mr != nullptr;
              }())) {
     // Zero copy straight from the payload's (cached) registration.
-    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(payload_at),
-                   static_cast<std::uint32_t>(pbytes), p.mr->lkey};
+    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(payload_at), static_cast<std::uint32_t>(pbytes),
+                   p.mr->lkey};
   } else {
-    if (free_slots_.empty())
-      return false;
+    if (free_slots_.empty()) return false;
     slot = free_slots_.back();
     free_slots_.pop_back();
     std::byte *b = send_buf(slot);
-    if (hdr > 0)
-      std::memcpy(b, p.wire.data(), kHeaderSize);
-    if (pbytes > 0)
-      std::memcpy(b + hdr, payload_at, pbytes);
-    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(b),
-                   static_cast<std::uint32_t>(seg), send_mr_->lkey};
+    if (hdr > 0) std::memcpy(b, p.wire.data(), kHeaderSize);
+    if (pbytes > 0) std::memcpy(b + hdr, payload_at, pbytes);
+    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(b), static_cast<std::uint32_t>(seg),
+                   send_mr_->lkey};
   }
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
@@ -357,12 +316,10 @@ bool VerbsLink::post_segment_locked(Pending &p, LinkStatus *st) {
   wr.num_sge = nsge;
   wr.send_flags = flags;
   const std::uint32_t returned = credits_.on_send();
-  wr.imm_data = htonl(encode_imm(
-      first ? SendKind::kFrameStart : SendKind::kFrameCont, returned));
+  wr.imm_data = htonl(encode_imm(first ? SendKind::kFrameStart : SendKind::kFrameCont, returned));
   ibv_send_wr *bad = nullptr;
   if (const int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) {
-    if (slot >= 0)
-      free_slots_.push_back(slot);
+    if (slot >= 0) free_slots_.push_back(slot);
     *st = fail(errno_text("ibv_post_send", rc));
     return false;
   }
@@ -374,13 +331,10 @@ bool VerbsLink::post_segment_locked(Pending &p, LinkStatus *st) {
 }
 
 LinkStatus VerbsLink::send_locked(std::vector<Pending> &done) {
-  if (!started_ || disconnected_)
-    return failed() ? LinkStatus::kError : LinkStatus::kOk;
-  if (failed())
-    return LinkStatus::kError;
+  if (!started_ || disconnected_) return failed() ? LinkStatus::kError : LinkStatus::kOk;
+  if (failed()) return LinkStatus::kError;
   LinkStatus st = reap_send_cq_locked(done);
-  if (st != LinkStatus::kOk)
-    return st;
+  if (st != LinkStatus::kOk) return st;
   for (auto it = sendq_.begin(); it != sendq_.end();) {
     Pending &p = *it;
     if (!p.encoded) {
@@ -407,26 +361,21 @@ LinkStatus VerbsLink::send_locked(std::vector<Pending> &done) {
         break;
       }
     }
-    if (st != LinkStatus::kOk)
-      return st;
-    if (blocked)
-      break;
+    if (st != LinkStatus::kOk) return st;
+    if (blocked) break;
     ++it;
   }
-  if (credits_.credit_message_due() &&
-      !post_control_locked(SendKind::kCredit, &st) && st != LinkStatus::kOk)
+  if (credits_.credit_message_due() && !post_control_locked(SendKind::kCredit, &st) &&
+      st != LinkStatus::kOk)
     return st;
   if (fin_wanted_ && !fin_sent_ && sendq_.empty()) {
-    if (post_control_locked(SendKind::kFin, &st))
-      fin_sent_ = true;
-    if (st != LinkStatus::kOk)
-      return st;
+    if (post_control_locked(SendKind::kFin, &st)) fin_sent_ = true;
+    if (st != LinkStatus::kOk) return st;
   }
   // Frames that completed while we were posting.
   while (!sendq_.empty()) {
     Pending &p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.inflight > 0)
-      break;
+    if (!p.encoded || p.posted < p.total() || p.inflight > 0) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }
@@ -445,31 +394,27 @@ void VerbsLink::shutdown() {
   std::vector<Pending> done;
   {
     std::lock_guard lk(send_mu_);
-    if (disconnected_)
-      return;
+    if (disconnected_) return;
     // An orderly end first (FIN after every frame already posted), so the peer
     // sees a clean close rather than a reset; bounded wait for its completion.
     fin_wanted_ = true;
     if (started_ && !failed()) {
       if (!fin_sent_ && sendq_.empty()) {
         LinkStatus st = LinkStatus::kOk;
-        if (post_control_locked(SendKind::kFin, &st))
-          fin_sent_ = true;
+        if (post_control_locked(SendKind::kFin, &st)) fin_sent_ = true;
       }
       const auto until = std::chrono::steady_clock::now() + kFinDrain;
       while (fin_sent_ && !posted_.empty() && !failed() &&
              std::chrono::steady_clock::now() < until) {
-        if (reap_send_cq_locked(done) != LinkStatus::kOk)
-          break;
+        if (reap_send_cq_locked(done) != LinkStatus::kOk) break;
         std::this_thread::yield();
       }
     }
     disconnected_ = true;
-    rdma_disconnect(id_.get()); // flushes the QP; the CM event wakes any waiter
+    rdma_disconnect(id_.get());  // flushes the QP; the CM event wakes any waiter
   }
   for (auto &p : done)
-    if (p.frame.on_sent)
-      p.frame.on_sent();
+    if (p.frame.on_sent) p.frame.on_sent();
 }
 
 // ---------------------------------------------------------------- receiving
@@ -481,22 +426,21 @@ LinkStatus VerbsLink::drain_cm_events() {
     const int status = ev->status;
     rdma_ack_cm_event(ev);
     switch (type) {
-    case RDMA_CM_EVENT_DISCONNECTED:
-    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-      peer_disconnected_ = true;
-      break;
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      peer_disconnected_ = true;
-      fail("link " + peer_ +
-           ": RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
-      break;
-    case RDMA_CM_EVENT_ESTABLISHED:
-      break;
-    default:
-      if (status != 0)
-        fail("link " + peer_ + ": " + rdma_event_str(type) + " (status " +
-             std::to_string(status) + ")");
-      break;
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+        peer_disconnected_ = true;
+        break;
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        peer_disconnected_ = true;
+        fail("link " + peer_ + ": RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
+        break;
+      case RDMA_CM_EVENT_ESTABLISHED:
+        break;
+      default:
+        if (status != 0)
+          fail("link " + peer_ + ": " + rdma_event_str(type) + " (status " +
+               std::to_string(status) + ")");
+        break;
     }
   }
   if (peer_disconnected_) {
@@ -512,43 +456,37 @@ LinkStatus VerbsLink::drain_cm_events() {
 void VerbsLink::drain_comp_events() {
   ibv_cq *cq = nullptr;
   void *ctx = nullptr;
-  while (ibv_get_cq_event(comp_.get(), &cq, &ctx) == 0)
-    ibv_ack_cq_events(cq, 1);
+  while (ibv_get_cq_event(comp_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
   ibv_req_notify_cq(send_cq_.get(), 0);
   ibv_req_notify_cq(recv_cq_.get(), 0);
   epoll_event evs[4];
   (void)epoll_wait(epfd_, evs, 4,
-                   0); // consume the inner ready list (nested epoll)
+                   0);  // consume the inner ready list (nested epoll)
 }
 
 LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
   drain_cm_events();
   drain_comp_events();
   std::size_t frames = 0;
-  const auto spin_until = std::chrono::steady_clock::now() +
-                          std::chrono::microseconds(cfg_.spin_us);
+  const auto spin_until =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(cfg_.spin_us);
   bool got_any = false;
   LinkStatus result = LinkStatus::kOk;
   for (;;) {
-    if (failed())
-      return LinkStatus::kError;
+    if (failed()) return LinkStatus::kError;
     if (rx_backlog_.empty()) {
       ibv_wc wcs[kPollBatch];
       const int n = ibv_poll_cq(recv_cq_.get(), kPollBatch, wcs);
-      if (n < 0)
-        return fail("ibv_poll_cq (receive CQ) failed");
+      if (n < 0) return fail("ibv_poll_cq (receive CQ) failed");
       for (int i = 0; i < n; ++i) {
         if (wcs[i].status != IBV_WC_SUCCESS) {
-          if (wcs[i].status == IBV_WC_WR_FLUSH_ERR &&
-              (peer_disconnected_ || disconnected_))
+          if (wcs[i].status == IBV_WC_WR_FLUSH_ERR && (peer_disconnected_ || disconnected_))
             continue;
-          return fail(
-              wc_error_text(("receive from " + peer_ + ":").c_str(), wcs[i]));
+          return fail(wc_error_text(("receive from " + peer_ + ":").c_str(), wcs[i]));
         }
         if ((wcs[i].wc_flags & IBV_WC_WITH_IMM) == 0)
           return fail("malformed SEND from " + peer_ + ": no immediate data");
-        rx_backlog_.push_back(
-            RecvWc{wcs[i].wr_id, wcs[i].byte_len, ntohl(wcs[i].imm_data)});
+        rx_backlog_.push_back(RecvWc{wcs[i].wr_id, wcs[i].byte_len, ntohl(wcs[i].imm_data)});
       }
       if (rx_backlog_.empty()) {
         // Adaptive polling: spin briefly on an idle link before the caller
@@ -566,70 +504,61 @@ LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
     if (!wc.credits_taken) {
       std::lock_guard lk(send_mu_);
       if (!credits_.on_returned(imm_credits(wc.imm)))
-        return fail("link " + peer_ +
-                    ": the peer returned more credits than it owed");
+        return fail("link " + peer_ + ": the peer returned more credits than it owed");
       wc.credits_taken = true;
     }
     const std::byte *data = recv_buf(wc.buf);
     std::size_t len = wc.len;
     bool frame_done = false;
     switch (imm_kind(wc.imm)) {
-    case SendKind::kFrameStart: {
-      if (have_header_)
-        return fail("malformed frame from " + peer_ +
-                    ": new frame inside a frame");
-      if (len < kHeaderSize)
-        return fail("malformed frame from " + peer_ + ": short SEND");
-      FrameHeader h;
-      const auto dec = decode_header(
-          std::span<const std::byte>(data, kHeaderSize), max_payload_, &h);
-      if (dec != DecodeError::kOk)
-        return fail("malformed frame from " + peer_ + ": " +
-                    std::string(to_string(dec)));
-      if (!rdest_) {
-        auto d = sink.payload_dest(h);
-        if (!d) {
-          result =
-              LinkStatus::kPaused; // the WC stays in the backlog; buffer held
-          goto out;
+      case SendKind::kFrameStart: {
+        if (have_header_)
+          return fail("malformed frame from " + peer_ + ": new frame inside a frame");
+        if (len < kHeaderSize) return fail("malformed frame from " + peer_ + ": short SEND");
+        FrameHeader h;
+        const auto dec =
+            decode_header(std::span<const std::byte>(data, kHeaderSize), max_payload_, &h);
+        if (dec != DecodeError::kOk)
+          return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
+        if (!rdest_) {
+          auto d = sink.payload_dest(h);
+          if (!d) {
+            result = LinkStatus::kPaused;  // the WC stays in the backlog; buffer held
+            goto out;
+          }
+          if (d->bytes.size() != h.payload_len)
+            return fail("internal: payload buffer size mismatch");
+          rdest_ = std::move(d);
         }
-        if (d->bytes.size() != h.payload_len)
-          return fail("internal: payload buffer size mismatch");
-        rdest_ = std::move(d);
+        rhdr_ = h;
+        have_header_ = true;
+        rgot_ = 0;
+        data += kHeaderSize;
+        len -= kHeaderSize;
+        [[fallthrough]];
       }
-      rhdr_ = h;
-      have_header_ = true;
-      rgot_ = 0;
-      data += kHeaderSize;
-      len -= kHeaderSize;
-      [[fallthrough]];
-    }
-    case SendKind::kFrameCont: {
-      if (!have_header_)
-        return fail("malformed frame from " + peer_ +
-                    ": payload outside a frame");
-      if (len > rhdr_.payload_len - rgot_)
-        return fail("malformed frame from " + peer_ +
-                    ": more payload than the header announced");
-      if (len > 0)
-        std::memcpy(rdest_->bytes.data() + rgot_, data, len);
-      rgot_ += len;
-      frame_done = rgot_ == rhdr_.payload_len;
-      break;
-    }
-    case SendKind::kCredit:
-      break;
-    case SendKind::kFin:
-      peer_fin_ = true;
-      break;
-    default:
-      return fail("malformed SEND from " + peer_ + ": unknown kind");
+      case SendKind::kFrameCont: {
+        if (!have_header_)
+          return fail("malformed frame from " + peer_ + ": payload outside a frame");
+        if (len > rhdr_.payload_len - rgot_)
+          return fail("malformed frame from " + peer_ + ": more payload than the header announced");
+        if (len > 0) std::memcpy(rdest_->bytes.data() + rgot_, data, len);
+        rgot_ += len;
+        frame_done = rgot_ == rhdr_.payload_len;
+        break;
+      }
+      case SendKind::kCredit:
+        break;
+      case SendKind::kFin:
+        peer_fin_ = true;
+        break;
+      default:
+        return fail("malformed SEND from " + peer_ + ": unknown kind");
     }
     {
       const std::uint64_t buf = wc.buf;
       rx_backlog_.pop_front();
-      if (!repost(buf))
-        return LinkStatus::kError;
+      if (!repost(buf)) return LinkStatus::kError;
       std::lock_guard lk(send_mu_);
       credits_.on_reposted();
     }
@@ -638,26 +567,20 @@ LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
       Payload p = std::move(*rdest_);
       rdest_.reset();
       sink.on_frame(rhdr_, std::move(p));
-      if (max_frames != 0 && ++frames >= max_frames)
-        break;
+      if (max_frames != 0 && ++frames >= max_frames) break;
     }
   }
 out:
   // Returned credits and freed send slots may unblock sends; owed credits may
   // be due back (completion channels never signal writability).
-  if (progress_send_internal() == LinkStatus::kError)
-    return LinkStatus::kError;
-  if (result == LinkStatus::kPaused)
-    return result;
+  if (progress_send_internal() == LinkStatus::kError) return LinkStatus::kError;
+  if (result == LinkStatus::kPaused) return result;
   if (rx_backlog_.empty() && (peer_fin_ || peer_disconnected_)) {
-    if (have_header_)
-      return fail("connection closed by " + peer_ +
-                  " in the middle of a frame");
-    if (failed())
-      return LinkStatus::kError;
+    if (have_header_) return fail("connection closed by " + peer_ + " in the middle of a frame");
+    if (failed()) return LinkStatus::kError;
     return LinkStatus::kClosed;
   }
   return LinkStatus::kOk;
 }
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

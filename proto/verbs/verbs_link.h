@@ -28,7 +28,7 @@
 namespace zipper::proto::verbs {
 
 class VerbsLink final : public Link {
-public:
+ public:
   /// Takes over a cm_id whose route is resolved (active side) or that came in
   /// with a connect request (passive side), with its own event channel.
   /// Creates PD, completion channel, CQs, QP and MRs and pre-posts the
@@ -39,9 +39,7 @@ public:
   /// The peer's receive buffers (from the CM private data): starts sending.
   void start(const ConnParams &peer);
   /// What this side offers the peer in the CM private data.
-  ConnParams local_params() const {
-    return {cfg_.recv_buffers, cfg_.buffer_size};
-  }
+  ConnParams local_params() const { return {cfg_.recv_buffers, cfg_.buffer_size}; }
   rdma_cm_id *cm_id() const { return id_.get(); }
 
   int poll_fd() const override { return epfd_; }
@@ -57,21 +55,19 @@ public:
   std::string error() const override;
   std::string peer() const override { return peer_; }
 
-private:
+ private:
   struct Pending {
     OutFrame frame;
     std::array<std::byte, kHeaderSize> wire{};
     bool encoded = false;
-    std::size_t posted = 0;   // bytes of header+payload already in posted WRs
-    std::size_t inflight = 0; // posted WRs of this frame not yet completed
-    MrCache::Handle mr;       // zero-copy registration of the payload, if any
-    std::size_t total() const {
-      return kHeaderSize + frame.payload.bytes.size();
-    }
+    std::size_t posted = 0;    // bytes of header+payload already in posted WRs
+    std::size_t inflight = 0;  // posted WRs of this frame not yet completed
+    MrCache::Handle mr;        // zero-copy registration of the payload, if any
+    std::size_t total() const { return kHeaderSize + frame.payload.bytes.size(); }
   };
   struct PostedWr {
-    Pending *frame; // nullptr for credit / FIN messages
-    int slot;       // send slot to free on completion, -1 if none
+    Pending *frame;  // nullptr for credit / FIN messages
+    int slot;        // send slot to free on completion, -1 if none
   };
   struct RecvWc {
     std::uint64_t buf;
@@ -93,9 +89,7 @@ private:
   LinkStatus drain_cm_events();
   void drain_comp_events();
   bool repost(std::uint64_t buf);
-  std::byte *recv_buf(std::uint64_t i) {
-    return recv_mem_.get() + i * cfg_.buffer_size;
-  }
+  std::byte *recv_buf(std::uint64_t i) { return recv_mem_.get() + i * cfg_.buffer_size; }
   std::byte *send_buf(int i) {
     return send_mem_.get() + static_cast<std::size_t>(i) * peer_buffer_size_;
   }
@@ -113,7 +107,7 @@ private:
   AlignedBytes recv_mem_, send_mem_;
   MrPtr recv_mr_, send_mr_;
   int epfd_ = -1;
-  int busy_fd_ = -1; // eventfd kept readable in busy-poll mode
+  int busy_fd_ = -1;  // eventfd kept readable in busy-poll mode
   std::uint32_t max_send_wr_ = 0;
   std::uint32_t max_inline_ = 0;
 
@@ -124,12 +118,11 @@ private:
   HeaderHook hook_;
   std::deque<Pending> sendq_;
   std::size_t queued_bytes_ = 0;
-  std::deque<PostedWr>
-      posted_; // in posting order (completions arrive in order)
+  std::deque<PostedWr> posted_;  // in posting order (completions arrive in order)
   std::vector<int> free_slots_;
-  std::optional<MrCache> mr_cache_; // created once the PD exists
+  std::optional<MrCache> mr_cache_;  // created once the PD exists
   bool fin_wanted_ = false, fin_sent_ = false;
-  bool disconnected_ = false; // rdma_disconnect called or DISCONNECTED seen
+  bool disconnected_ = false;  // rdma_disconnect called or DISCONNECTED seen
 
   // Receive state (receiving thread only).
   std::deque<RecvWc> rx_backlog_;
@@ -144,4 +137,4 @@ private:
   std::string error_;
 };
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

@@ -18,14 +18,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string errno_text(const std::string &what) {
-  return what + ": " + std::strerror(errno);
-}
+std::string errno_text(const std::string &what) { return what + ": " + std::strerror(errno); }
 
 EventChannelPtr make_channel() {
   EventChannelPtr ch(rdma_create_event_channel());
-  if (!ch)
-    throw std::runtime_error(errno_text("rdma_create_event_channel"));
+  if (!ch) throw std::runtime_error(errno_text("rdma_create_event_channel"));
   const int flags = fcntl(ch->fd, F_GETFL, 0);
   fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK);
   return ch;
@@ -35,8 +32,7 @@ EventChannelPtr make_channel() {
 /// or its buffers are too small for the protocol.
 std::optional<ConnParams> peer_params(const rdma_conn_param &p) {
   auto params = decode_params(p.private_data, p.private_data_len);
-  if (!params || params->recv_buffers < kMinBuffers ||
-      params->buffer_size < 4096)
+  if (!params || params->recv_buffers < kMinBuffers || params->buffer_size < 4096)
     return std::nullopt;
   return params;
 }
@@ -47,9 +43,8 @@ rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize> &pd) {
   p.private_data_len = static_cast<std::uint8_t>(pd.size());
   p.responder_resources = 1;
   p.initiator_depth = 1;
-  p.retry_count = 7; // transport retries before a send fails (dead peer)
-  p.rnr_retry_count =
-      0; // receiver-not-ready cannot happen (credits); surface it if it does
+  p.retry_count = 7;      // transport retries before a send fails (dead peer)
+  p.rnr_retry_count = 0;  // receiver-not-ready cannot happen (credits); surface it if it does
   return p;
 }
 
@@ -58,21 +53,18 @@ rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize> &pd) {
 rdma_cm_event *wait_event(rdma_event_channel *ch, Clock::time_point deadline) {
   for (;;) {
     rdma_cm_event *ev = nullptr;
-    if (rdma_get_cm_event(ch, &ev) == 0)
-      return ev;
+    if (rdma_get_cm_event(ch, &ev) == 0) return ev;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       throw std::runtime_error(errno_text("rdma_get_cm_event"));
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - Clock::now())
-                          .count();
-    if (left <= 0)
-      return nullptr;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return nullptr;
     pollfd p{ch->fd, POLLIN, 0};
     poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
   }
 }
 
-} // namespace
+}  // namespace
 
 // ---------------------------------------------------------------- listener
 
@@ -87,11 +79,10 @@ VerbsListener::VerbsListener(const Endpoint &ep) : cfg_(Config::from_env()) {
   if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&a)) != 0) {
     const int err = errno;
     if (err == ENODEV || err == EADDRNOTAVAIL)
-      throw std::runtime_error(
-          "cannot listen on " + ep.to_string() +
-          ": no RDMA device has address " + ipv4_text(a) +
-          " (rdma_bind_addr: " + std::strerror(err) +
-          "); 'rdma link' lists the devices and their netdevs");
+      throw std::runtime_error("cannot listen on " + ep.to_string() +
+                               ": no RDMA device has address " + ipv4_text(a) +
+                               " (rdma_bind_addr: " + std::strerror(err) +
+                               "); 'rdma link' lists the devices and their netdevs");
     throw std::runtime_error("cannot listen on " + ep.to_string() +
                              ": rdma_bind_addr: " + std::strerror(err));
   }
@@ -101,11 +92,9 @@ VerbsListener::VerbsListener(const Endpoint &ep) : cfg_(Config::from_env()) {
   if (rdma_listen(id, 512) != 0)
     throw std::runtime_error("cannot listen on " + ep.to_string() + ": " +
                              errno_text("rdma_listen"));
-  const std::string dev =
-      id->verbs != nullptr ? ibv_get_device_name(id->verbs->device) : "any";
-  address_ = "verbs:" + ipv4_text(a) + ":" +
-             std::to_string(ntohs(rdma_get_src_port(id))) + " (device " + dev +
-             ", port " + std::to_string(id->port_num) + ")";
+  const std::string dev = id->verbs != nullptr ? ibv_get_device_name(id->verbs->device) : "any";
+  address_ = "verbs:" + ipv4_text(a) + ":" + std::to_string(ntohs(rdma_get_src_port(id))) +
+             " (device " + dev + ", port " + std::to_string(id->port_num) + ")";
 }
 
 VerbsListener::~VerbsListener() = default;
@@ -115,11 +104,9 @@ int VerbsListener::poll_fd() const { return channel_->fd; }
 std::unique_ptr<Link> VerbsListener::accept() {
   for (;;) {
     rdma_cm_event *ev = nullptr;
-    if (rdma_get_cm_event(channel_.get(), &ev) != 0)
-      return nullptr; // nothing pending
+    if (rdma_get_cm_event(channel_.get(), &ev) != 0) return nullptr;  // nothing pending
     if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-      rdma_ack_cm_event(
-          ev); // events of ids not yet migrated to their link: nothing to do
+      rdma_ack_cm_event(ev);  // events of ids not yet migrated to their link: nothing to do
       continue;
     }
     CmIdPtr id(ev->id);
@@ -128,12 +115,11 @@ std::unique_ptr<Link> VerbsListener::accept() {
     std::string peer = "verbs:?";
     if (peer_sa != nullptr && peer_sa->sa_family == AF_INET) {
       const auto *s = reinterpret_cast<const sockaddr_in *>(peer_sa);
-      peer =
-          "verbs:" + ipv4_text(*s) + ":" + std::to_string(ntohs(s->sin_port));
+      peer = "verbs:" + ipv4_text(*s) + ":" + std::to_string(ntohs(s->sin_port));
     }
     rdma_ack_cm_event(ev);
     if (!params) {
-      rdma_reject(id.get(), nullptr, 0); // not a zipper verbs client
+      rdma_reject(id.get(), nullptr, 0);  // not a zipper verbs client
       continue;
     }
     try {
@@ -142,18 +128,15 @@ std::unique_ptr<Link> VerbsListener::accept() {
       // its poll_fd.
       if (rdma_migrate_id(id.get(), ch.get()) != 0)
         throw std::runtime_error(errno_text("rdma_migrate_id"));
-      auto link =
-          std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg_, peer);
+      auto link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg_, peer);
       link->start(*params);
       const auto pd = encode_params(link->local_params());
       rdma_conn_param cp = conn_param(pd);
-      if (rdma_accept(link->cm_id(), &cp) != 0)
-        throw std::runtime_error(errno_text("rdma_accept"));
+      if (rdma_accept(link->cm_id(), &cp) != 0) throw std::runtime_error(errno_text("rdma_accept"));
       return link;
     } catch (const std::exception &) {
-      if (id)
-        rdma_reject(id.get(), nullptr, 0);
-      continue; // resources exhausted for this one; keep serving the others
+      if (id) rdma_reject(id.get(), nullptr, 0);
+      continue;  // resources exhausted for this one; keep serving the others
     }
   }
 }
@@ -178,12 +161,10 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
     CmIdPtr id(raw);
     std::unique_ptr<VerbsLink> link;
     bool retry = false;
-    auto expect = [&](rdma_cm_event_type want,
-                      const char *step) -> rdma_cm_event * {
+    auto expect = [&](rdma_cm_event_type want, const char *step) -> rdma_cm_event * {
       rdma_cm_event *ev = wait_event(
-          ch.get(), std::min(deadline, Clock::now() +
-                                           std::chrono::milliseconds(
-                                               cfg.resolve_timeout_ms + 1000)));
+          ch.get(), std::min(deadline, Clock::now() + std::chrono::milliseconds(
+                                                          cfg.resolve_timeout_ms + 1000)));
       if (ev == nullptr) {
         last = std::string(step) + " timed out";
         retry = true;
@@ -191,39 +172,31 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
       }
       if (ev->event != want) {
         last = std::string(step) + ": " + rdma_event_str(ev->event) +
-               (ev->event == RDMA_CM_EVENT_REJECTED
-                    ? " (nobody listens there, or the peer refused)"
-                    : "") +
+               (ev->event == RDMA_CM_EVENT_REJECTED ? " (nobody listens there, or the peer refused)"
+                                                    : "") +
                " status " + std::to_string(ev->status);
-        retry = ev->event == RDMA_CM_EVENT_REJECTED ||
-                ev->event == RDMA_CM_EVENT_UNREACHABLE ||
-                ev->event == RDMA_CM_EVENT_ADDR_ERROR ||
-                ev->event == RDMA_CM_EVENT_ROUTE_ERROR ||
+        retry = ev->event == RDMA_CM_EVENT_REJECTED || ev->event == RDMA_CM_EVENT_UNREACHABLE ||
+                ev->event == RDMA_CM_EVENT_ADDR_ERROR || ev->event == RDMA_CM_EVENT_ROUTE_ERROR ||
                 ev->event == RDMA_CM_EVENT_CONNECT_ERROR;
         rdma_ack_cm_event(ev);
         return nullptr;
       }
       return ev;
     };
-    if (rdma_resolve_addr(
-            id.get(),
-            src.sin_family == AF_INET ? reinterpret_cast<sockaddr *>(&src)
-                                      : nullptr,
-            reinterpret_cast<sockaddr *>(&dst), cfg.resolve_timeout_ms) != 0) {
+    if (rdma_resolve_addr(id.get(),
+                          src.sin_family == AF_INET ? reinterpret_cast<sockaddr *>(&src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&dst), cfg.resolve_timeout_ms) != 0) {
       last = errno_text("rdma_resolve_addr");
       retry = true;
-    } else if (auto *ev =
-                   expect(RDMA_CM_EVENT_ADDR_RESOLVED, "address resolution")) {
+    } else if (auto *ev = expect(RDMA_CM_EVENT_ADDR_RESOLVED, "address resolution")) {
       rdma_ack_cm_event(ev);
       if (rdma_resolve_route(id.get(), cfg.resolve_timeout_ms) != 0) {
         last = errno_text("rdma_resolve_route");
         retry = true;
-      } else if (auto *ev2 =
-                     expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "route resolution")) {
+      } else if (auto *ev2 = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "route resolution")) {
         rdma_ack_cm_event(ev2);
         rdma_cm_id *idp = id.get();
-        link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg,
-                                           ep.to_string());
+        link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg, ep.to_string());
         const auto pd = encode_params(link->local_params());
         rdma_conn_param cp = conn_param(pd);
         if (rdma_connect(idp, &cp) != 0) {
@@ -239,8 +212,7 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
               last = "connect timed out";
               break;
             }
-            if (ev3->event == RDMA_CM_EVENT_ESTABLISHED)
-              break;
+            if (ev3->event == RDMA_CM_EVENT_ESTABLISHED) break;
             last = std::string("connect: ") + rdma_event_str(ev3->event) +
                    (ev3->event == RDMA_CM_EVENT_REJECTED
                         ? " (nobody listens there, or the peer refused)"
@@ -255,8 +227,7 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
             const auto params = peer_params(ev3->param.conn);
             rdma_ack_cm_event(ev3);
             if (!params)
-              throw std::runtime_error("cannot connect to zipperd at " +
-                                       ep.to_string() +
+              throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() +
                                        ": the peer is not a zipper verbs "
                                        "listener (bad private data)");
             link->start(*params);
@@ -267,10 +238,10 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
     }
     link.reset();
     if (!retry || Clock::now() >= deadline)
-      throw std::runtime_error("cannot connect to zipperd at " +
-                               ep.to_string() + via + ": " + last);
+      throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + via + ": " +
+                               last);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs

@@ -14,7 +14,7 @@ namespace zipper::proto::verbs {
 /// device's port: a RoCE netdev or IPoIB address). poll_fd() is the CM event
 /// channel; accept() answers one connect request with a ready VerbsLink.
 class VerbsListener final : public Listener {
-public:
+ public:
   /// Throws std::runtime_error naming the missing RDMA device, an address not
   /// on any RDMA device, or a bind failure.
   explicit VerbsListener(const Endpoint &ep);
@@ -23,7 +23,7 @@ public:
   std::unique_ptr<Link> accept() override;
   std::string address() const override { return address_; }
 
-private:
+ private:
   Config cfg_;
   EventChannelPtr channel_;
   CmIdPtr id_;
@@ -35,4 +35,4 @@ private:
 /// until `timeout_ms` elapses. Throws std::runtime_error with the last reason.
 std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms);
 
-} // namespace zipper::proto::verbs
+}  // namespace zipper::proto::verbs
