@@ -10,10 +10,10 @@
 
 namespace zipper::proto {
 
-std::optional<Endpoint> parse_endpoint(const std::string &text, std::string *why) {
+std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why) {
   Endpoint ep;
   std::string rest = text;
-  for (const char *scheme : {"tcp", "verbs"}) {
+  for (const char* scheme : {"tcp", "verbs"}) {
     const std::string prefix = std::string(scheme) + ":";
     if (rest.rfind(prefix, 0) == 0) {
       ep.scheme = scheme;
@@ -28,8 +28,8 @@ std::optional<Endpoint> parse_endpoint(const std::string &text, std::string *why
   }
   ep.host = rest.substr(0, colon);
   unsigned port = 0;
-  const auto *b = rest.data() + colon + 1;
-  const auto *e = rest.data() + rest.size();
+  const auto* b = rest.data() + colon + 1;
+  const auto* e = rest.data() + rest.size();
   const auto [p, ec] = std::from_chars(b, e, port);
   if (ec != std::errc() || p != e || port > 65535) {
     *why = "bad port in '" + text + "'";
@@ -41,7 +41,7 @@ std::optional<Endpoint> parse_endpoint(const std::string &text, std::string *why
 
 #ifndef ZIPPER_HAVE_VERBS
 namespace {
-[[noreturn]] void no_verbs(const Endpoint &ep) {
+[[noreturn]] void no_verbs(const Endpoint& ep) {
   throw std::runtime_error(
       "link scheme 'verbs' (" + ep.to_string() +
       ") is not available in this build (built without libibverbs/"
@@ -52,7 +52,7 @@ namespace {
 
 // Never falls back from verbs to TCP: a verbs address without an RDMA device
 // is an error that names the missing device.
-std::unique_ptr<Listener> listen(const Endpoint &ep) {
+std::unique_ptr<Listener> listen(const Endpoint& ep) {
   if (ep.scheme == "verbs") {
 #ifdef ZIPPER_HAVE_VERBS
     return std::make_unique<verbs::VerbsListener>(ep);
@@ -63,7 +63,7 @@ std::unique_ptr<Listener> listen(const Endpoint &ep) {
   return std::make_unique<tcp::TcpListener>(ep);
 }
 
-std::unique_ptr<Link> connect(const Endpoint &ep, int timeout_ms) {
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms) {
   if (ep.scheme == "verbs") {
 #ifdef ZIPPER_HAVE_VERBS
     return verbs::verbs_connect(ep, timeout_ms);

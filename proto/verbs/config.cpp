@@ -10,8 +10,8 @@
 namespace zipper::proto::verbs {
 namespace {
 template <typename T>
-void read_uint(const char *name, T *out, std::uint64_t lo, std::uint64_t hi) {
-  const char *v = std::getenv(name);
+void read_uint(const char* name, T* out, std::uint64_t lo, std::uint64_t hi) {
+  const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return;
   std::uint64_t x = 0;
   const std::string_view s(v);
@@ -32,7 +32,7 @@ Config Config::from_env() {
   read_uint("ZIPPER_VERBS_ZCOPY_MIN", &c.zcopy_min, 0, std::uint64_t{1} << 32);
   read_uint("ZIPPER_VERBS_SPIN_US", &c.spin_us, 0, 1000000);
   read_uint("ZIPPER_VERBS_RESOLVE_MS", &c.resolve_timeout_ms, 10, 600000);
-  if (const char *p = std::getenv("ZIPPER_VERBS_POLL"); p != nullptr && *p != '\0') {
+  if (const char* p = std::getenv("ZIPPER_VERBS_POLL"); p != nullptr && *p != '\0') {
     const std::string_view s(p);
     if (s == "busy")
       c.busy_poll = true;
@@ -40,7 +40,7 @@ Config Config::from_env() {
       throw std::invalid_argument(std::string("ZIPPER_VERBS_POLL='") + p +
                                   "': expected 'adaptive' or 'busy'");
   }
-  if (const char *s = std::getenv("ZIPPER_VERBS_SOURCE"); s != nullptr) c.source = s;
+  if (const char* s = std::getenv("ZIPPER_VERBS_SOURCE"); s != nullptr) c.source = s;
   return c;
 }
 

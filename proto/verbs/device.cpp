@@ -13,13 +13,13 @@ namespace zipper::proto::verbs {
 
 int rdma_device_count() {
   int n = 0;
-  ibv_device **list = ibv_get_device_list(&n);
+  ibv_device** list = ibv_get_device_list(&n);
   if (list == nullptr) return 0;
   ibv_free_device_list(list);
   return n;
 }
 
-void require_rdma_device(const Endpoint &ep) {
+void require_rdma_device(const Endpoint& ep) {
   if (rdma_device_count() > 0) return;
   throw std::runtime_error("link " + ep.to_string() +
                            ": the verbs link is not available here: no RDMA device found "
@@ -30,10 +30,10 @@ void require_rdma_device(const Endpoint &ep) {
                            "('rdma link add rxe0 type rxe netdev IF'), or use a tcp: address");
 }
 
-sockaddr_in resolve_ipv4(const Endpoint &ep) {
+sockaddr_in resolve_ipv4(const Endpoint& ep) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
-  addrinfo *res = nullptr;
+  addrinfo* res = nullptr;
   const int rc = getaddrinfo(ep.host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr)
     throw std::runtime_error("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
@@ -44,13 +44,13 @@ sockaddr_in resolve_ipv4(const Endpoint &ep) {
   return a;
 }
 
-std::string ipv4_text(const sockaddr_in &a) {
+std::string ipv4_text(const sockaddr_in& a) {
   char buf[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
   return buf;
 }
 
-sockaddr_in pick_source(const sockaddr_in &dst, const std::string &override) {
+sockaddr_in pick_source(const sockaddr_in& dst, const std::string& override) {
   sockaddr_in src{};
   src.sin_family = AF_UNSPEC;
   if (!override.empty()) {
@@ -59,14 +59,14 @@ sockaddr_in pick_source(const sockaddr_in &dst, const std::string &override) {
       throw std::invalid_argument("ZIPPER_VERBS_SOURCE='" + override + "' is not an IPv4 address");
     return src;
   }
-  ifaddrs *ifs = nullptr;
+  ifaddrs* ifs = nullptr;
   if (getifaddrs(&ifs) != 0) return src;
-  for (ifaddrs *i = ifs; i != nullptr; i = i->ifa_next) {
+  for (ifaddrs* i = ifs; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr || i->ifa_netmask == nullptr || i->ifa_addr->sa_family != AF_INET)
       continue;
     if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
-    const auto *a = reinterpret_cast<const sockaddr_in *>(i->ifa_addr);
-    const auto *m = reinterpret_cast<const sockaddr_in *>(i->ifa_netmask);
+    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    const auto* m = reinterpret_cast<const sockaddr_in*>(i->ifa_netmask);
     if (a->sin_addr.s_addr == dst.sin_addr.s_addr) continue;
     if ((a->sin_addr.s_addr & m->sin_addr.s_addr) != (dst.sin_addr.s_addr & m->sin_addr.s_addr))
       continue;
@@ -78,7 +78,7 @@ sockaddr_in pick_source(const sockaddr_in &dst, const std::string &override) {
   return src;
 }
 
-std::string wc_error_text(const char *what, const ibv_wc &wc) {
+std::string wc_error_text(const char* what, const ibv_wc& wc) {
   return std::string(what) + " WC error: " + ibv_wc_status_str(wc.status) + " (vendor error " +
          std::to_string(wc.vendor_err) + ") on QP " + std::to_string(wc.qp_num);
 }

@@ -16,21 +16,21 @@ int rdma_device_count();
 
 /// Throws std::runtime_error naming the missing RDMA device when this host
 /// has none: the verbs link never falls back to TCP silently.
-void require_rdma_device(const Endpoint &ep);
+void require_rdma_device(const Endpoint& ep);
 
 /// IPv4 address of ep.host (numeric or name) with ep.port. Throws on failure.
-sockaddr_in resolve_ipv4(const Endpoint &ep);
+sockaddr_in resolve_ipv4(const Endpoint& ep);
 
 /// Source address for an RDMA CM connect to `dst`: `override` when set, else
 /// the local IPv4 address (other than dst itself) on an interface whose subnet
 /// contains dst. Binding a source matters on dual-homed nodes: without it
 /// address resolution may go through lo and pick the wrong device. Returns
 /// sin_family == AF_UNSPEC when there is no such address (let the kernel pick).
-sockaddr_in pick_source(const sockaddr_in &dst, const std::string &override);
+sockaddr_in pick_source(const sockaddr_in& dst, const std::string& override);
 
-std::string ipv4_text(const sockaddr_in &a);
+std::string ipv4_text(const sockaddr_in& a);
 
 /// "send WC error: <status> (vendor error N) on QP n".
-std::string wc_error_text(const char *what, const ibv_wc &wc);
+std::string wc_error_text(const char* what, const ibv_wc& wc);
 
 }  // namespace zipper::proto::verbs

@@ -3,7 +3,7 @@
 namespace zipper::proto::verbs {
 
 namespace {
-bool same_owner(const std::weak_ptr<void> &a, const std::shared_ptr<void> &b) {
+bool same_owner(const std::weak_ptr<void>& a, const std::shared_ptr<void>& b) {
   return !a.owner_before(b) && !b.owner_before(a);
 }
 }  // namespace
@@ -32,8 +32,8 @@ void MrCache::sweep_stale() {
   }
 }
 
-MrCache::Handle MrCache::get(void *addr, std::size_t len, const std::shared_ptr<void> &owner,
-                             std::string *why) {
+MrCache::Handle MrCache::get(void* addr, std::size_t len, const std::shared_ptr<void>& owner,
+                             std::string* why) {
   if (!owner) {
     *why = "memory without an owner is not cached (its lifetime is unknown)";
     return nullptr;
@@ -67,7 +67,7 @@ MrCache::Handle MrCache::get(void *addr, std::size_t len, const std::shared_ptr<
     ++stats_.failures;
     return nullptr;
   }
-  Handle h(new Registration(r), [reg = registrar_](const Registration *p) {
+  Handle h(new Registration(r), [reg = registrar_](const Registration* p) {
     reg->dereg(*p);
     delete p;
   });

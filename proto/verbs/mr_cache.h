@@ -32,14 +32,14 @@ namespace zipper::proto::verbs {
 struct Registration {
   std::uint32_t lkey = 0;
   std::uint32_t rkey = 0;
-  void *handle = nullptr;  // ibv_mr* in production; anything in tests
+  void* handle = nullptr;  // ibv_mr* in production; anything in tests
 };
 
 /// Registers / deregisters memory. register_fn returns nullopt-like failure as
 /// handle == nullptr and fills *why.
 struct Registrar {
-  std::function<Registration(void *addr, std::size_t len, std::string *why)> reg;
-  std::function<void(const Registration &)> dereg;
+  std::function<Registration(void* addr, std::size_t len, std::string* why)> reg;
+  std::function<void(const Registration&)> dereg;
 };
 
 class MrCache {
@@ -56,17 +56,17 @@ class MrCache {
 
   MrCache(Registrar r, Limits limits);
   ~MrCache();
-  MrCache(const MrCache &) = delete;
-  MrCache &operator=(const MrCache &) = delete;
+  MrCache(const MrCache&) = delete;
+  MrCache& operator=(const MrCache&) = delete;
 
   /// Registration covering [addr, addr+len) whose memory is kept alive by
   /// `owner`. Returns nullptr (and fills *why) when `owner` is empty, len is
   /// 0 or above max_bytes, or registration fails.
-  Handle get(void *addr, std::size_t len, const std::shared_ptr<void> &owner, std::string *why);
+  Handle get(void* addr, std::size_t len, const std::shared_ptr<void>& owner, std::string* why);
 
   std::size_t entries() const { return lru_.size(); }
   std::size_t bytes() const { return bytes_; }
-  const Stats &stats() const { return stats_; }
+  const Stats& stats() const { return stats_; }
 
  private:
   struct Entry {

@@ -10,25 +10,25 @@
 namespace zipper::proto::verbs {
 
 struct EventChannelDeleter {
-  void operator()(rdma_event_channel *c) const { rdma_destroy_event_channel(c); }
+  void operator()(rdma_event_channel* c) const { rdma_destroy_event_channel(c); }
 };
 struct CmIdDeleter {
-  void operator()(rdma_cm_id *id) const { rdma_destroy_id(id); }
+  void operator()(rdma_cm_id* id) const { rdma_destroy_id(id); }
 };
 struct PdDeleter {
-  void operator()(ibv_pd *pd) const { ibv_dealloc_pd(pd); }
+  void operator()(ibv_pd* pd) const { ibv_dealloc_pd(pd); }
 };
 struct CompChannelDeleter {
-  void operator()(ibv_comp_channel *c) const { ibv_destroy_comp_channel(c); }
+  void operator()(ibv_comp_channel* c) const { ibv_destroy_comp_channel(c); }
 };
 struct CqDeleter {
-  void operator()(ibv_cq *cq) const { ibv_destroy_cq(cq); }
+  void operator()(ibv_cq* cq) const { ibv_destroy_cq(cq); }
 };
 struct MrDeleter {
-  void operator()(ibv_mr *mr) const { ibv_dereg_mr(mr); }
+  void operator()(ibv_mr* mr) const { ibv_dereg_mr(mr); }
 };
 struct SrqDeleter {
-  void operator()(ibv_srq *srq) const { ibv_destroy_srq(srq); }
+  void operator()(ibv_srq* srq) const { ibv_destroy_srq(srq); }
 };
 
 using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
@@ -44,9 +44,9 @@ using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
 class QpGuard {
  public:
   QpGuard() = default;
-  explicit QpGuard(rdma_cm_id *id) : id_(id) {}
-  QpGuard(QpGuard &&o) noexcept : id_(o.id_) { o.id_ = nullptr; }
-  QpGuard &operator=(QpGuard &&o) noexcept {
+  explicit QpGuard(rdma_cm_id* id) : id_(id) {}
+  QpGuard(QpGuard&& o) noexcept : id_(o.id_) { o.id_ = nullptr; }
+  QpGuard& operator=(QpGuard&& o) noexcept {
     if (this != &o) {
       reset();
       id_ = o.id_;
@@ -59,15 +59,15 @@ class QpGuard {
     if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
     id_ = nullptr;
   }
-  ibv_qp *get() const { return id_ != nullptr ? id_->qp : nullptr; }
+  ibv_qp* get() const { return id_ != nullptr ? id_->qp : nullptr; }
 
  private:
-  rdma_cm_id *id_ = nullptr;
+  rdma_cm_id* id_ = nullptr;
 };
 
 /// Page-aligned heap memory (registered as one MR by its user).
 struct AlignedFree {
-  void operator()(std::byte *p) const { std::free(p); }
+  void operator()(std::byte* p) const { std::free(p); }
 };
 using AlignedBytes = std::unique_ptr<std::byte[], AlignedFree>;
 

@@ -21,11 +21,11 @@ namespace {
 constexpr int kPollBatch = 32;
 constexpr auto kFinDrain = std::chrono::milliseconds(200);  // shutdown(): wait for FIN's completion
 
-std::string errno_text(const char *what, int err) {
+std::string errno_text(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
 }
 
-[[noreturn]] void throw_errno(const std::string &what) {
+[[noreturn]] void throw_errno(const std::string& what) {
   throw std::runtime_error(errno_text(what.c_str(), errno));
 }
 
@@ -35,23 +35,23 @@ void set_nonblocking(int fd) {
 }
 
 AlignedBytes alloc_aligned(std::size_t n) {
-  void *p = nullptr;
+  void* p = nullptr;
   if (posix_memalign(&p, 4096, std::max<std::size_t>(n, 4096)) != 0)
     throw std::runtime_error("out of memory for verbs buffers (" + std::to_string(n) + " bytes)");
-  return AlignedBytes(static_cast<std::byte *>(p));
+  return AlignedBytes(static_cast<std::byte*>(p));
 }
 
-Registrar make_registrar(ibv_pd *pd) {
+Registrar make_registrar(ibv_pd* pd) {
   Registrar r;
-  r.reg = [pd](void *addr, std::size_t len, std::string *why) {
-    ibv_mr *mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
+  r.reg = [pd](void* addr, std::size_t len, std::string* why) {
+    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
     if (mr == nullptr) {
       *why = errno_text("ibv_reg_mr", errno);
       return Registration{};
     }
     return Registration{mr->lkey, mr->rkey, mr};
   };
-  r.dereg = [](const Registration &reg) { ibv_dereg_mr(static_cast<ibv_mr *>(reg.handle)); };
+  r.dereg = [](const Registration& reg) { ibv_dereg_mr(static_cast<ibv_mr*>(reg.handle)); };
   return r;
 }
 
@@ -62,7 +62,7 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
       peer_(std::move(peer)),
       channel_(std::move(channel)),
       id_(std::move(id)) {
-  ibv_context *ctx = id_->verbs;
+  ibv_context* ctx = id_->verbs;
   if (ctx == nullptr)
     throw std::runtime_error("verbs link to " + peer_ + ": the RDMA CM id has no device");
   pd_.reset(ibv_alloc_pd(ctx));
@@ -97,6 +97,7 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   }
   qp_ = QpGuard(id_.get());
   max_inline_ = qa.cap.max_inline_data;
+  scratch_.resize(std::max<std::size_t>(max_inline_, 1));
 
   const std::size_t rbytes = std::size_t{cfg_.recv_buffers} * cfg_.buffer_size;
   recv_mem_ = alloc_aligned(rbytes);
@@ -140,7 +141,7 @@ VerbsLink::~VerbsLink() {
   if (busy_fd_ >= 0) ::close(busy_fd_);
 }
 
-void VerbsLink::start(const ConnParams &peer) {
+void VerbsLink::start(const ConnParams& peer) {
   std::lock_guard lk(send_mu_);
   peer_buffer_size_ = peer.buffer_size;
   credits_ = CreditAccount(peer.recv_buffers, cfg_.recv_buffers);
@@ -182,7 +183,7 @@ bool VerbsLink::repost(std::uint64_t buf) {
   wr.wr_id = buf;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  ibv_recv_wr *bad = nullptr;
+  ibv_recv_wr* bad = nullptr;
   if (const int rc = ibv_post_recv(qp_.get(), &wr, &bad); rc != 0) {
     fail(errno_text("ibv_post_recv", rc));
     return false;
@@ -221,12 +222,12 @@ LinkStatus VerbsLink::progress_send_internal() {
     st = send_locked(done);
   }
   // Callbacks and payload owners run unlocked: they may post to other links.
-  for (auto &p : done)
+  for (auto& p : done)
     if (p.frame.on_sent) p.frame.on_sent();
   return st;
 }
 
-LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending> &done) {
+LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending>& done) {
   ibv_wc wcs[kPollBatch];
   for (;;) {
     const int n = ibv_poll_cq(send_cq_.get(), kPollBatch, wcs);
@@ -235,8 +236,8 @@ LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending> &done) {
       if (posted_.empty()) return fail("send CQ: completion without a posted WR");
       const PostedWr w = posted_.front();
       posted_.pop_front();
+      ++wr_done_;  // an RC send queue completes in posting order
       if (w.slot >= 0) free_slots_.push_back(w.slot);
-      if (w.frame != nullptr) --w.frame->inflight;
       if (wcs[i].status != IBV_WC_SUCCESS) {
         if (wcs[i].status == IBV_WC_WR_FLUSH_ERR && disconnected_) continue;
         return fail(wc_error_text(("send to " + peer_ + ":").c_str(), wcs[i]));
@@ -245,137 +246,164 @@ LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending> &done) {
     if (n < kPollBatch) break;
   }
   while (!sendq_.empty()) {
-    Pending &p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.inflight > 0) break;
+    Pending& p = sendq_.front();
+    if (!p.encoded || p.posted < p.total() || p.last_wr > wr_done_) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }
   return LinkStatus::kOk;
 }
 
-bool VerbsLink::post_control_locked(SendKind kind, LinkStatus *st) {
+bool VerbsLink::post_control_locked(SendKind kind, LinkStatus* st) {
   if (posted_.size() >= max_send_wr_ || credits_.credits() == 0) return false;
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
   wr.imm_data = htonl(encode_imm(kind, credits_.on_send()));
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.num_sge = 0;
-  ibv_send_wr *bad = nullptr;
+  ibv_send_wr* bad = nullptr;
   if (const int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) {
     *st = fail(errno_text("ibv_post_send", rc));
     return false;
   }
-  posted_.push_back(PostedWr{nullptr, -1});
+  posted_.push_back(PostedWr{-1});
+  ++wr_posted_;
   return true;
 }
 
-bool VerbsLink::post_segment_locked(Pending &p, LinkStatus *st) {
-  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
-  const std::size_t plen = p.frame.payload.bytes.size();
-  const bool first = p.posted == 0;
-  const std::size_t hdr = first ? kHeaderSize : 0;
-  const std::size_t poff = first ? 0 : p.posted - kHeaderSize;
-  const std::size_t pbytes = std::min(plen - poff, std::size_t{peer_buffer_size_} - hdr);
-  const std::size_t seg = hdr + pbytes;
-  std::byte *payload_at = p.frame.payload.bytes.data() + poff;
+bool VerbsLink::encode_locked(Pending& p) {
+  if (p.encoded) return p.posted < p.total();
+  p.encoded = true;
+  if (hook_ && !hook_(p.frame.hdr)) {
+    // Dropped by the hook: counts as sent, completes once it reaches the head.
+    queued_bytes_ -= p.total();
+    p.posted = p.total();
+    return false;
+  }
+  encode_header(p.frame.hdr, p.wire);
+  return true;
+}
 
-  ibv_sge sge[2]{};
-  int nsge = 0;
+bool VerbsLink::post_data_locked(LinkStatus* st) {
+  auto it = sendq_.begin();
+  while (it != sendq_.end() && !encode_locked(*it)) ++it;
+  if (it == sendq_.end()) return false;
+  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
+  Pending& head = *it;
+  const std::size_t cap = peer_buffer_size_;
+  ibv_sge sge{};
   int slot = -1;
   unsigned flags = IBV_SEND_SIGNALED;
-  if (seg <= max_inline_) {
-    // Inline: the HCA copies the bytes at post time; no lkey, no slot.
-    if (hdr > 0) sge[nsge++] = {reinterpret_cast<std::uintptr_t>(p.wire.data()), kHeaderSize, 0};
-    if (pbytes > 0)
-      sge[nsge++] = {reinterpret_cast<std::uintptr_t>(payload_at),
-                     static_cast<std::uint32_t>(pbytes), 0};
-    flags |= IBV_SEND_INLINE;
-  } else if (!first && cfg_.zcopy_min > 0 && plen >= cfg_.zcopy_min && p.frame.payload.owner &&
-             (p.mr || [&] {
-               std::string why;
-               p.mr =
-                   mr_cache_->get(p.frame.payload.bytes.data(), plen, p.frame.payload.owner, &why);
-               return p.mr != nullptr;
-             }())) {
-    // Zero copy straight from the payload's (cached) registration.
-    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(payload_at), static_cast<std::uint32_t>(pbytes),
-                   p.mr->lkey};
-  } else {
-    if (free_slots_.empty()) return false;
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    std::byte *b = send_buf(slot);
-    if (hdr > 0) std::memcpy(b, p.wire.data(), kHeaderSize);
-    if (pbytes > 0) std::memcpy(b + hdr, payload_at, pbytes);
-    sge[nsge++] = {reinterpret_cast<std::uintptr_t>(b), static_cast<std::uint32_t>(seg),
-                   send_mr_->lkey};
+  const SendKind kind = head.posted == 0 ? SendKind::kFrameStart : SendKind::kFrameCont;
+  struct Part {
+    Pending* p;
+    std::size_t take;
+  };
+  Part parts[16];
+  int nparts = 0;
+  std::size_t bytes = 0;
+
+  const std::size_t plen = head.frame.payload.bytes.size();
+  if (head.posted >= kHeaderSize && cfg_.zcopy_min > 0 && plen >= cfg_.zcopy_min &&
+      head.frame.payload.owner) {
+    std::string why;
+    if (!head.mr)
+      head.mr =
+          mr_cache_->get(head.frame.payload.bytes.data(), plen, head.frame.payload.owner, &why);
+    if (head.mr) {
+      // Zero copy: straight from the payload's cached registration.
+      const std::size_t poff = head.posted - kHeaderSize;
+      const std::size_t take = std::min(plen - poff, cap);
+      sge = {reinterpret_cast<std::uintptr_t>(head.frame.payload.bytes.data() + poff),
+             static_cast<std::uint32_t>(take), head.mr->lkey};
+      parts[nparts++] = {&head, take};
+      bytes = take;
+    }
+  }
+  if (nparts == 0) {
+    // Pack: the rest of the head frame and as many following frames as fit.
+    // A frame header never straddles two SENDs.
+    for (auto q = it; q != sendq_.end() && nparts < 16 && bytes < cap; ++q) {
+      if (!encode_locked(*q)) continue;
+      if (q->posted == 0 && cap - bytes < kHeaderSize) break;
+      const std::size_t take = std::min(q->total() - q->posted, cap - bytes);
+      parts[nparts++] = {&*q, take};
+      bytes += take;
+      if (q->posted + take < q->total()) break;
+    }
+    std::byte* dst = nullptr;
+    if (bytes <= max_inline_) {
+      dst = scratch_.data();  // copied by the HCA at post time: no lkey, no slot
+      flags |= IBV_SEND_INLINE;
+    } else {
+      if (free_slots_.empty()) return false;
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      dst = send_buf(slot);
+    }
+    std::size_t at = 0;
+    for (int i = 0; i < nparts; ++i) {
+      const Pending& q = *parts[i].p;
+      std::size_t from = q.posted, left = parts[i].take;
+      if (from < kHeaderSize) {
+        const std::size_t h = std::min(kHeaderSize - from, left);
+        std::memcpy(dst + at, q.wire.data() + from, h);
+        at += h;
+        from += h;
+        left -= h;
+      }
+      if (left > 0) {
+        std::memcpy(dst + at, q.frame.payload.bytes.data() + (from - kHeaderSize), left);
+        at += left;
+      }
+    }
+    sge = {reinterpret_cast<std::uintptr_t>(dst), static_cast<std::uint32_t>(bytes),
+           slot >= 0 ? send_mr_->lkey : 0};
   }
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.sg_list = sge;
-  wr.num_sge = nsge;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
   wr.send_flags = flags;
   const std::uint32_t returned = credits_.on_send();
-  wr.imm_data = htonl(encode_imm(first ? SendKind::kFrameStart : SendKind::kFrameCont, returned));
-  ibv_send_wr *bad = nullptr;
+  wr.imm_data = htonl(encode_imm(kind, returned));
+  ibv_send_wr* bad = nullptr;
   if (const int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) {
     if (slot >= 0) free_slots_.push_back(slot);
     *st = fail(errno_text("ibv_post_send", rc));
     return false;
   }
-  posted_.push_back(PostedWr{&p, slot});
-  ++p.inflight;
-  p.posted += seg;
-  queued_bytes_ -= seg;
+  posted_.push_back(PostedWr{slot});
+  ++wr_posted_;
+  for (int i = 0; i < nparts; ++i) {
+    parts[i].p->posted += parts[i].take;
+    parts[i].p->last_wr = wr_posted_;
+  }
+  queued_bytes_ -= bytes;
   return true;
 }
 
-LinkStatus VerbsLink::send_locked(std::vector<Pending> &done) {
+LinkStatus VerbsLink::send_locked(std::vector<Pending>& done) {
   if (!started_ || disconnected_) return failed() ? LinkStatus::kError : LinkStatus::kOk;
   if (failed()) return LinkStatus::kError;
   LinkStatus st = reap_send_cq_locked(done);
   if (st != LinkStatus::kOk) return st;
-  for (auto it = sendq_.begin(); it != sendq_.end();) {
-    Pending &p = *it;
-    if (!p.encoded) {
-      if (hook_ && !hook_(p.frame.hdr)) {
-        // Dropped by the hook: counts as sent.
-        queued_bytes_ -= p.total();
-        if (p.inflight == 0 && it == sendq_.begin()) {
-          done.push_back(std::move(p));
-          it = sendq_.erase(it);
-        } else {
-          p.encoded = true;
-          p.posted = p.total();
-          ++it;
-        }
-        continue;
-      }
-      encode_header(p.frame.hdr, p.wire);
-      p.encoded = true;
-    }
-    bool blocked = false;
-    while (p.posted < p.total()) {
-      if (!post_segment_locked(p, &st)) {
-        blocked = true;
-        break;
-      }
-    }
-    if (st != LinkStatus::kOk) return st;
-    if (blocked) break;
-    ++it;
+  while (post_data_locked(&st)) {
   }
+  if (st != LinkStatus::kOk) return st;
   if (credits_.credit_message_due() && !post_control_locked(SendKind::kCredit, &st) &&
       st != LinkStatus::kOk)
     return st;
-  if (fin_wanted_ && !fin_sent_ && sendq_.empty()) {
+  bool all_posted = true;
+  for (const Pending& p : sendq_) all_posted = all_posted && p.encoded && p.posted == p.total();
+  if (fin_wanted_ && !fin_sent_ && all_posted) {
     if (post_control_locked(SendKind::kFin, &st)) fin_sent_ = true;
     if (st != LinkStatus::kOk) return st;
   }
-  // Frames that completed while we were posting.
+  // Frames already complete (e.g. dropped by the hook).
   while (!sendq_.empty()) {
-    Pending &p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.inflight > 0) break;
+    Pending& p = sendq_.front();
+    if (!p.encoded || p.posted < p.total() || p.last_wr > wr_done_) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }
@@ -399,7 +427,9 @@ void VerbsLink::shutdown() {
     // sees a clean close rather than a reset; bounded wait for its completion.
     fin_wanted_ = true;
     if (started_ && !failed()) {
-      if (!fin_sent_ && sendq_.empty()) {
+      bool all_posted = true;
+      for (const Pending& p : sendq_) all_posted = all_posted && p.encoded && p.posted == p.total();
+      if (!fin_sent_ && all_posted) {
         LinkStatus st = LinkStatus::kOk;
         if (post_control_locked(SendKind::kFin, &st)) fin_sent_ = true;
       }
@@ -413,14 +443,14 @@ void VerbsLink::shutdown() {
     disconnected_ = true;
     rdma_disconnect(id_.get());  // flushes the QP; the CM event wakes any waiter
   }
-  for (auto &p : done)
+  for (auto& p : done)
     if (p.frame.on_sent) p.frame.on_sent();
 }
 
 // ---------------------------------------------------------------- receiving
 
 LinkStatus VerbsLink::drain_cm_events() {
-  rdma_cm_event *ev = nullptr;
+  rdma_cm_event* ev = nullptr;
   while (rdma_get_cm_event(channel_.get(), &ev) == 0) {
     const rdma_cm_event_type type = ev->event;
     const int status = ev->status;
@@ -454,8 +484,8 @@ LinkStatus VerbsLink::drain_cm_events() {
 }
 
 void VerbsLink::drain_comp_events() {
-  ibv_cq *cq = nullptr;
-  void *ctx = nullptr;
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
   while (ibv_get_cq_event(comp_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
   ibv_req_notify_cq(send_cq_.get(), 0);
   ibv_req_notify_cq(recv_cq_.get(), 0);
@@ -464,7 +494,7 @@ void VerbsLink::drain_comp_events() {
                    0);  // consume the inner ready list (nested epoll)
 }
 
-LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
+LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   drain_cm_events();
   drain_comp_events();
   std::size_t frames = 0;
@@ -500,54 +530,69 @@ LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
       }
     }
     got_any = true;
-    RecvWc &wc = rx_backlog_.front();
+    RecvWc& wc = rx_backlog_.front();
     if (!wc.credits_taken) {
       std::lock_guard lk(send_mu_);
       if (!credits_.on_returned(imm_credits(wc.imm)))
         return fail("link " + peer_ + ": the peer returned more credits than it owed");
       wc.credits_taken = true;
     }
-    const std::byte *data = recv_buf(wc.buf);
-    std::size_t len = wc.len;
-    bool frame_done = false;
+    const std::byte* data = recv_buf(wc.buf) + wc.off;
+    std::size_t left = wc.len - wc.off;
+    bool stop = false;
     switch (imm_kind(wc.imm)) {
-      case SendKind::kFrameStart: {
-        if (have_header_)
-          return fail("malformed frame from " + peer_ + ": new frame inside a frame");
-        if (len < kHeaderSize) return fail("malformed frame from " + peer_ + ": short SEND");
-        FrameHeader h;
-        const auto dec =
-            decode_header(std::span<const std::byte>(data, kHeaderSize), max_payload_, &h);
-        if (dec != DecodeError::kOk)
-          return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
-        if (!rdest_) {
-          auto d = sink.payload_dest(h);
-          if (!d) {
-            result = LinkStatus::kPaused;  // the WC stays in the backlog; buffer held
-            goto out;
-          }
-          if (d->bytes.size() != h.payload_len)
-            return fail("internal: payload buffer size mismatch");
-          rdest_ = std::move(d);
-        }
-        rhdr_ = h;
-        have_header_ = true;
-        rgot_ = 0;
-        data += kHeaderSize;
-        len -= kHeaderSize;
-        [[fallthrough]];
-      }
+      case SendKind::kFrameStart:
       case SendKind::kFrameCont: {
-        if (!have_header_)
-          return fail("malformed frame from " + peer_ + ": payload outside a frame");
-        if (len > rhdr_.payload_len - rgot_)
-          return fail("malformed frame from " + peer_ + ": more payload than the header announced");
-        if (len > 0) std::memcpy(rdest_->bytes.data() + rgot_, data, len);
-        rgot_ += len;
-        frame_done = rgot_ == rhdr_.payload_len;
+        if (wc.off == 0 && (imm_kind(wc.imm) == SendKind::kFrameCont) != have_header_)
+          return fail("malformed frame from " + peer_ +
+                      (have_header_ ? ": new frame inside a frame" : ": payload outside a frame"));
+        // The SEND carries the rest of the current frame, then whole frames,
+        // then possibly the start of one more (a header never straddles SENDs).
+        for (;;) {
+          if (!have_header_) {
+            if (left == 0) break;
+            if (left < kHeaderSize)
+              return fail("malformed frame from " + peer_ + ": partial header in a SEND");
+            FrameHeader h;
+            const auto dec =
+                decode_header(std::span<const std::byte>(data, kHeaderSize), max_payload_, &h);
+            if (dec != DecodeError::kOk)
+              return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
+            auto d = sink.payload_dest(h);
+            if (!d) {
+              result = LinkStatus::kPaused;  // resume at this header; the buffer stays held
+              wc.off = static_cast<std::uint32_t>(wc.len - left);
+              goto out;
+            }
+            if (d->bytes.size() != h.payload_len)
+              return fail("internal: payload buffer size mismatch");
+            rdest_ = std::move(d);
+            rhdr_ = h;
+            have_header_ = true;
+            rgot_ = 0;
+            data += kHeaderSize;
+            left -= kHeaderSize;
+          }
+          const std::size_t n = std::min(left, rhdr_.payload_len - rgot_);
+          if (n > 0) std::memcpy(rdest_->bytes.data() + rgot_, data, n);
+          rgot_ += n;
+          data += n;
+          left -= n;
+          if (rgot_ < rhdr_.payload_len) break;  // continues in the next SEND
+          have_header_ = false;
+          Payload p = std::move(*rdest_);
+          rdest_.reset();
+          sink.on_frame(rhdr_, std::move(p));
+          if (max_frames != 0 && ++frames >= max_frames && left > 0) {
+            wc.off = static_cast<std::uint32_t>(wc.len - left);
+            stop = true;
+            break;
+          }
+        }
         break;
       }
       case SendKind::kCredit:
+        if (left != 0) return fail("malformed credit message from " + peer_);
         break;
       case SendKind::kFin:
         peer_fin_ = true;
@@ -555,6 +600,7 @@ LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
       default:
         return fail("malformed SEND from " + peer_ + ": unknown kind");
     }
+    if (stop) break;
     {
       const std::uint64_t buf = wc.buf;
       rx_backlog_.pop_front();
@@ -562,13 +608,7 @@ LinkStatus VerbsLink::progress_recv(RecvSink &sink, std::size_t max_frames) {
       std::lock_guard lk(send_mu_);
       credits_.on_reposted();
     }
-    if (frame_done) {
-      have_header_ = false;
-      Payload p = std::move(*rdest_);
-      rdest_.reset();
-      sink.on_frame(rhdr_, std::move(p));
-      if (max_frames != 0 && ++frames >= max_frames) break;
-    }
+    if (max_frames != 0 && frames >= max_frames) break;
   }
 out:
   // Returned credits and freed send slots may unblock sends; owed credits may

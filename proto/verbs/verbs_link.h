@@ -37,17 +37,17 @@ class VerbsLink final : public Link {
   ~VerbsLink() override;
 
   /// The peer's receive buffers (from the CM private data): starts sending.
-  void start(const ConnParams &peer);
+  void start(const ConnParams& peer);
   /// What this side offers the peer in the CM private data.
   ConnParams local_params() const { return {cfg_.recv_buffers, cfg_.buffer_size}; }
-  rdma_cm_id *cm_id() const { return id_.get(); }
+  rdma_cm_id* cm_id() const { return id_.get(); }
 
   int poll_fd() const override { return epfd_; }
   void post(OutFrame frame) override;
   LinkStatus progress_send() override;
   bool send_pending() const override;
   std::size_t send_queued_bytes() const override;
-  LinkStatus progress_recv(RecvSink &sink, std::size_t max_frames) override;
+  LinkStatus progress_recv(RecvSink& sink, std::size_t max_frames) override;
   void set_max_payload(std::uint32_t bytes) override { max_payload_ = bytes; }
   void set_header_hook(HeaderHook hook) override;
   void shutdown() override;
@@ -60,19 +60,19 @@ class VerbsLink final : public Link {
     OutFrame frame;
     std::array<std::byte, kHeaderSize> wire{};
     bool encoded = false;
-    std::size_t posted = 0;    // bytes of header+payload already in posted WRs
-    std::size_t inflight = 0;  // posted WRs of this frame not yet completed
-    MrCache::Handle mr;        // zero-copy registration of the payload, if any
+    std::size_t posted = 0;     // bytes of header+payload already in posted WRs
+    std::uint64_t last_wr = 0;  // sequence number of the last WR carrying its bytes
+    MrCache::Handle mr;         // zero-copy registration of the payload, if any
     std::size_t total() const { return kHeaderSize + frame.payload.bytes.size(); }
   };
   struct PostedWr {
-    Pending *frame;  // nullptr for credit / FIN messages
-    int slot;        // send slot to free on completion, -1 if none
+    int slot;  // send slot to free on completion, -1 if none
   };
   struct RecvWc {
     std::uint64_t buf;
     std::uint32_t len;
     std::uint32_t imm;
+    std::uint32_t off = 0;  // bytes already consumed (a paused sink resumes here)
     bool credits_taken = false;
   };
 
@@ -80,17 +80,18 @@ class VerbsLink final : public Link {
   bool failed() const;
   // Send side; all with send_mu_ held. `done` collects finished frames whose
   // callbacks run after unlocking.
-  LinkStatus send_locked(std::vector<Pending> &done);
-  LinkStatus reap_send_cq_locked(std::vector<Pending> &done);
-  bool post_segment_locked(Pending &p, LinkStatus *st);
-  bool post_control_locked(SendKind kind, LinkStatus *st);
+  LinkStatus send_locked(std::vector<Pending>& done);
+  LinkStatus reap_send_cq_locked(std::vector<Pending>& done);
+  bool encode_locked(Pending& p);
+  bool post_data_locked(LinkStatus* st);
+  bool post_control_locked(SendKind kind, LinkStatus* st);
   LinkStatus progress_send_internal();
   // Receive side (the receiving thread).
   LinkStatus drain_cm_events();
   void drain_comp_events();
   bool repost(std::uint64_t buf);
-  std::byte *recv_buf(std::uint64_t i) { return recv_mem_.get() + i * cfg_.buffer_size; }
-  std::byte *send_buf(int i) {
+  std::byte* recv_buf(std::uint64_t i) { return recv_mem_.get() + i * cfg_.buffer_size; }
+  std::byte* send_buf(int i) {
     return send_mem_.get() + static_cast<std::size_t>(i) * peer_buffer_size_;
   }
 
@@ -118,7 +119,9 @@ class VerbsLink final : public Link {
   HeaderHook hook_;
   std::deque<Pending> sendq_;
   std::size_t queued_bytes_ = 0;
-  std::deque<PostedWr> posted_;  // in posting order (completions arrive in order)
+  std::deque<PostedWr> posted_;                // in posting order (completions arrive in order)
+  std::uint64_t wr_posted_ = 0, wr_done_ = 0;  // WR sequence numbers posted / completed
+  std::vector<std::byte> scratch_;             // inline SENDs are assembled here
   std::vector<int> free_slots_;
   std::optional<MrCache> mr_cache_;  // created once the PD exists
   bool fin_wanted_ = false, fin_sent_ = false;

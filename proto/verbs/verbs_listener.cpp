@@ -18,7 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string errno_text(const std::string &what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 EventChannelPtr make_channel() {
   EventChannelPtr ch(rdma_create_event_channel());
@@ -30,14 +30,14 @@ EventChannelPtr make_channel() {
 
 /// Peer's private data, validated: nullopt when it is not a zipper verbs peer
 /// or its buffers are too small for the protocol.
-std::optional<ConnParams> peer_params(const rdma_conn_param &p) {
+std::optional<ConnParams> peer_params(const rdma_conn_param& p) {
   auto params = decode_params(p.private_data, p.private_data_len);
   if (!params || params->recv_buffers < kMinBuffers || params->buffer_size < 4096)
     return std::nullopt;
   return params;
 }
 
-rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize> &pd) {
+rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize>& pd) {
   rdma_conn_param p{};
   p.private_data = pd.data();
   p.private_data_len = static_cast<std::uint8_t>(pd.size());
@@ -50,9 +50,9 @@ rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize> &pd) {
 
 /// Next CM event on `ch` before `deadline`, or nullptr on timeout. Throws on
 /// channel errors.
-rdma_cm_event *wait_event(rdma_event_channel *ch, Clock::time_point deadline) {
+rdma_cm_event* wait_event(rdma_event_channel* ch, Clock::time_point deadline) {
   for (;;) {
-    rdma_cm_event *ev = nullptr;
+    rdma_cm_event* ev = nullptr;
     if (rdma_get_cm_event(ch, &ev) == 0) return ev;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       throw std::runtime_error(errno_text("rdma_get_cm_event"));
@@ -68,15 +68,15 @@ rdma_cm_event *wait_event(rdma_event_channel *ch, Clock::time_point deadline) {
 
 // ---------------------------------------------------------------- listener
 
-VerbsListener::VerbsListener(const Endpoint &ep) : cfg_(Config::from_env()) {
+VerbsListener::VerbsListener(const Endpoint& ep) : cfg_(Config::from_env()) {
   require_rdma_device(ep);
   sockaddr_in a = resolve_ipv4(ep);
   channel_ = make_channel();
-  rdma_cm_id *id = nullptr;
+  rdma_cm_id* id = nullptr;
   if (rdma_create_id(channel_.get(), &id, nullptr, RDMA_PS_TCP) != 0)
     throw std::runtime_error(errno_text("rdma_create_id"));
   id_.reset(id);
-  if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&a)) != 0) {
+  if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&a)) != 0) {
     const int err = errno;
     if (err == ENODEV || err == EADDRNOTAVAIL)
       throw std::runtime_error("cannot listen on " + ep.to_string() +
@@ -103,7 +103,7 @@ int VerbsListener::poll_fd() const { return channel_->fd; }
 
 std::unique_ptr<Link> VerbsListener::accept() {
   for (;;) {
-    rdma_cm_event *ev = nullptr;
+    rdma_cm_event* ev = nullptr;
     if (rdma_get_cm_event(channel_.get(), &ev) != 0) return nullptr;  // nothing pending
     if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
       rdma_ack_cm_event(ev);  // events of ids not yet migrated to their link: nothing to do
@@ -111,10 +111,10 @@ std::unique_ptr<Link> VerbsListener::accept() {
     }
     CmIdPtr id(ev->id);
     const auto params = peer_params(ev->param.conn);
-    const sockaddr *peer_sa = rdma_get_peer_addr(id.get());
+    const sockaddr* peer_sa = rdma_get_peer_addr(id.get());
     std::string peer = "verbs:?";
     if (peer_sa != nullptr && peer_sa->sa_family == AF_INET) {
-      const auto *s = reinterpret_cast<const sockaddr_in *>(peer_sa);
+      const auto* s = reinterpret_cast<const sockaddr_in*>(peer_sa);
       peer = "verbs:" + ipv4_text(*s) + ":" + std::to_string(ntohs(s->sin_port));
     }
     rdma_ack_cm_event(ev);
@@ -134,7 +134,7 @@ std::unique_ptr<Link> VerbsListener::accept() {
       rdma_conn_param cp = conn_param(pd);
       if (rdma_accept(link->cm_id(), &cp) != 0) throw std::runtime_error(errno_text("rdma_accept"));
       return link;
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
       if (id) rdma_reject(id.get(), nullptr, 0);
       continue;  // resources exhausted for this one; keep serving the others
     }
@@ -143,7 +143,7 @@ std::unique_ptr<Link> VerbsListener::accept() {
 
 // ---------------------------------------------------------------- connect
 
-std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
   require_rdma_device(ep);
   const Config cfg = Config::from_env();
   sockaddr_in dst = resolve_ipv4(ep);
@@ -155,14 +155,14 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
   std::string last = "timed out";
   for (;;) {
     EventChannelPtr ch = make_channel();
-    rdma_cm_id *raw = nullptr;
+    rdma_cm_id* raw = nullptr;
     if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP) != 0)
       throw std::runtime_error(errno_text("rdma_create_id"));
     CmIdPtr id(raw);
     std::unique_ptr<VerbsLink> link;
     bool retry = false;
-    auto expect = [&](rdma_cm_event_type want, const char *step) -> rdma_cm_event * {
-      rdma_cm_event *ev = wait_event(
+    auto expect = [&](rdma_cm_event_type want, const char* step) -> rdma_cm_event* {
+      rdma_cm_event* ev = wait_event(
           ch.get(), std::min(deadline, Clock::now() + std::chrono::milliseconds(
                                                           cfg.resolve_timeout_ms + 1000)));
       if (ev == nullptr) {
@@ -184,18 +184,18 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
       return ev;
     };
     if (rdma_resolve_addr(id.get(),
-                          src.sin_family == AF_INET ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&dst), cfg.resolve_timeout_ms) != 0) {
+                          src.sin_family == AF_INET ? reinterpret_cast<sockaddr*>(&src) : nullptr,
+                          reinterpret_cast<sockaddr*>(&dst), cfg.resolve_timeout_ms) != 0) {
       last = errno_text("rdma_resolve_addr");
       retry = true;
-    } else if (auto *ev = expect(RDMA_CM_EVENT_ADDR_RESOLVED, "address resolution")) {
+    } else if (auto* ev = expect(RDMA_CM_EVENT_ADDR_RESOLVED, "address resolution")) {
       rdma_ack_cm_event(ev);
       if (rdma_resolve_route(id.get(), cfg.resolve_timeout_ms) != 0) {
         last = errno_text("rdma_resolve_route");
         retry = true;
-      } else if (auto *ev2 = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "route resolution")) {
+      } else if (auto* ev2 = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "route resolution")) {
         rdma_ack_cm_event(ev2);
-        rdma_cm_id *idp = id.get();
+        rdma_cm_id* idp = id.get();
         link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg, ep.to_string());
         const auto pd = encode_params(link->local_params());
         rdma_conn_param cp = conn_param(pd);
@@ -204,8 +204,8 @@ std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms) {
           retry = true;
         } else {
           // The link owns the channel now; wait on it through the id.
-          rdma_event_channel *lch = idp->channel;
-          rdma_cm_event *ev3 = nullptr;
+          rdma_event_channel* lch = idp->channel;
+          rdma_cm_event* ev3 = nullptr;
           for (;;) {
             ev3 = wait_event(lch, deadline);
             if (ev3 == nullptr) {

@@ -17,7 +17,7 @@ class VerbsListener final : public Listener {
  public:
   /// Throws std::runtime_error naming the missing RDMA device, an address not
   /// on any RDMA device, or a bind failure.
-  explicit VerbsListener(const Endpoint &ep);
+  explicit VerbsListener(const Endpoint& ep);
   ~VerbsListener() override;
   int poll_fd() const override;
   std::unique_ptr<Link> accept() override;
@@ -33,6 +33,6 @@ class VerbsListener final : public Listener {
 /// Connects to a VerbsListener (rdma_resolve_addr from a bound source address,
 /// rdma_resolve_route, rdma_connect), retrying rejects and unreachable peers
 /// until `timeout_ms` elapses. Throws std::runtime_error with the last reason.
-std::unique_ptr<Link> verbs_connect(const Endpoint &ep, int timeout_ms);
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms);
 
 }  // namespace zipper::proto::verbs

@@ -35,7 +35,7 @@ struct ConnParams {
 };
 inline constexpr std::size_t kConnParamsSize = 16;
 
-inline std::array<std::byte, kConnParamsSize> encode_params(const ConnParams &p) {
+inline std::array<std::byte, kConnParamsSize> encode_params(const ConnParams& p) {
   std::array<std::byte, kConnParamsSize> out{};
   auto put = [&](std::size_t off, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) out[off + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
@@ -48,9 +48,9 @@ inline std::array<std::byte, kConnParamsSize> encode_params(const ConnParams &p)
 }
 
 /// Nullopt when `data` is not a zipper verbs peer's private data.
-inline std::optional<ConnParams> decode_params(const void *data, std::size_t len) {
+inline std::optional<ConnParams> decode_params(const void* data, std::size_t len) {
   if (data == nullptr || len < kConnParamsSize) return std::nullopt;
-  const auto *b = static_cast<const unsigned char *>(data);
+  const auto* b = static_cast<const unsigned char*>(data);
   auto get = [&](std::size_t off) {
     std::uint32_t v = 0;
     for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[off + i]) << (8 * i);
