@@ -59,6 +59,6 @@
  * collective is a no-op on plain MPI (Open MPI picks its own). Evaluates its
  * arguments once and yields MPI_SUCCESS. */
 #define MMPIX_Coll_set(collective, algorithm, inter_senders) \
-    ((void)(collective), (void)(algorithm), (void)(inter_senders), MPI_SUCCESS)
+  ((void)(collective), (void)(algorithm), (void)(inter_senders), MPI_SUCCESS)
 
 #endif /* MMPI_NATIVE_H */

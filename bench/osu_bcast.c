@@ -12,41 +12,41 @@
 #define ROOT 0
 
 struct ctx {
-    int rank;
-    unsigned char *buf;
+  int rank;
+  unsigned char* buf;
 };
 
-static void verify(void *vc, long size) {
-    struct ctx *c = vc;
-    uint32_t seed = coll_seed(size, ROOT, 0);
-    if (c->rank == ROOT)
-        coll_fill(c->buf, size, seed);
-    else
-        coll_poison(c->buf, size, seed);
-    COLL_CHECK(MMPI_Bcast(c->buf, (int)size, MPI_CHAR, ROOT, MMPI_COMM_WORLD));
-    coll_verify_bytes(c->buf, size, seed, c->rank, size,
-                      c->rank == ROOT ? "root's buffer after the broadcast"
-                                      : "data broadcast from rank 0");
+static void verify(void* vc, long size) {
+  struct ctx* c = vc;
+  uint32_t seed = coll_seed(size, ROOT, 0);
+  if (c->rank == ROOT)
+    coll_fill(c->buf, size, seed);
+  else
+    coll_poison(c->buf, size, seed);
+  COLL_CHECK(MMPI_Bcast(c->buf, (int)size, MPI_CHAR, ROOT, MMPI_COMM_WORLD));
+  coll_verify_bytes(
+      c->buf, size, seed, c->rank, size,
+      c->rank == ROOT ? "root's buffer after the broadcast" : "data broadcast from rank 0");
 }
 
-static void op(void *vc, long size) {
-    struct ctx *c = vc;
-    COLL_CHECK(MMPI_Bcast(c->buf, (int)size, MPI_CHAR, ROOT, MMPI_COMM_WORLD));
+static void op(void* vc, long size) {
+  struct ctx* c = vc;
+  COLL_CHECK(MMPI_Bcast(c->buf, (int)size, MPI_CHAR, ROOT, MMPI_COMM_WORLD));
 }
 
-int main(int argc, char **argv) {
-    struct coll_opts o;
-    struct ctx c;
-    int nranks = 0, rc;
+int main(int argc, char** argv) {
+  struct coll_opts o;
+  struct ctx c;
+  int nranks = 0, rc;
 
-    rc = coll_start(&argc, &argv, COLL_BCAST, &c.rank, &nranks, &o);
-    if (rc >= 0) {
-        MMPI_Finalize();
-        return rc;
-    }
-    c.buf = coll_alloc((size_t)o.max_size);
-    coll_loop(COLL_BCAST, &o, c.rank, nranks, verify, op, &c);
-    free(c.buf);
+  rc = coll_start(&argc, &argv, COLL_BCAST, &c.rank, &nranks, &o);
+  if (rc >= 0) {
     MMPI_Finalize();
-    return EXIT_SUCCESS;
+    return rc;
+  }
+  c.buf = coll_alloc((size_t)o.max_size);
+  coll_loop(COLL_BCAST, &o, c.rank, nranks, verify, op, &c);
+  free(c.buf);
+  MMPI_Finalize();
+  return EXIT_SUCCESS;
 }

@@ -63,32 +63,32 @@
 #define COLL_FLOAT_PRECISION 2
 #define COLL_ALGO_MAX 64
 
-#define COLL_CHECK(call)                                                                           \
-    do {                                                                                           \
-        int coll_rc_ = (call);                                                                     \
-        if (coll_rc_ != MPI_SUCCESS) {                                                             \
-            fprintf(stderr, "%s:%d: %s failed with error code %d\n", __FILE__, __LINE__, #call,    \
-                    coll_rc_);                                                                     \
-            fflush(stderr);                                                                        \
-            MMPI_Abort(MMPI_COMM_WORLD, 2);                                                        \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define COLL_CHECK(call)                                                                  \
+  do {                                                                                    \
+    int coll_rc_ = (call);                                                                \
+    if (coll_rc_ != MPI_SUCCESS) {                                                        \
+      fprintf(stderr, "%s:%d: %s failed with error code %d\n", __FILE__, __LINE__, #call, \
+              coll_rc_);                                                                  \
+      fflush(stderr);                                                                     \
+      MMPI_Abort(MMPI_COMM_WORLD, 2);                                                     \
+      exit(2);                                                                            \
+    }                                                                                     \
+  } while (0)
 
 enum coll_kind {
-    COLL_BARRIER,
-    COLL_BCAST,
-    COLL_REDUCE,
-    COLL_ALLREDUCE,
-    COLL_ALLTOALL,
-    COLL_ALLTOALLV
+  COLL_BARRIER,
+  COLL_BCAST,
+  COLL_REDUCE,
+  COLL_ALLREDUCE,
+  COLL_ALLTOALL,
+  COLL_ALLTOALLV
 };
 
 struct coll_info {
-    const char *name;  /* MMPIX_Coll_set's collective name */
-    const char *title; /* OSU's test title */
-    const char *datatype;
-    int elem; /* bytes per element; 0 = no sizes (barrier) */
+  const char* name;  /* MMPIX_Coll_set's collective name */
+  const char* title; /* OSU's test title */
+  const char* datatype;
+  int elem; /* bytes per element; 0 = no sizes (barrier) */
 };
 
 static const struct coll_info coll_infos[] = {
@@ -101,561 +101,530 @@ static const struct coll_info coll_infos[] = {
 };
 
 struct coll_opts {
-    long min_size;
-    long max_size;
-    int iters;
-    int iters_large;
-    int skip;
-    int skip_large;
-    int full;
-    char algorithm[COLL_ALGO_MAX]; /* "" = automatic */
-    int inter_senders;             /* 0 = the rule's choice */
+  long min_size;
+  long max_size;
+  int iters;
+  int iters_large;
+  int skip;
+  int skip_large;
+  int full;
+  char algorithm[COLL_ALGO_MAX]; /* "" = automatic */
+  int inter_senders;             /* 0 = the rule's choice */
 };
 
-static const char *coll_prog = "osu";
+static const char* coll_prog = "osu";
 static enum coll_kind coll_kind_cur = COLL_BARRIER;
 
-static inline void coll_usage(FILE *f, enum coll_kind kind) {
-    int sized = coll_infos[kind].elem != 0;
-    fprintf(f, "Usage: %s [options]   (OSU MPI %s Latency Test, zipper variant)\n", coll_prog,
-            coll_infos[kind].title);
-    if (sized)
-        fprintf(f,
-                "  -m, --message-size [MIN:]MAX  message sizes in bytes, powers of two from MIN\n"
-                "                                to MAX (default %ld:%ld)%s\n",
-                COLL_MIN_MSG_SIZE_DEFAULT, COLL_MAX_MSG_SIZE_DEFAULT,
-                coll_infos[kind].elem == 4 ? "; MPI_FLOAT elements,\n                              "
-                                             "  sizes below 4 bytes are skipped"
-                                           : "");
+static inline void coll_usage(FILE* f, enum coll_kind kind) {
+  int sized = coll_infos[kind].elem != 0;
+  fprintf(f, "Usage: %s [options]   (OSU MPI %s Latency Test, zipper variant)\n", coll_prog,
+          coll_infos[kind].title);
+  if (sized)
     fprintf(f,
-            "  -i, --iterations ITER         timed iterations per size (default %d%s); sets\n"
-            "                                --iterations-large too unless that is given\n"
-            "  -x, --warmup WARMUP           untimed warm-up iterations (default %d%s); sets\n"
-            "                                --warmup-large too unless that is given\n",
-            COLL_LOOP_SMALL, sized ? ", sizes <= 8192" : "", COLL_SKIP_SMALL,
-            sized ? ", sizes <= 8192" : "");
-    if (sized)
-        fprintf(
-            f,
+            "  -m, --message-size [MIN:]MAX  message sizes in bytes, powers of two from MIN\n"
+            "                                to MAX (default %ld:%ld)%s\n",
+            COLL_MIN_MSG_SIZE_DEFAULT, COLL_MAX_MSG_SIZE_DEFAULT,
+            coll_infos[kind].elem == 4 ? "; MPI_FLOAT elements,\n                              "
+                                         "  sizes below 4 bytes are skipped"
+                                       : "");
+  fprintf(f,
+          "  -i, --iterations ITER         timed iterations per size (default %d%s); sets\n"
+          "                                --iterations-large too unless that is given\n"
+          "  -x, --warmup WARMUP           untimed warm-up iterations (default %d%s); sets\n"
+          "                                --warmup-large too unless that is given\n",
+          COLL_LOOP_SMALL, sized ? ", sizes <= 8192" : "", COLL_SKIP_SMALL,
+          sized ? ", sizes <= 8192" : "");
+  if (sized)
+    fprintf(f,
             "      --iterations-large ITER   timed iterations above 8192 bytes (default %d)\n"
             "      --warmup-large WARMUP     warm-up iterations above 8192 bytes (default %d)\n",
             COLL_LOOP_LARGE, COLL_SKIP_LARGE);
-    fprintf(f,
-            "  -f, --full                    also print min and max latency and iterations\n"
-            "      --algorithm NAME          zipper: algorithm of %s, set with MMPIX_Coll_set\n"
-            "                                once after init (default: automatic selection)\n"
-            "      --inter-senders N         zipper: concurrent inter-cluster senders n\n"
-            "                                (1..min(x,y); default 0 = the rule's choice)\n"
-            "                                Both are ignored by the native build.\n"
-            "  -h, --help                    show this help\n"
-            "Every size first runs one untimed iteration whose result is verified; a\n"
-            "mismatch aborts the run.\n",
-            coll_infos[kind].name);
+  fprintf(f,
+          "  -f, --full                    also print min and max latency and iterations\n"
+          "      --algorithm NAME          zipper: algorithm of %s, set with MMPIX_Coll_set\n"
+          "                                once after init (default: automatic selection)\n"
+          "      --inter-senders N         zipper: concurrent inter-cluster senders n\n"
+          "                                (1..min(x,y); default 0 = the rule's choice)\n"
+          "                                Both are ignored by the native build.\n"
+          "  -h, --help                    show this help\n"
+          "Every size first runs one untimed iteration whose result is verified; a\n"
+          "mismatch aborts the run.\n",
+          coll_infos[kind].name);
 }
 
-static inline int coll_parse_long(const char *s, long lo, long hi, long *out) {
-    char *end = NULL;
-    long v;
-    if (s == NULL || *s == '\0')
-        return -1;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
+static inline int coll_parse_long(const char* s, long lo, long hi, long* out) {
+  char* end = NULL;
+  long v;
+  if (s == NULL || *s == '\0') return -1;
+  v = strtol(s, &end, 10);
+  if (*end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
 }
 
 /* OSU's -m syntax: "MAX", "MIN:MAX" or "MIN:". */
-static inline int coll_parse_sizes(const char *arg, struct coll_opts *o) {
-    const char *colon = strchr(arg, ':');
-    long lo = o->min_size, hi = o->max_size;
-    if (colon == NULL) {
-        if (coll_parse_long(arg, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi))
-            return -1;
-    } else {
-        char minbuf[32];
-        size_t n = (size_t)(colon - arg);
-        if (n >= sizeof minbuf)
-            return -1;
-        memcpy(minbuf, arg, n);
-        minbuf[n] = '\0';
-        if (n > 0 && coll_parse_long(minbuf, 0, COLL_MAX_MSG_SIZE_LIMIT, &lo))
-            return -1;
-        if (colon[1] != '\0' && coll_parse_long(colon + 1, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi))
-            return -1;
-    }
-    if (lo > hi)
-        return -1;
-    o->min_size = lo;
-    o->max_size = hi;
-    return 0;
+static inline int coll_parse_sizes(const char* arg, struct coll_opts* o) {
+  const char* colon = strchr(arg, ':');
+  long lo = o->min_size, hi = o->max_size;
+  if (colon == NULL) {
+    if (coll_parse_long(arg, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
+  } else {
+    char minbuf[32];
+    size_t n = (size_t)(colon - arg);
+    if (n >= sizeof minbuf) return -1;
+    memcpy(minbuf, arg, n);
+    minbuf[n] = '\0';
+    if (n > 0 && coll_parse_long(minbuf, 0, COLL_MAX_MSG_SIZE_LIMIT, &lo)) return -1;
+    if (colon[1] != '\0' && coll_parse_long(colon + 1, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
+  }
+  if (lo > hi) return -1;
+  o->min_size = lo;
+  o->max_size = hi;
+  return 0;
 }
 
 /* Returns 0 to run, 1 when --help was shown, -1 on a usage error. Every rank
  * parses the same argv; only rank 0 prints. */
-static inline int coll_parse(int argc, char **argv, enum coll_kind kind, int rank,
-                             struct coll_opts *o) {
-    int i, iters_large_set = 0, skip_large_set = 0;
-    const char *bad = NULL, *badval = NULL;
+static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int rank,
+                             struct coll_opts* o) {
+  int i, iters_large_set = 0, skip_large_set = 0;
+  const char *bad = NULL, *badval = NULL;
 
-    if (argc > 0 && argv[0] != NULL) {
-        const char *slash = strrchr(argv[0], '/');
-        coll_prog = slash ? slash + 1 : argv[0];
+  if (argc > 0 && argv[0] != NULL) {
+    const char* slash = strrchr(argv[0], '/');
+    coll_prog = slash ? slash + 1 : argv[0];
+  }
+  memset(o, 0, sizeof *o);
+  o->min_size = COLL_MIN_MSG_SIZE_DEFAULT;
+  o->max_size = COLL_MAX_MSG_SIZE_DEFAULT;
+  o->iters = COLL_LOOP_SMALL;
+  o->iters_large = COLL_LOOP_LARGE;
+  o->skip = COLL_SKIP_SMALL;
+  o->skip_large = COLL_SKIP_LARGE;
+
+  for (i = 1; i < argc && bad == NULL; i++) {
+    const char* a = argv[i];
+    const char* val = NULL;
+    int opt = 0; /* short letter, or 'L' / 'K' / 'A' / 'N' for long-only ones */
+    long v;
+
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      if (rank == 0) coll_usage(stdout, kind);
+      return 1;
     }
-    memset(o, 0, sizeof *o);
-    o->min_size = COLL_MIN_MSG_SIZE_DEFAULT;
-    o->max_size = COLL_MAX_MSG_SIZE_DEFAULT;
-    o->iters = COLL_LOOP_SMALL;
-    o->iters_large = COLL_LOOP_LARGE;
-    o->skip = COLL_SKIP_SMALL;
-    o->skip_large = COLL_SKIP_LARGE;
-
-    for (i = 1; i < argc && bad == NULL; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        int opt = 0; /* short letter, or 'L' / 'K' / 'A' / 'N' for long-only ones */
-        long v;
-
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (rank == 0)
-                coll_usage(stdout, kind);
-            return 1;
+    if (!strcmp(a, "-f") || !strcmp(a, "--full")) {
+      o->full = 1;
+      continue;
+    }
+    if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
+      /* --opt=value */
+      static char name[64];
+      size_t n = (size_t)(strchr(a, '=') - a);
+      if (n >= sizeof name) {
+        bad = "unknown option";
+        badval = a;
+        break;
+      }
+      memcpy(name, a, n);
+      name[n] = '\0';
+      val = a + n + 1;
+      a = name;
+    }
+    if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
+      opt = 'm';
+    else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
+      opt = 'i';
+    else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
+      opt = 'x';
+    else if (!strcmp(a, "--iterations-large"))
+      opt = 'L';
+    else if (!strcmp(a, "--warmup-large"))
+      opt = 'K';
+    else if (!strcmp(a, "--algorithm"))
+      opt = 'A';
+    else if (!strcmp(a, "--inter-senders"))
+      opt = 'N';
+    else if (val == NULL && a[0] == '-' && a[1] != '\0' && strchr("mix", a[1]) && a[2] != '\0') {
+      opt = a[1]; /* attached value: -m1:64 */
+      val = a + 2;
+    } else {
+      bad = "unknown option";
+      badval = a;
+      break;
+    }
+    if (val == NULL) {
+      if (i + 1 >= argc) {
+        bad = "missing value for";
+        badval = a;
+        break;
+      }
+      val = argv[++i];
+    }
+    switch (opt) {
+      case 'm':
+        if (coll_parse_sizes(val, o)) {
+          bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
+          badval = val;
         }
-        if (!strcmp(a, "-f") || !strcmp(a, "--full")) {
-            o->full = 1;
-            continue;
-        }
-        if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
-            /* --opt=value */
-            static char name[64];
-            size_t n = (size_t)(strchr(a, '=') - a);
-            if (n >= sizeof name) {
-                bad = "unknown option";
-                badval = a;
-                break;
-            }
-            memcpy(name, a, n);
-            name[n] = '\0';
-            val = a + n + 1;
-            a = name;
-        }
-        if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
-            opt = 'm';
-        else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
-            opt = 'i';
-        else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
-            opt = 'x';
-        else if (!strcmp(a, "--iterations-large"))
-            opt = 'L';
-        else if (!strcmp(a, "--warmup-large"))
-            opt = 'K';
-        else if (!strcmp(a, "--algorithm"))
-            opt = 'A';
-        else if (!strcmp(a, "--inter-senders"))
-            opt = 'N';
-        else if (val == NULL && a[0] == '-' && a[1] != '\0' && strchr("mix", a[1]) &&
-                 a[2] != '\0') {
-            opt = a[1]; /* attached value: -m1:64 */
-            val = a + 2;
+        break;
+      case 'i':
+      case 'L':
+        if (coll_parse_long(val, 1, INT_MAX, &v)) {
+          bad = "bad iteration count (want >= 1)";
+          badval = val;
+        } else if (opt == 'i') {
+          o->iters = (int)v;
+          if (!iters_large_set) o->iters_large = (int)v;
         } else {
-            bad = "unknown option";
-            badval = a;
-            break;
+          o->iters_large = (int)v;
+          iters_large_set = 1;
         }
-        if (val == NULL) {
-            if (i + 1 >= argc) {
-                bad = "missing value for";
-                badval = a;
-                break;
-            }
-            val = argv[++i];
+        break;
+      case 'x':
+      case 'K':
+        if (coll_parse_long(val, 0, INT_MAX, &v)) {
+          bad = "bad warm-up count (want >= 0)";
+          badval = val;
+        } else if (opt == 'x') {
+          o->skip = (int)v;
+          if (!skip_large_set) o->skip_large = (int)v;
+        } else {
+          o->skip_large = (int)v;
+          skip_large_set = 1;
         }
-        switch (opt) {
-        case 'm':
-            if (coll_parse_sizes(val, o)) {
-                bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
-                badval = val;
-            }
-            break;
-        case 'i':
-        case 'L':
-            if (coll_parse_long(val, 1, INT_MAX, &v)) {
-                bad = "bad iteration count (want >= 1)";
-                badval = val;
-            } else if (opt == 'i') {
-                o->iters = (int)v;
-                if (!iters_large_set)
-                    o->iters_large = (int)v;
-            } else {
-                o->iters_large = (int)v;
-                iters_large_set = 1;
-            }
-            break;
-        case 'x':
-        case 'K':
-            if (coll_parse_long(val, 0, INT_MAX, &v)) {
-                bad = "bad warm-up count (want >= 0)";
-                badval = val;
-            } else if (opt == 'x') {
-                o->skip = (int)v;
-                if (!skip_large_set)
-                    o->skip_large = (int)v;
-            } else {
-                o->skip_large = (int)v;
-                skip_large_set = 1;
-            }
-            break;
-        case 'A':
-            if (strlen(val) >= COLL_ALGO_MAX) {
-                bad = "algorithm name too long";
-                badval = val;
-            } else {
-                /* "auto" and "" mean automatic selection */
-                snprintf(o->algorithm, sizeof o->algorithm, "%s",
-                         strcmp(val, "auto") == 0 ? "" : val);
-            }
-            break;
-        case 'N':
-            if (coll_parse_long(val, 0, INT_MAX, &v)) {
-                bad = "bad --inter-senders (want an integer >= 0; 0 = default)";
-                badval = val;
-            } else {
-                o->inter_senders = (int)v;
-            }
-            break;
-        default:
-            bad = "unknown option";
-            badval = a;
+        break;
+      case 'A':
+        if (strlen(val) >= COLL_ALGO_MAX) {
+          bad = "algorithm name too long";
+          badval = val;
+        } else {
+          /* "auto" and "" mean automatic selection */
+          snprintf(o->algorithm, sizeof o->algorithm, "%s", strcmp(val, "auto") == 0 ? "" : val);
         }
+        break;
+      case 'N':
+        if (coll_parse_long(val, 0, INT_MAX, &v)) {
+          bad = "bad --inter-senders (want an integer >= 0; 0 = default)";
+          badval = val;
+        } else {
+          o->inter_senders = (int)v;
+        }
+        break;
+      default:
+        bad = "unknown option";
+        badval = a;
     }
-    if (bad != NULL) {
-        if (rank == 0) {
-            fprintf(stderr, "%s: %s: %s\n", coll_prog, bad, badval ? badval : "");
-            coll_usage(stderr, kind);
-        }
-        return -1;
+  }
+  if (bad != NULL) {
+    if (rank == 0) {
+      fprintf(stderr, "%s: %s: %s\n", coll_prog, bad, badval ? badval : "");
+      coll_usage(stderr, kind);
     }
-    return 0;
+    return -1;
+  }
+  return 0;
 }
 
-static inline void coll_iters_for(const struct coll_opts *o, long size, int *iters, int *skip) {
-    if (size > COLL_LARGE_MESSAGE_SIZE) {
-        *iters = o->iters_large;
-        *skip = o->skip_large;
-    } else {
-        *iters = o->iters;
-        *skip = o->skip;
-    }
+static inline void coll_iters_for(const struct coll_opts* o, long size, int* iters, int* skip) {
+  if (size > COLL_LARGE_MESSAGE_SIZE) {
+    *iters = o->iters_large;
+    *skip = o->skip_large;
+  } else {
+    *iters = o->iters;
+    *skip = o->skip;
+  }
 }
 
 /* First size to run, and the one after `size`: powers of two (0 included
  * when asked for), skipping sizes that are not whole elements. */
 static inline long coll_fix_size(long size, int elem) {
-    while (elem > 1 && size % elem != 0)
-        size *= 2;
-    return size;
+  while (elem > 1 && size % elem != 0) size *= 2;
+  return size;
 }
-static inline long coll_first_size(const struct coll_opts *o, int elem) {
-    return coll_fix_size(o->min_size, elem);
+static inline long coll_first_size(const struct coll_opts* o, int elem) {
+  return coll_fix_size(o->min_size, elem);
 }
 static inline long coll_next_size(long size, int elem) {
-    return coll_fix_size(size ? size * 2 : 1, elem);
+  return coll_fix_size(size ? size * 2 : 1, elem);
 }
 
-static inline void *coll_alloc(size_t bytes) {
-    void *p = NULL;
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        page = 4096;
-    if (bytes == 0)
-        bytes = 1;
-    if (posix_memalign(&p, (size_t)page, bytes) != 0) {
-        fprintf(stderr, "%s: cannot allocate %zu bytes\n", coll_prog, bytes);
-        fflush(stderr);
-        MMPI_Abort(MMPI_COMM_WORLD, 2);
-        exit(2);
-    }
-    memset(p, 0, bytes);
-    return p;
+static inline void* coll_alloc(size_t bytes) {
+  void* p = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  if (bytes == 0) bytes = 1;
+  if (posix_memalign(&p, (size_t)page, bytes) != 0) {
+    fprintf(stderr, "%s: cannot allocate %zu bytes\n", coll_prog, bytes);
+    fflush(stderr);
+    MMPI_Abort(MMPI_COMM_WORLD, 2);
+    exit(2);
+  }
+  memset(p, 0, bytes);
+  return p;
 }
 
 /* ---- patterns ----------------------------------------------------------- */
 
 static inline uint32_t coll_seed(long size, int a, int b) {
-    uint32_t h = 2166136261u; /* FNV-1a over the parameters */
-    uint32_t v[4] = {(uint32_t)size, (uint32_t)a, (uint32_t)b, (uint32_t)coll_kind_cur};
-    int i, k;
-    for (i = 0; i < 4; i++)
-        for (k = 0; k < 4; k++) {
-            h ^= (v[i] >> (8 * k)) & 0xffu;
-            h *= 16777619u;
-        }
-    return h;
+  uint32_t h = 2166136261u; /* FNV-1a over the parameters */
+  uint32_t v[4] = {(uint32_t)size, (uint32_t)a, (uint32_t)b, (uint32_t)coll_kind_cur};
+  int i, k;
+  for (i = 0; i < 4; i++)
+    for (k = 0; k < 4; k++) {
+      h ^= (v[i] >> (8 * k)) & 0xffu;
+      h *= 16777619u;
+    }
+  return h;
 }
 
 static inline unsigned char coll_byte(size_t k, uint32_t seed) {
-    uint32_t x = (uint32_t)k * 2654435761u + seed;
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (unsigned char)x;
+  uint32_t x = (uint32_t)k * 2654435761u + seed;
+  x ^= x >> 15;
+  x *= 0x2c1b3c6du;
+  x ^= x >> 12;
+  return (unsigned char)x;
 }
 
-static inline void coll_fill(unsigned char *buf, long len, uint32_t seed) {
-    long k;
-    for (k = 0; k < len; k++)
-        buf[k] = coll_byte((size_t)k, seed);
+static inline void coll_fill(unsigned char* buf, long len, uint32_t seed) {
+  long k;
+  for (k = 0; k < len; k++) buf[k] = coll_byte((size_t)k, seed);
 }
 
 /* The complement of the expected data: a byte never written is caught. */
-static inline void coll_poison(unsigned char *buf, long len, uint32_t seed) {
-    long k;
-    for (k = 0; k < len; k++)
-        buf[k] = (unsigned char)~coll_byte((size_t)k, seed);
+static inline void coll_poison(unsigned char* buf, long len, uint32_t seed) {
+  long k;
+  for (k = 0; k < len; k++) buf[k] = (unsigned char)~coll_byte((size_t)k, seed);
 }
 
 /* Reduction input of rank r, element i: integer-valued, below 1024, so that
  * float sums over up to 16384 ranks are exact in any order. */
 static inline int coll_red_val(long size, int r, long i) {
-    return (int)(((unsigned long)i * 131u + (unsigned long)r * 17u + (unsigned long)size * 7u) %
-                 1021u);
+  return (int)(((unsigned long)i * 131u + (unsigned long)r * 17u + (unsigned long)size * 7u) %
+               1021u);
 }
 
-static inline void coll_fail(int rank, long size, const char *what) {
-    char sz[64] = "";
-    if (size >= 0)
-        snprintf(sz, sizeof sz, "message size %ld bytes, ", size);
-    fprintf(stderr,
-            "%s: RESULT VERIFICATION FAILED on rank %d: %s (%sverification iteration). "
-            "Aborting: the collective returns wrong results, its timings would be "
-            "meaningless.\n",
-            coll_prog, rank, what, sz);
-    fflush(stderr);
-    MMPI_Abort(MMPI_COMM_WORLD, 3);
-    exit(3);
+static inline void coll_fail(int rank, long size, const char* what) {
+  char sz[64] = "";
+  if (size >= 0) snprintf(sz, sizeof sz, "message size %ld bytes, ", size);
+  fprintf(stderr,
+          "%s: RESULT VERIFICATION FAILED on rank %d: %s (%sverification iteration). "
+          "Aborting: the collective returns wrong results, its timings would be "
+          "meaningless.\n",
+          coll_prog, rank, what, sz);
+  fflush(stderr);
+  MMPI_Abort(MMPI_COMM_WORLD, 3);
+  exit(3);
 }
 
 /* Checks len bytes of buf against the pattern of seed; `what` names the
  * block ("data from rank 3"). */
-static inline void coll_verify_bytes(const unsigned char *buf, long len, uint32_t seed, int rank,
-                                     long size, const char *what) {
-    long k, first = -1, nbad = 0;
-    for (k = 0; k < len; k++) {
-        if (buf[k] != coll_byte((size_t)k, seed)) {
-            if (first < 0)
-                first = k;
-            nbad++;
-        }
+static inline void coll_verify_bytes(const unsigned char* buf, long len, uint32_t seed, int rank,
+                                     long size, const char* what) {
+  long k, first = -1, nbad = 0;
+  for (k = 0; k < len; k++) {
+    if (buf[k] != coll_byte((size_t)k, seed)) {
+      if (first < 0) first = k;
+      nbad++;
     }
-    if (nbad > 0) {
-        char msg[384];
-        snprintf(msg, sizeof msg,
-                 "%s: byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ", what, first,
-                 buf[first], coll_byte((size_t)first, seed), nbad, len);
-        coll_fail(rank, size, msg);
-    }
+  }
+  if (nbad > 0) {
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s: byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ",
+             what, first, buf[first], coll_byte((size_t)first, seed), nbad, len);
+    coll_fail(rank, size, msg);
+  }
 }
 
 /* Checks count floats against the sum over all nranks ranks of coll_red_val. */
-static inline void coll_verify_sum(const float *buf, long count, int nranks, int rank, long size,
-                                   const char *what) {
-    long i, first = -1, nbad = 0;
-    double firstexp = 0.0;
-    for (i = 0; i < count; i++) {
-        long exp = 0;
-        int r;
-        for (r = 0; r < nranks; r++)
-            exp += coll_red_val(size, r, i);
-        if (buf[i] != (float)exp) {
-            if (first < 0) {
-                first = i;
-                firstexp = (double)exp;
-            }
-            nbad++;
-        }
+static inline void coll_verify_sum(const float* buf, long count, int nranks, int rank, long size,
+                                   const char* what) {
+  long i, first = -1, nbad = 0;
+  double firstexp = 0.0;
+  for (i = 0; i < count; i++) {
+    long exp = 0;
+    int r;
+    for (r = 0; r < nranks; r++) exp += coll_red_val(size, r, i);
+    if (buf[i] != (float)exp) {
+      if (first < 0) {
+        first = i;
+        firstexp = (double)exp;
+      }
+      nbad++;
     }
-    if (nbad > 0) {
-        char msg[384];
-        snprintf(msg, sizeof msg,
-                 "%s: element %ld is %.9g, expected %.9g; %ld of %ld elements differ", what, first,
-                 (double)buf[first], firstexp, nbad, count);
-        coll_fail(rank, size, msg);
-    }
+  }
+  if (nbad > 0) {
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s: element %ld is %.9g, expected %.9g; %ld of %ld elements differ",
+             what, first, (double)buf[first], firstexp, nbad, count);
+    coll_fail(rank, size, msg);
+  }
 }
 
-static inline void coll_fill_red(float *buf, long count, long size, int rank) {
-    long i;
-    for (i = 0; i < count; i++)
-        buf[i] = (float)coll_red_val(size, rank, i);
+static inline void coll_fill_red(float* buf, long count, long size, int rank) {
+  long i;
+  for (i = 0; i < count; i++) buf[i] = (float)coll_red_val(size, rank, i);
 }
 
 /* MPI forbids the collective to modify the send buffer: check it still holds
  * this rank's input. */
-static inline void coll_verify_red_input(const float *buf, long count, long size, int rank) {
-    long i;
-    for (i = 0; i < count; i++)
-        if (buf[i] != (float)coll_red_val(size, rank, i)) {
-            char msg[256];
-            snprintf(msg, sizeof msg,
-                     "send buffer modified by the collective: element %ld is %.9g, was %d", i,
-                     (double)buf[i], coll_red_val(size, rank, i));
-            coll_fail(rank, size, msg);
-        }
+static inline void coll_verify_red_input(const float* buf, long count, long size, int rank) {
+  long i;
+  for (i = 0; i < count; i++)
+    if (buf[i] != (float)coll_red_val(size, rank, i)) {
+      char msg[256];
+      snprintf(msg, sizeof msg,
+               "send buffer modified by the collective: element %ld is %.9g, was %d", i,
+               (double)buf[i], coll_red_val(size, rank, i));
+      coll_fail(rank, size, msg);
+    }
 }
 
-static inline void coll_poison_floats(float *buf, long count) {
-    long i;
-    for (i = 0; i < count; i++)
-        buf[i] = -1.0f;
+static inline void coll_poison_floats(float* buf, long count) {
+  long i;
+  for (i = 0; i < count; i++) buf[i] = -1.0f;
 }
 
 /* ---- timing and output ---------------------------------------------------- */
 
 struct coll_timer {
-    double total;
-    double t0;
+  double total;
+  double t0;
 };
 
-static inline void coll_header(enum coll_kind kind, const struct coll_opts *o, int nranks) {
-    const char *lo = getenv("MMPI_NP_LOW"), *hi = getenv("MMPI_NP_HIGH");
-    printf("# OSU MPI %s Latency Test\n", coll_infos[kind].title);
+static inline void coll_header(enum coll_kind kind, const struct coll_opts* o, int nranks) {
+  const char *lo = getenv("MMPI_NP_LOW"), *hi = getenv("MMPI_NP_HIGH");
+  printf("# OSU MPI %s Latency Test\n", coll_infos[kind].title);
 #ifdef MMPI_NATIVE
-    printf("# zipper: %s, %d ranks; algorithm: Open MPI's own%s\n", MMPI_VARIANT, nranks,
-           (o->algorithm[0] || o->inter_senders) ? " (--algorithm/--inter-senders ignored)" : "");
+  printf("# zipper: %s, %d ranks; algorithm: Open MPI's own%s\n", MMPI_VARIANT, nranks,
+         (o->algorithm[0] || o->inter_senders) ? " (--algorithm/--inter-senders ignored)" : "");
 #else
-    if (lo != NULL && hi != NULL)
-        printf("# zipper: %s, %d ranks (layout %s+%s); ", MMPI_VARIANT, nranks, lo, hi);
-    else
-        printf("# zipper: %s, %d ranks; ", MMPI_VARIANT, nranks);
-    printf("algorithm: %s, inter-senders: ", o->algorithm[0] ? o->algorithm : "auto");
-    if (o->inter_senders > 0)
-        printf("%d\n", o->inter_senders);
-    else
-        printf("default\n");
+  if (lo != NULL && hi != NULL)
+    printf("# zipper: %s, %d ranks (layout %s+%s); ", MMPI_VARIANT, nranks, lo, hi);
+  else
+    printf("# zipper: %s, %d ranks; ", MMPI_VARIANT, nranks);
+  printf("algorithm: %s, inter-senders: ", o->algorithm[0] ? o->algorithm : "auto");
+  if (o->inter_senders > 0)
+    printf("%d\n", o->inter_senders);
+  else
+    printf("default\n");
 #endif
-    (void)lo;
-    (void)hi;
-    if (coll_infos[kind].datatype[0])
-        printf("# Datatype: %s\n", coll_infos[kind].datatype);
-    if (coll_infos[kind].elem) {
-        printf("%-*s", 10, "# Size");
-        printf("%*s", COLL_FIELD_WIDTH, "Avg Latency(us)");
-    } else {
-        printf("# Avg Latency(us)");
-    }
-    if (o->full) {
-        printf("%*s", COLL_FIELD_WIDTH, "Min Latency(us)");
-        printf("%*s", COLL_FIELD_WIDTH, "Max Latency(us)");
-        printf("%*s\n", 12, "Iterations");
-    } else {
-        printf("\n");
-    }
-    fflush(stdout);
+  (void)lo;
+  (void)hi;
+  if (coll_infos[kind].datatype[0]) printf("# Datatype: %s\n", coll_infos[kind].datatype);
+  if (coll_infos[kind].elem) {
+    printf("%-*s", 10, "# Size");
+    printf("%*s", COLL_FIELD_WIDTH, "Avg Latency(us)");
+  } else {
+    printf("# Avg Latency(us)");
+  }
+  if (o->full) {
+    printf("%*s", COLL_FIELD_WIDTH, "Min Latency(us)");
+    printf("%*s", COLL_FIELD_WIDTH, "Max Latency(us)");
+    printf("%*s\n", 12, "Iterations");
+  } else {
+    printf("\n");
+  }
+  fflush(stdout);
 }
 
 /* OSU's statistics: each rank's mean latency (us), MIN/MAX/SUM to rank 0. */
-static inline void coll_report(enum coll_kind kind, const struct coll_opts *o, int rank, int nranks,
+static inline void coll_report(enum coll_kind kind, const struct coll_opts* o, int rank, int nranks,
                                long size, double timer, int iters) {
-    double lat = timer * 1e6 / iters, min_t = 0.0, max_t = 0.0, sum_t = 0.0;
-    COLL_CHECK(MMPI_Reduce(&lat, &min_t, 1, MPI_DOUBLE, MPI_MIN, 0, MMPI_COMM_WORLD));
-    COLL_CHECK(MMPI_Reduce(&lat, &max_t, 1, MPI_DOUBLE, MPI_MAX, 0, MMPI_COMM_WORLD));
-    COLL_CHECK(MMPI_Reduce(&lat, &sum_t, 1, MPI_DOUBLE, MPI_SUM, 0, MMPI_COMM_WORLD));
-    if (rank != 0)
-        return;
-    if (coll_infos[kind].elem) {
-        printf("%-*ld", 10, size);
-        printf("%*.*f", COLL_FIELD_WIDTH, COLL_FLOAT_PRECISION, sum_t / nranks);
-    } else {
-        printf("%*.*f", 17, COLL_FLOAT_PRECISION, sum_t / nranks);
-    }
-    if (o->full)
-        printf("%*.*f%*.*f%*d\n", COLL_FIELD_WIDTH, COLL_FLOAT_PRECISION, min_t, COLL_FIELD_WIDTH,
-               COLL_FLOAT_PRECISION, max_t, 12, iters);
-    else
-        printf("\n");
-    fflush(stdout);
+  double lat = timer * 1e6 / iters, min_t = 0.0, max_t = 0.0, sum_t = 0.0;
+  COLL_CHECK(MMPI_Reduce(&lat, &min_t, 1, MPI_DOUBLE, MPI_MIN, 0, MMPI_COMM_WORLD));
+  COLL_CHECK(MMPI_Reduce(&lat, &max_t, 1, MPI_DOUBLE, MPI_MAX, 0, MMPI_COMM_WORLD));
+  COLL_CHECK(MMPI_Reduce(&lat, &sum_t, 1, MPI_DOUBLE, MPI_SUM, 0, MMPI_COMM_WORLD));
+  if (rank != 0) return;
+  if (coll_infos[kind].elem) {
+    printf("%-*ld", 10, size);
+    printf("%*.*f", COLL_FIELD_WIDTH, COLL_FLOAT_PRECISION, sum_t / nranks);
+  } else {
+    printf("%*.*f", 17, COLL_FLOAT_PRECISION, sum_t / nranks);
+  }
+  if (o->full)
+    printf("%*.*f%*.*f%*d\n", COLL_FIELD_WIDTH, COLL_FLOAT_PRECISION, min_t, COLL_FIELD_WIDTH,
+           COLL_FLOAT_PRECISION, max_t, 12, iters);
+  else
+    printf("\n");
+  fflush(stdout);
 }
 
 /* The OSU per-size loop of the sized tests. verify(ctx, size) runs the
  * untimed verification iteration, op(ctx, size) one collective. */
-typedef void (*coll_fn)(void *ctx, long size);
+typedef void (*coll_fn)(void* ctx, long size);
 
-static inline void coll_loop(enum coll_kind kind, const struct coll_opts *o, int rank, int nranks,
-                             coll_fn verify, coll_fn op, void *ctx) {
-    int elem = coll_infos[kind].elem;
-    long size;
-    for (size = coll_first_size(o, elem); size <= o->max_size; size = coll_next_size(size, elem)) {
-        int iters, skip, i;
-        double timer = 0.0;
+static inline void coll_loop(enum coll_kind kind, const struct coll_opts* o, int rank, int nranks,
+                             coll_fn verify, coll_fn op, void* ctx) {
+  int elem = coll_infos[kind].elem;
+  long size;
+  for (size = coll_first_size(o, elem); size <= o->max_size; size = coll_next_size(size, elem)) {
+    int iters, skip, i;
+    double timer = 0.0;
 
-        coll_iters_for(o, size, &iters, &skip);
+    coll_iters_for(o, size, &iters, &skip);
 
-        COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
-        verify(ctx, size);
-        COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
+    COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
+    verify(ctx, size);
+    COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
 
-        for (i = 0; i < iters + skip; i++) {
-            double t0 = MMPI_Wtime(), t1;
-            op(ctx, size);
-            t1 = MMPI_Wtime();
-            if (i >= skip)
-                timer += t1 - t0;
-            COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
-        }
-        coll_report(kind, o, rank, nranks, size, timer, iters);
-        COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
+    for (i = 0; i < iters + skip; i++) {
+      double t0 = MMPI_Wtime(), t1;
+      op(ctx, size);
+      t1 = MMPI_Wtime();
+      if (i >= skip) timer += t1 - t0;
+      COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
     }
+    coll_report(kind, o, rank, nranks, size, timer, iters);
+    COLL_CHECK(MMPI_Barrier(MMPI_COMM_WORLD));
+  }
 }
 
 /* Common start: init, options, algorithm selection, header. Returns the
  * process exit code to use right away (after MMPI_Finalize) or -1 to go on. */
-static inline int coll_start(int *argc, char ***argv, enum coll_kind kind, int *rank, int *nranks,
-                             struct coll_opts *o) {
-    int rc;
-    coll_kind_cur = kind;
-    COLL_CHECK(MMPI_Init(argc, argv));
-    COLL_CHECK(MMPI_Comm_rank(MMPI_COMM_WORLD, rank));
-    COLL_CHECK(MMPI_Comm_size(MMPI_COMM_WORLD, nranks));
-    rc = coll_parse(*argc, *argv, kind, *rank, o);
-    if (rc != 0)
-        return rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-    if (*nranks < 2) {
-        if (*rank == 0)
-            fprintf(stderr, "%s: this test requires at least two processes (world size is %d)\n",
-                    coll_prog, *nranks);
-        return EXIT_FAILURE;
-    }
-    if (kind == COLL_ALLTOALL || kind == COLL_ALLTOALLV) {
-        /* counts and displacements are ints: size * nranks must fit */
-        if (o->max_size > (long)(INT_MAX / *nranks)) {
-            if (*rank == 0)
-                fprintf(stderr, "%s: -m: maximum size %ld too large for %d ranks (max %ld)\n",
-                        coll_prog, o->max_size, *nranks, (long)(INT_MAX / *nranks));
-            return EXIT_FAILURE;
-        }
-    }
-#ifndef MMPI_NATIVE
-    if (o->algorithm[0] != '\0' || o->inter_senders != 0) {
-        rc = MMPIX_Coll_set(coll_infos[kind].name, o->algorithm[0] ? o->algorithm : NULL,
-                            o->inter_senders);
-        if (rc != MPI_SUCCESS) {
-            if (*rank == 0)
-                fprintf(stderr,
-                        "%s: MMPIX_Coll_set(\"%s\", \"%s\", %d) failed with error code %d "
-                        "(unknown algorithm for %s?)\n",
-                        coll_prog, coll_infos[kind].name,
-                        o->algorithm[0] ? o->algorithm : "(automatic)", o->inter_senders, rc,
-                        coll_infos[kind].name);
-            return EXIT_FAILURE;
-        }
-    }
-#else
-    /* native: MMPIX_Coll_set is a no-op (mmpi_native.h); nothing to select */
-    (void)MMPIX_Coll_set(coll_infos[kind].name, o->algorithm, o->inter_senders);
-#endif
+static inline int coll_start(int* argc, char*** argv, enum coll_kind kind, int* rank, int* nranks,
+                             struct coll_opts* o) {
+  int rc;
+  coll_kind_cur = kind;
+  COLL_CHECK(MMPI_Init(argc, argv));
+  COLL_CHECK(MMPI_Comm_rank(MMPI_COMM_WORLD, rank));
+  COLL_CHECK(MMPI_Comm_size(MMPI_COMM_WORLD, nranks));
+  rc = coll_parse(*argc, *argv, kind, *rank, o);
+  if (rc != 0) return rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  if (*nranks < 2) {
     if (*rank == 0)
-        coll_header(kind, o, *nranks);
-    return -1;
+      fprintf(stderr, "%s: this test requires at least two processes (world size is %d)\n",
+              coll_prog, *nranks);
+    return EXIT_FAILURE;
+  }
+  if (kind == COLL_ALLTOALL || kind == COLL_ALLTOALLV) {
+    /* counts and displacements are ints: size * nranks must fit */
+    if (o->max_size > (long)(INT_MAX / *nranks)) {
+      if (*rank == 0)
+        fprintf(stderr, "%s: -m: maximum size %ld too large for %d ranks (max %ld)\n", coll_prog,
+                o->max_size, *nranks, (long)(INT_MAX / *nranks));
+      return EXIT_FAILURE;
+    }
+  }
+#ifndef MMPI_NATIVE
+  if (o->algorithm[0] != '\0' || o->inter_senders != 0) {
+    rc = MMPIX_Coll_set(coll_infos[kind].name, o->algorithm[0] ? o->algorithm : NULL,
+                        o->inter_senders);
+    if (rc != MPI_SUCCESS) {
+      if (*rank == 0)
+        fprintf(stderr,
+                "%s: MMPIX_Coll_set(\"%s\", \"%s\", %d) failed with error code %d "
+                "(unknown algorithm for %s?)\n",
+                coll_prog, coll_infos[kind].name, o->algorithm[0] ? o->algorithm : "(automatic)",
+                o->inter_senders, rc, coll_infos[kind].name);
+      return EXIT_FAILURE;
+    }
+  }
+#else
+  /* native: MMPIX_Coll_set is a no-op (mmpi_native.h); nothing to select */
+  (void)MMPIX_Coll_set(coll_infos[kind].name, o->algorithm, o->inter_senders);
+#endif
+  if (*rank == 0) coll_header(kind, o, *nranks);
+  return -1;
 }
 
 #endif /* ZIPPER_BENCH_OSU_COLL_H */

@@ -67,372 +67,336 @@
  * (per direction). Windows that do not fit are verified in batches. */
 #define P2P_VERIFY_POOL_BYTES (16L << 20)
 
-#define P2P_CHECK(call)                                                                  \
-    do {                                                                                 \
-        int p2p_rc_ = (call);                                                            \
-        if (p2p_rc_ != MPI_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed with error code %d\n", __FILE__, __LINE__, \
-                    #call, p2p_rc_);                                                     \
-            fflush(stderr);                                                              \
-            MMPI_Abort(MMPI_COMM_WORLD, 2);                                              \
-            exit(2);                                                                     \
-        }                                                                                \
-    } while (0)
+#define P2P_CHECK(call)                                                                   \
+  do {                                                                                    \
+    int p2p_rc_ = (call);                                                                 \
+    if (p2p_rc_ != MPI_SUCCESS) {                                                         \
+      fprintf(stderr, "%s:%d: %s failed with error code %d\n", __FILE__, __LINE__, #call, \
+              p2p_rc_);                                                                   \
+      fflush(stderr);                                                                     \
+      MMPI_Abort(MMPI_COMM_WORLD, 2);                                                     \
+      exit(2);                                                                            \
+    }                                                                                     \
+  } while (0)
 
 enum p2p_kind { P2P_LATENCY, P2P_BW, P2P_BIBW };
 
 struct p2p_opts {
-    long min_size;
-    long max_size;
-    int iters;
-    int iters_large;
-    int skip;
-    int skip_large;
-    int window;
+  long min_size;
+  long max_size;
+  int iters;
+  int iters_large;
+  int skip;
+  int skip_large;
+  int window;
 };
 
-static const char *p2p_prog = "osu";
+static const char* p2p_prog = "osu";
 
-static void p2p_usage(FILE *f, enum p2p_kind kind)
-{
-    int lat = kind == P2P_LATENCY;
-    fprintf(f,
-            "Usage: %s [options]   (run with at least 2 ranks; ranks 0 and 1 measure)\n"
-            "  -m, --message-size [MIN:]MAX  message sizes, powers of two from MIN to MAX\n"
-            "                                (default %ld:%ld)\n"
-            "  -i, --iterations ITER         timed iterations per size\n"
-            "                                (default %d, %d above %ld bytes)\n"
-            "  -x, --warmup WARMUP           untimed warm-up iterations per size\n"
-            "                                (default %d, %d above %ld bytes)\n",
-            p2p_prog, P2P_MIN_MSG_SIZE_DEFAULT, P2P_MAX_MSG_SIZE_DEFAULT,
-            lat ? P2P_LAT_LOOP_SMALL : P2P_BW_LOOP_SMALL,
-            lat ? P2P_LAT_LOOP_LARGE : P2P_BW_LOOP_LARGE, P2P_LARGE_MESSAGE_SIZE,
-            lat ? P2P_LAT_SKIP_SMALL : P2P_BW_SKIP_SMALL,
-            lat ? P2P_LAT_SKIP_LARGE : P2P_BW_SKIP_LARGE, P2P_LARGE_MESSAGE_SIZE);
-    if (!lat)
-        fprintf(f, "  -W, --window-size WINDOW      messages in flight per iteration (default %d)\n",
-                P2P_WINDOW_SIZE_DEFAULT);
-    fprintf(f,
-            "  -h, --help                    show this help\n"
-            "Every size first runs one untimed iteration whose data is verified byte by\n"
-            "byte; a mismatch aborts the run.\n");
+static void p2p_usage(FILE* f, enum p2p_kind kind) {
+  int lat = kind == P2P_LATENCY;
+  fprintf(f,
+          "Usage: %s [options]   (run with at least 2 ranks; ranks 0 and 1 measure)\n"
+          "  -m, --message-size [MIN:]MAX  message sizes, powers of two from MIN to MAX\n"
+          "                                (default %ld:%ld)\n"
+          "  -i, --iterations ITER         timed iterations per size\n"
+          "                                (default %d, %d above %ld bytes)\n"
+          "  -x, --warmup WARMUP           untimed warm-up iterations per size\n"
+          "                                (default %d, %d above %ld bytes)\n",
+          p2p_prog, P2P_MIN_MSG_SIZE_DEFAULT, P2P_MAX_MSG_SIZE_DEFAULT,
+          lat ? P2P_LAT_LOOP_SMALL : P2P_BW_LOOP_SMALL,
+          lat ? P2P_LAT_LOOP_LARGE : P2P_BW_LOOP_LARGE, P2P_LARGE_MESSAGE_SIZE,
+          lat ? P2P_LAT_SKIP_SMALL : P2P_BW_SKIP_SMALL,
+          lat ? P2P_LAT_SKIP_LARGE : P2P_BW_SKIP_LARGE, P2P_LARGE_MESSAGE_SIZE);
+  if (!lat)
+    fprintf(f, "  -W, --window-size WINDOW      messages in flight per iteration (default %d)\n",
+            P2P_WINDOW_SIZE_DEFAULT);
+  fprintf(f,
+          "  -h, --help                    show this help\n"
+          "Every size first runs one untimed iteration whose data is verified byte by\n"
+          "byte; a mismatch aborts the run.\n");
 }
 
-static int p2p_parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v;
-    if (s == NULL || *s == '\0')
-        return -1;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
+static int p2p_parse_long(const char* s, long lo, long hi, long* out) {
+  char* end = NULL;
+  long v;
+  if (s == NULL || *s == '\0') return -1;
+  v = strtol(s, &end, 10);
+  if (*end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
 }
 
 /* OSU's -m syntax: "MAX", "MIN:MAX" or "MIN:". */
-static int p2p_parse_sizes(const char *arg, struct p2p_opts *o)
-{
-    const char *colon = strchr(arg, ':');
-    long lo = o->min_size, hi = o->max_size;
-    if (colon == NULL) {
-        if (p2p_parse_long(arg, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi))
-            return -1;
-    } else {
-        char minbuf[32];
-        size_t n = (size_t)(colon - arg);
-        if (n >= sizeof minbuf)
-            return -1;
-        memcpy(minbuf, arg, n);
-        minbuf[n] = '\0';
-        if (n > 0 && p2p_parse_long(minbuf, 0, P2P_MAX_MSG_SIZE_LIMIT, &lo))
-            return -1;
-        if (colon[1] != '\0' && p2p_parse_long(colon + 1, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi))
-            return -1;
-    }
-    if (lo > hi)
-        return -1;
-    o->min_size = lo;
-    o->max_size = hi;
-    return 0;
+static int p2p_parse_sizes(const char* arg, struct p2p_opts* o) {
+  const char* colon = strchr(arg, ':');
+  long lo = o->min_size, hi = o->max_size;
+  if (colon == NULL) {
+    if (p2p_parse_long(arg, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
+  } else {
+    char minbuf[32];
+    size_t n = (size_t)(colon - arg);
+    if (n >= sizeof minbuf) return -1;
+    memcpy(minbuf, arg, n);
+    minbuf[n] = '\0';
+    if (n > 0 && p2p_parse_long(minbuf, 0, P2P_MAX_MSG_SIZE_LIMIT, &lo)) return -1;
+    if (colon[1] != '\0' && p2p_parse_long(colon + 1, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
+  }
+  if (lo > hi) return -1;
+  o->min_size = lo;
+  o->max_size = hi;
+  return 0;
 }
 
 /* Returns 0 to run, 1 when --help was shown, -1 on a usage error. Every rank
  * parses the same argv; only rank 0 prints. */
-static int p2p_parse(int argc, char **argv, enum p2p_kind kind, int rank, struct p2p_opts *o)
-{
-    int lat = kind == P2P_LATENCY;
-    int i;
-    const char *bad = NULL, *badval = NULL;
+static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct p2p_opts* o) {
+  int lat = kind == P2P_LATENCY;
+  int i;
+  const char *bad = NULL, *badval = NULL;
 
-    if (argc > 0 && argv[0] != NULL) {
-        const char *slash = strrchr(argv[0], '/');
-        p2p_prog = slash ? slash + 1 : argv[0];
+  if (argc > 0 && argv[0] != NULL) {
+    const char* slash = strrchr(argv[0], '/');
+    p2p_prog = slash ? slash + 1 : argv[0];
+  }
+  o->min_size = P2P_MIN_MSG_SIZE_DEFAULT;
+  o->max_size = P2P_MAX_MSG_SIZE_DEFAULT;
+  o->iters = lat ? P2P_LAT_LOOP_SMALL : P2P_BW_LOOP_SMALL;
+  o->iters_large = lat ? P2P_LAT_LOOP_LARGE : P2P_BW_LOOP_LARGE;
+  o->skip = lat ? P2P_LAT_SKIP_SMALL : P2P_BW_SKIP_SMALL;
+  o->skip_large = lat ? P2P_LAT_SKIP_LARGE : P2P_BW_SKIP_LARGE;
+  o->window = P2P_WINDOW_SIZE_DEFAULT;
+
+  for (i = 1; i < argc && bad == NULL; i++) {
+    const char* a = argv[i];
+    const char* val = NULL;
+    char opt = 0;
+    long v;
+
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      if (rank == 0) p2p_usage(stdout, kind);
+      return 1;
     }
-    o->min_size = P2P_MIN_MSG_SIZE_DEFAULT;
-    o->max_size = P2P_MAX_MSG_SIZE_DEFAULT;
-    o->iters = lat ? P2P_LAT_LOOP_SMALL : P2P_BW_LOOP_SMALL;
-    o->iters_large = lat ? P2P_LAT_LOOP_LARGE : P2P_BW_LOOP_LARGE;
-    o->skip = lat ? P2P_LAT_SKIP_SMALL : P2P_BW_SKIP_SMALL;
-    o->skip_large = lat ? P2P_LAT_SKIP_LARGE : P2P_BW_SKIP_LARGE;
-    o->window = P2P_WINDOW_SIZE_DEFAULT;
-
-    for (i = 1; i < argc && bad == NULL; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        char opt = 0;
-        long v;
-
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (rank == 0)
-                p2p_usage(stdout, kind);
-            return 1;
+    if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
+      opt = 'm';
+    else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
+      opt = 'i';
+    else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
+      opt = 'x';
+    else if (!lat && (!strcmp(a, "-W") || !strcmp(a, "--window-size")))
+      opt = 'W';
+    else if (a[0] == '-' && strchr(lat ? "mix" : "mixW", a[1]) && a[1] != '\0' && a[2] != '\0') {
+      opt = a[1]; /* attached value: -m1:64 */
+      val = a + 2;
+    } else {
+      bad = "unknown option";
+      badval = a;
+      break;
+    }
+    if (val == NULL) {
+      if (i + 1 >= argc) {
+        bad = "missing value for";
+        badval = a;
+        break;
+      }
+      val = argv[++i];
+    }
+    switch (opt) {
+      case 'm':
+        if (p2p_parse_sizes(val, o)) {
+          bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
+          badval = val;
         }
-        if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
-            opt = 'm';
-        else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
-            opt = 'i';
-        else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
-            opt = 'x';
-        else if (!lat && (!strcmp(a, "-W") || !strcmp(a, "--window-size")))
-            opt = 'W';
-        else if (a[0] == '-' && strchr(lat ? "mix" : "mixW", a[1]) && a[1] != '\0' &&
-                 a[2] != '\0') {
-            opt = a[1]; /* attached value: -m1:64 */
-            val = a + 2;
+        break;
+      case 'i':
+        /* like OSU's set_num_iterations(): one value for small and large */
+        if (p2p_parse_long(val, 1, INT_MAX, &v)) {
+          bad = "bad iteration count (want >= 1)";
+          badval = val;
         } else {
-            bad = "unknown option";
-            badval = a;
-            break;
+          o->iters = o->iters_large = (int)v;
         }
-        if (val == NULL) {
-            if (i + 1 >= argc) {
-                bad = "missing value for";
-                badval = a;
-                break;
-            }
-            val = argv[++i];
+        break;
+      case 'x':
+        if (p2p_parse_long(val, 0, INT_MAX, &v)) {
+          bad = "bad warm-up count (want >= 0)";
+          badval = val;
+        } else {
+          o->skip = o->skip_large = (int)v;
         }
-        switch (opt) {
-        case 'm':
-            if (p2p_parse_sizes(val, o)) {
-                bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
-                badval = val;
-            }
-            break;
-        case 'i':
-            /* like OSU's set_num_iterations(): one value for small and large */
-            if (p2p_parse_long(val, 1, INT_MAX, &v)) {
-                bad = "bad iteration count (want >= 1)";
-                badval = val;
-            } else {
-                o->iters = o->iters_large = (int)v;
-            }
-            break;
-        case 'x':
-            if (p2p_parse_long(val, 0, INT_MAX, &v)) {
-                bad = "bad warm-up count (want >= 0)";
-                badval = val;
-            } else {
-                o->skip = o->skip_large = (int)v;
-            }
-            break;
-        case 'W':
-            if (p2p_parse_long(val, 1, P2P_WINDOW_SIZE_LIMIT, &v)) {
-                bad = "bad window size (want 1..4096)";
-                badval = val;
-            } else {
-                o->window = (int)v;
-            }
-            break;
-        default:
-            bad = "unknown option";
-            badval = a;
+        break;
+      case 'W':
+        if (p2p_parse_long(val, 1, P2P_WINDOW_SIZE_LIMIT, &v)) {
+          bad = "bad window size (want 1..4096)";
+          badval = val;
+        } else {
+          o->window = (int)v;
         }
+        break;
+      default:
+        bad = "unknown option";
+        badval = a;
     }
-    if (bad != NULL) {
-        if (rank == 0) {
-            fprintf(stderr, "%s: %s: %s\n", p2p_prog, bad, badval ? badval : "");
-            p2p_usage(stderr, kind);
-        }
-        return -1;
+  }
+  if (bad != NULL) {
+    if (rank == 0) {
+      fprintf(stderr, "%s: %s: %s\n", p2p_prog, bad, badval ? badval : "");
+      p2p_usage(stderr, kind);
     }
-    return 0;
+    return -1;
+  }
+  return 0;
 }
 
-static void p2p_iters_for(const struct p2p_opts *o, long size, int *iters, int *skip)
-{
-    if (size > P2P_LARGE_MESSAGE_SIZE) {
-        *iters = o->iters_large;
-        *skip = o->skip_large;
-    } else {
-        *iters = o->iters;
-        *skip = o->skip;
-    }
+static void p2p_iters_for(const struct p2p_opts* o, long size, int* iters, int* skip) {
+  if (size > P2P_LARGE_MESSAGE_SIZE) {
+    *iters = o->iters_large;
+    *skip = o->skip_large;
+  } else {
+    *iters = o->iters;
+    *skip = o->skip;
+  }
 }
 
 static long p2p_next_size(long size) { return size ? size * 2 : 1; }
 
-static void *p2p_alloc(size_t bytes)
-{
-    void *p = NULL;
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        page = 4096;
-    if (bytes == 0)
-        bytes = 1;
-    if (posix_memalign(&p, (size_t)page, bytes) != 0) {
-        fprintf(stderr, "%s: cannot allocate %zu bytes\n", p2p_prog, bytes);
-        fflush(stderr);
-        MMPI_Abort(MMPI_COMM_WORLD, 2);
-        exit(2);
-    }
-    memset(p, 0, bytes);
-    return p;
+static void* p2p_alloc(size_t bytes) {
+  void* p = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  if (bytes == 0) bytes = 1;
+  if (posix_memalign(&p, (size_t)page, bytes) != 0) {
+    fprintf(stderr, "%s: cannot allocate %zu bytes\n", p2p_prog, bytes);
+    fflush(stderr);
+    MMPI_Abort(MMPI_COMM_WORLD, 2);
+    exit(2);
+  }
+  memset(p, 0, bytes);
+  return p;
 }
 
 /* ---- fill pattern ------------------------------------------------------ */
 
-static uint32_t p2p_seed(long size, int iter, int sender, int slot)
-{
-    uint32_t h = 2166136261u; /* FNV-1a over the four parameters */
-    uint32_t v[4] = {(uint32_t)size, (uint32_t)iter, (uint32_t)sender, (uint32_t)slot};
-    int i, b;
-    for (i = 0; i < 4; i++)
-        for (b = 0; b < 4; b++) {
-            h ^= (v[i] >> (8 * b)) & 0xffu;
-            h *= 16777619u;
-        }
-    return h;
+static uint32_t p2p_seed(long size, int iter, int sender, int slot) {
+  uint32_t h = 2166136261u; /* FNV-1a over the four parameters */
+  uint32_t v[4] = {(uint32_t)size, (uint32_t)iter, (uint32_t)sender, (uint32_t)slot};
+  int i, b;
+  for (i = 0; i < 4; i++)
+    for (b = 0; b < 4; b++) {
+      h ^= (v[i] >> (8 * b)) & 0xffu;
+      h *= 16777619u;
+    }
+  return h;
 }
 
-static inline unsigned char p2p_byte(size_t k, uint32_t seed)
-{
-    uint32_t x = (uint32_t)k * 2654435761u + seed;
-    x ^= x >> 15;
-    x *= 0x2c1b3c6du;
-    x ^= x >> 12;
-    return (unsigned char)x;
+static inline unsigned char p2p_byte(size_t k, uint32_t seed) {
+  uint32_t x = (uint32_t)k * 2654435761u + seed;
+  x ^= x >> 15;
+  x *= 0x2c1b3c6du;
+  x ^= x >> 12;
+  return (unsigned char)x;
 }
 
-static void p2p_fill(unsigned char *buf, long size, uint32_t seed)
-{
-    long k;
-    for (k = 0; k < size; k++)
-        buf[k] = p2p_byte((size_t)k, seed);
+static void p2p_fill(unsigned char* buf, long size, uint32_t seed) {
+  long k;
+  for (k = 0; k < size; k++) buf[k] = p2p_byte((size_t)k, seed);
 }
 
 /* Receive buffers are poisoned with the complement of the expected data so
  * that a byte that is never written is always caught. */
-static void p2p_poison(unsigned char *buf, long size, uint32_t seed)
-{
-    long k;
-    for (k = 0; k < size; k++)
-        buf[k] = (unsigned char)~p2p_byte((size_t)k, seed);
+static void p2p_poison(unsigned char* buf, long size, uint32_t seed) {
+  long k;
+  for (k = 0; k < size; k++) buf[k] = (unsigned char)~p2p_byte((size_t)k, seed);
 }
 
-static void p2p_fail(const char *what, const char *msg, int rank, long size, int iter, int slot,
-                     int sender)
-{
-    fprintf(stderr,
-            "%s: DATA VERIFICATION FAILED on rank %d: %s: %s (message size %ld bytes, "
-            "iteration %d, window slot %d, sent by rank %d). Aborting: the transport "
-            "corrupts or loses data, its timings would be meaningless.\n",
-            p2p_prog, rank, msg, what, size, iter, slot, sender);
-    fflush(stderr);
-    MMPI_Abort(MMPI_COMM_WORLD, 3);
-    exit(3);
+static void p2p_fail(const char* what, const char* msg, int rank, long size, int iter, int slot,
+                     int sender) {
+  fprintf(stderr,
+          "%s: DATA VERIFICATION FAILED on rank %d: %s: %s (message size %ld bytes, "
+          "iteration %d, window slot %d, sent by rank %d). Aborting: the transport "
+          "corrupts or loses data, its timings would be meaningless.\n",
+          p2p_prog, rank, msg, what, size, iter, slot, sender);
+  fflush(stderr);
+  MMPI_Abort(MMPI_COMM_WORLD, 3);
+  exit(3);
 }
 
 /* Check one received message of len bytes: status (source, byte count) and
  * contents against the pattern of (size, iter, sender, slot). msg names the
  * message in the error ("data message", "ack"). */
-static void p2p_verify(const unsigned char *buf, long len, const MPI_Status *st, const char *msg,
-                       int rank, long size, int iter, int slot, int sender)
-{
-    uint32_t seed = p2p_seed(size, iter, sender, slot);
-    char what[256];
-    long k, first = -1, nbad = 0;
-    int count = -1;
+static void p2p_verify(const unsigned char* buf, long len, const MPI_Status* st, const char* msg,
+                       int rank, long size, int iter, int slot, int sender) {
+  uint32_t seed = p2p_seed(size, iter, sender, slot);
+  char what[256];
+  long k, first = -1, nbad = 0;
+  int count = -1;
 
-    if (st != NULL) {
-        if (st->MPI_SOURCE != sender) {
-            snprintf(what, sizeof what, "status.MPI_SOURCE is %d, expected %d", st->MPI_SOURCE,
-                     sender);
-            p2p_fail(what, msg, rank, size, iter, slot, sender);
-        }
-        P2P_CHECK(MMPI_Get_count(st, MPI_CHAR, &count));
-        if (count != len) {
-            snprintf(what, sizeof what, "received %d bytes, expected %ld", count, len);
-            p2p_fail(what, msg, rank, size, iter, slot, sender);
-        }
+  if (st != NULL) {
+    if (st->MPI_SOURCE != sender) {
+      snprintf(what, sizeof what, "status.MPI_SOURCE is %d, expected %d", st->MPI_SOURCE, sender);
+      p2p_fail(what, msg, rank, size, iter, slot, sender);
     }
-    for (k = 0; k < len; k++) {
-        if (buf[k] != p2p_byte((size_t)k, seed)) {
-            if (first < 0)
-                first = k;
-            nbad++;
-        }
+    P2P_CHECK(MMPI_Get_count(st, MPI_CHAR, &count));
+    if (count != len) {
+      snprintf(what, sizeof what, "received %d bytes, expected %ld", count, len);
+      p2p_fail(what, msg, rank, size, iter, slot, sender);
     }
-    if (nbad > 0) {
-        snprintf(what, sizeof what,
-                 "byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ", first,
-                 buf[first], p2p_byte((size_t)first, seed), nbad, len);
-        p2p_fail(what, msg, rank, size, iter, slot, sender);
+  }
+  for (k = 0; k < len; k++) {
+    if (buf[k] != p2p_byte((size_t)k, seed)) {
+      if (first < 0) first = k;
+      nbad++;
     }
+  }
+  if (nbad > 0) {
+    snprintf(what, sizeof what, "byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ",
+             first, buf[first], p2p_byte((size_t)first, seed), nbad, len);
+    p2p_fail(what, msg, rank, size, iter, slot, sender);
+  }
 }
 
 /* ---- synchronisation: zero-byte ping-pong instead of MPI_Barrier ------- */
 
-static void p2p_sync(int rank)
-{
-    char dummy = 0;
-    if (rank == 0) {
-        P2P_CHECK(MMPI_Send(&dummy, 0, MPI_CHAR, 1, P2P_TAG_SYNC, MMPI_COMM_WORLD));
-        P2P_CHECK(MMPI_Recv(&dummy, 0, MPI_CHAR, 1, P2P_TAG_SYNC, MMPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE));
-    } else if (rank == 1) {
-        P2P_CHECK(MMPI_Recv(&dummy, 0, MPI_CHAR, 0, P2P_TAG_SYNC, MMPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE));
-        P2P_CHECK(MMPI_Send(&dummy, 0, MPI_CHAR, 0, P2P_TAG_SYNC, MMPI_COMM_WORLD));
-    }
+static void p2p_sync(int rank) {
+  char dummy = 0;
+  if (rank == 0) {
+    P2P_CHECK(MMPI_Send(&dummy, 0, MPI_CHAR, 1, P2P_TAG_SYNC, MMPI_COMM_WORLD));
+    P2P_CHECK(MMPI_Recv(&dummy, 0, MPI_CHAR, 1, P2P_TAG_SYNC, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  } else if (rank == 1) {
+    P2P_CHECK(MMPI_Recv(&dummy, 0, MPI_CHAR, 0, P2P_TAG_SYNC, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    P2P_CHECK(MMPI_Send(&dummy, 0, MPI_CHAR, 0, P2P_TAG_SYNC, MMPI_COMM_WORLD));
+  }
 }
 
 /* ---- output --------------------------------------------------------------- */
 
-static void p2p_header(const char *test, const char *unit)
-{
-    printf("# OSU MPI-style %s Test (%s)\n", test, MMPI_VARIANT);
-    printf("%-*s%*s\n", 10, "# Size", P2P_FIELD_WIDTH, unit);
-    fflush(stdout);
+static void p2p_header(const char* test, const char* unit) {
+  printf("# OSU MPI-style %s Test (%s)\n", test, MMPI_VARIANT);
+  printf("%-*s%*s\n", 10, "# Size", P2P_FIELD_WIDTH, unit);
+  fflush(stdout);
 }
 
-static void p2p_row(long size, double value)
-{
-    printf("%-*ld%*.*f\n", 10, size, P2P_FIELD_WIDTH, P2P_FLOAT_PRECISION, value);
-    fflush(stdout);
+static void p2p_row(long size, double value) {
+  printf("%-*ld%*.*f\n", 10, size, P2P_FIELD_WIDTH, P2P_FLOAT_PRECISION, value);
+  fflush(stdout);
 }
 
 /* Common start: init, world size check, options. Returns the process exit
  * code to use right away (after MMPI_Finalize) or -1 to go on. */
-static int p2p_start(int *argc, char ***argv, enum p2p_kind kind, int *rank,
-                     struct p2p_opts *o)
-{
-    int size = 0, rc;
-    P2P_CHECK(MMPI_Init(argc, argv));
-    P2P_CHECK(MMPI_Comm_rank(MMPI_COMM_WORLD, rank));
-    P2P_CHECK(MMPI_Comm_size(MMPI_COMM_WORLD, &size));
-    rc = p2p_parse(*argc, *argv, kind, *rank, o);
-    if (rc != 0)
-        return rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-    if (size < 2) {
-        if (*rank == 0)
-            fprintf(stderr, "%s: this test requires at least two processes (world size is %d)\n",
-                    p2p_prog, size);
-        return EXIT_FAILURE;
-    }
-    return -1;
+static int p2p_start(int* argc, char*** argv, enum p2p_kind kind, int* rank, struct p2p_opts* o) {
+  int size = 0, rc;
+  P2P_CHECK(MMPI_Init(argc, argv));
+  P2P_CHECK(MMPI_Comm_rank(MMPI_COMM_WORLD, rank));
+  P2P_CHECK(MMPI_Comm_size(MMPI_COMM_WORLD, &size));
+  rc = p2p_parse(*argc, *argv, kind, *rank, o);
+  if (rc != 0) return rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  if (size < 2) {
+    if (*rank == 0)
+      fprintf(stderr, "%s: this test requires at least two processes (world size is %d)\n",
+              p2p_prog, size);
+    return EXIT_FAILURE;
+  }
+  return -1;
 }
 
 #endif /* ZIPPER_BENCH_OSU_P2P_H */

@@ -13,43 +13,41 @@
 #define ROOT 0
 
 struct ctx {
-    int rank, nranks;
-    float *sbuf, *rbuf;
+  int rank, nranks;
+  float *sbuf, *rbuf;
 };
 
-static void verify(void *vc, long size) {
-    struct ctx *c = vc;
-    long count = size / 4;
-    coll_fill_red(c->sbuf, count, size, c->rank);
-    coll_poison_floats(c->rbuf, count);
-    COLL_CHECK(
-        MMPI_Reduce(c->sbuf, c->rbuf, (int)count, MPI_FLOAT, MPI_SUM, ROOT, MMPI_COMM_WORLD));
-    if (c->rank == ROOT)
-        coll_verify_sum(c->rbuf, count, c->nranks, c->rank, size, "sum at the root");
-    coll_verify_red_input(c->sbuf, count, size, c->rank);
+static void verify(void* vc, long size) {
+  struct ctx* c = vc;
+  long count = size / 4;
+  coll_fill_red(c->sbuf, count, size, c->rank);
+  coll_poison_floats(c->rbuf, count);
+  COLL_CHECK(MMPI_Reduce(c->sbuf, c->rbuf, (int)count, MPI_FLOAT, MPI_SUM, ROOT, MMPI_COMM_WORLD));
+  if (c->rank == ROOT) coll_verify_sum(c->rbuf, count, c->nranks, c->rank, size, "sum at the root");
+  coll_verify_red_input(c->sbuf, count, size, c->rank);
 }
 
-static void op(void *vc, long size) {
-    struct ctx *c = vc;
-    COLL_CHECK(
-        MMPI_Reduce(c->sbuf, c->rbuf, (int)(size / 4), MPI_FLOAT, MPI_SUM, ROOT, MMPI_COMM_WORLD));
+static void op(void* vc, long size) {
+  struct ctx* c = vc;
+  COLL_CHECK(
+      MMPI_Reduce(c->sbuf, c->rbuf, (int)(size / 4), MPI_FLOAT, MPI_SUM, ROOT, MMPI_COMM_WORLD));
 }
 
-int main(int argc, char **argv) {
-    struct coll_opts o;
-    struct ctx c;
-    int rc;
+int main(int argc, char** argv) {
+  struct coll_opts o;
+  struct ctx c;
+  int rc;
 
-    rc = coll_start(&argc, &argv, COLL_REDUCE, &c.rank, &c.nranks, &o);
-    if (rc >= 0) {
-        MMPI_Finalize();
-        return rc;
-    }
-    c.sbuf = coll_alloc((size_t)o.max_size);
-    c.rbuf = coll_alloc((size_t)o.max_size);
-    coll_loop(COLL_REDUCE, &o, c.rank, c.nranks, verify, op, &c);
-    free(c.sbuf);
-    free(c.rbuf);
+  rc = coll_start(&argc, &argv, COLL_REDUCE, &c.rank, &c.nranks, &o);
+  if (rc >= 0) {
     MMPI_Finalize();
-    return EXIT_SUCCESS;
+    return rc;
+  }
+  c.sbuf = coll_alloc((size_t)o.max_size);
+  c.rbuf = coll_alloc((size_t)o.max_size);
+  coll_loop(COLL_REDUCE, &o, c.rank, c.nranks, verify, op, &c);
+  free(c.sbuf);
+  free(c.rbuf);
+  MMPI_Finalize();
+  return EXIT_SUCCESS;
 }

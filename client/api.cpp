@@ -105,8 +105,8 @@ int MMPI_Comm_size(MPI_Comm comm, int* size) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request) {
+int MMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   Runtime* rt;
   if (int rc = check(comm, &rt)) return rc;
   Request* r = nullptr;
@@ -127,8 +127,7 @@ int MMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
 
 // Blocking calls are the non-blocking ones plus a wait. A request that failed
 // at start is complete with its error, so the wait returns that error.
-int MMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
+int MMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   MPI_Request req = MPI_REQUEST_NULL;
   const int rc = MMPI_Isend(buf, count, datatype, dest, tag, comm, &req);
   if (req == MPI_REQUEST_NULL) return rc;  // not started: bad communicator or not initialised
@@ -234,13 +233,13 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   int done = -1;
   rt->wait_until(
       [&] {
-    for (int i = 0; i < count; ++i) {
-      if (requests[i] != MPI_REQUEST_NULL && rt->test(from_handle(requests[i]))) {
-        done = i;
-        return true;
-      }
-    }
-    return false;
+        for (int i = 0; i < count; ++i) {
+          if (requests[i] != MPI_REQUEST_NULL && rt->test(from_handle(requests[i]))) {
+            done = i;
+            return true;
+          }
+        }
+        return false;
       },
       any_native(count, requests));
   *index = done;

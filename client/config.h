@@ -11,9 +11,9 @@ namespace zipper::client {
 struct ClientConfig {
   std::optional<std::string> forwarder;  // [tcp:]HOST:PORT; unset = standalone
   std::uint64_t job_id = 0;
-  bool high_group = false;       // MMPI_GROUP=high
-  std::uint32_t np_low = 0;      // x
-  std::uint32_t np_high = 0;     // y
+  bool high_group = false;            // MMPI_GROUP=high
+  std::uint32_t np_low = 0;           // x
+  std::uint32_t np_high = 0;          // y
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 262144;  // bytes per rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this

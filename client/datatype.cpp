@@ -20,7 +20,8 @@ int describe(const void* buf, int count, MPI_Datatype type, Layout* out) {
   return MPI_SUCCESS;
 }
 
-int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::vector<std::byte>* out) {
+int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm,
+         std::vector<std::byte>* out) {
   int psize = 0;
   int rc = MPI_Pack_size(count, type, comm, &psize);
   if (rc != MPI_SUCCESS) return rc;
@@ -40,7 +41,8 @@ int unpack(const std::byte* data, std::uint64_t n, void* buf, int count, MPI_Dat
   MPI_Type_size(type, &size);
   if (size == 0 || n == 0) return MPI_SUCCESS;
   // A truncated message fills whole elements only.
-  const int whole = static_cast<int>(std::min<std::uint64_t>(n / size, static_cast<std::uint64_t>(count)));
+  const int whole =
+      static_cast<int>(std::min<std::uint64_t>(n / size, static_cast<std::uint64_t>(count)));
   int pos = 0;
   return MPI_Unpack(data, static_cast<int>(std::min<std::uint64_t>(n, INT_MAX)), &pos, buf, whole,
                     type, comm);

@@ -13,9 +13,9 @@
 namespace zipper::client {
 
 struct Layout {
-  std::uint64_t bytes = 0;      // packed size of count elements
-  bool contiguous = true;       // data lies in one block starting at `base`
-  std::byte* base = nullptr;    // first byte of data when contiguous
+  std::uint64_t bytes = 0;    // packed size of count elements
+  bool contiguous = true;     // data lies in one block starting at `base`
+  std::byte* base = nullptr;  // first byte of data when contiguous
 };
 
 /// Describes buf/count/datatype. Returns MPI_SUCCESS or MPI_ERR_TYPE /

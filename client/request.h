@@ -34,12 +34,12 @@ struct Request {
   void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  Layout layout;                   // capacity = layout.bytes
-  std::vector<std::byte> staging;  // packed bytes for non-contiguous receives
-  std::uint64_t rndv_expected = 0; // bytes the sender will stream (after truncation)
+  Layout layout;                    // capacity = layout.bytes
+  std::vector<std::byte> staging;   // packed bytes for non-contiguous receives
+  std::uint64_t rndv_expected = 0;  // bytes the sender will stream (after truncation)
   std::uint64_t rndv_received = 0;
-  std::uint64_t msg_len = 0;       // full message length as sent
-  int peer = -1;                   // matched (recv) or destination (send) virtual rank
+  std::uint64_t msg_len = 0;  // full message length as sent
+  int peer = -1;              // matched (recv) or destination (send) virtual rank
   std::uint64_t seq = 0;
 
   // Send side.

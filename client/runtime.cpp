@@ -227,8 +227,8 @@ void Runtime::flush_credit_wait() {
   }
 }
 
-int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                   Request** out, std::uint32_t context) {
+int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, Request** out,
+                   std::uint32_t context) {
   auto* r = new Request;
   *out = r;
   if (dest == MPI_PROC_NULL) {
@@ -323,7 +323,8 @@ int Runtime::irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
     r->complete = true;
     return MPI_SUCCESS;
   }
-  if (source != MPI_ANY_SOURCE && !valid_rank(source)) return complete(r, MPI_ERR_RANK), MPI_ERR_RANK;
+  if (source != MPI_ANY_SOURCE && !valid_rank(source))
+    return complete(r, MPI_ERR_RANK), MPI_ERR_RANK;
   if (tag < 0 && tag != MPI_ANY_TAG) return complete(r, MPI_ERR_TAG), MPI_ERR_TAG;
   int rc = describe(buf, count, type, &r->layout);
   if (rc != MPI_SUCCESS) return complete(r, rc), rc;
@@ -339,7 +340,8 @@ int Runtime::irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
     return rc;
   }
   const Selector sel{source, tag, context};
-  const bool native_possible = context == kWorldContext && (source == MPI_ANY_SOURCE || is_local(source));
+  const bool native_possible =
+      context == kWorldContext && (source == MPI_ANY_SOURCE || is_local(source));
 
   auto m = queue_.match_unexpected(sel);
   if (!m && native_possible) {
@@ -514,7 +516,8 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
           begin_rendezvous_recv(r, env, h.seq, h.msg_len);
       } else {
         UnexpectedMsg m;
-        m.kind = h.type == FrameType::kEager ? UnexpectedMsg::Kind::kEager : UnexpectedMsg::Kind::kRts;
+        m.kind =
+            h.type == FrameType::kEager ? UnexpectedMsg::Kind::kEager : UnexpectedMsg::Kind::kRts;
         m.payload = std::move(payload);
         m.msg_len = h.msg_len;
         m.seq = h.seq;
@@ -526,7 +529,7 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
       auto it = rndv_sends_.find({env.src, h.seq});
       if (it == rndv_sends_.end())
         return fail_soon("CTS for unknown message " + std::to_string(h.seq) + " from rank " +
-                           std::to_string(h.src));
+                         std::to_string(h.src));
       Request* s = it->second;
       rndv_sends_.erase(it);
       stream_chunks(s, h.msg_len);
@@ -534,8 +537,7 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
     }
     case FrameType::kChunk: {
       auto it = rndv_recvs_.find({env.src, h.seq});
-      if (it == rndv_recvs_.end() ||
-          h.chunk_offset + h.payload_len > it->second->rndv_expected)
+      if (it == rndv_recvs_.end() || h.chunk_offset + h.payload_len > it->second->rndv_expected)
         return fail_soon("unexpected rendezvous chunk from rank " + std::to_string(h.src));
       Request* r = it->second;
       r->rndv_received += h.payload_len;
@@ -554,7 +556,7 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
       return on_error_frame(h, payload);
     default:
       return fail_soon("unexpected " + std::string(proto::to_string(h.type)) +
-                         " frame from zipperd");
+                       " frame from zipperd");
   }
 }
 

@@ -50,8 +50,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, int n,
                          bool uniform) {
   if (t.standalone())
-    return alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                            rdispls, recvtype);
+    return alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype);
   n = t.clamp_senders(n);
   const int m = t.local_size, nr = t.remote_size, ro = t.remote_offset, me = t.local_rank;
   int ssize = 0, rsize = 0;
@@ -73,7 +73,7 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
                                     counts.data(), static_cast<int>(row), MPI_INT64_T, t.local)) {
     return rc;
   }
-  auto sends = [&](int i, int h) { return counts[i * row + h]; };        // local i -> remote h
+  auto sends = [&](int i, int h) { return counts[i * row + h]; };         // local i -> remote h
   auto expects = [&](int i, int h) { return counts[i * row + nr + h]; };  // remote h -> local i
 
   // Aggregator j's outgoing and incoming inter-cluster message sizes. The far
@@ -148,7 +148,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
         std::int64_t within = 0;
         for (int k = 0; k < i; ++k) within += expects(k, h);
         const std::int64_t b = expects(i, h);
-        if (b) std::memcpy(deal.data() + pos, in.data() + from[h] + within, static_cast<std::size_t>(b));
+        if (b)
+          std::memcpy(deal.data() + pos, in.data() + from[h] + within, static_cast<std::size_t>(b));
         pos += b;
       }
       dc[i] = static_cast<int>(pos) - dd[i];

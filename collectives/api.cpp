@@ -148,8 +148,8 @@ int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 }
 
 int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                   MPI_Datatype recvtype, MPI_Comm comm) {
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_type(recvtype)) return rc;
@@ -224,9 +224,9 @@ int MMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   if (am_root)
     if (int rc = check_buf(recvcount, recvtype)) return rc;
   const Choice ch = g_selection.choose(Collective::kGather, 0, t.x, t.y);
-  return finish("MMPI_Gather", t, ch,
-                gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 root));
+  return finish(
+      "MMPI_Gather", t, ch,
+      gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -241,9 +241,9 @@ int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (am_root)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   const Choice ch = g_selection.choose(Collective::kScatter, 0, t.x, t.y);
-  return finish("MMPI_Scatter", t, ch,
-                scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  root));
+  return finish(
+      "MMPI_Scatter", t, ch,
+      scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

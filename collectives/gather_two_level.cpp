@@ -25,8 +25,8 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
   // to match the root's receive signature.
   const bool leader = t.local_rank == 0;
   TypedBuffer block(leader ? MPI_Aint{t.local_size} * sendcount : 0, sendtype);
-  if (int rc = MPI_Gather(sendbuf, sendcount, sendtype, block.data(), sendcount, sendtype, 0,
-                          t.local))
+  if (int rc =
+          MPI_Gather(sendbuf, sendcount, sendtype, block.data(), sendcount, sendtype, 0, t.local))
     return rc;
   if (!leader) return MPI_SUCCESS;
   p.isend(block.data(), t.local_size * sendcount, sendtype, root, kTagGather);

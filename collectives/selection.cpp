@@ -13,7 +13,7 @@ namespace zipper::coll {
 namespace {
 
 constexpr std::string_view kCollectiveNames[kNumCollectives] = {
-    "barrier", "bcast",     "reduce",  "allreduce", "alltoall",
+    "barrier",   "bcast",  "reduce",  "allreduce", "alltoall",
     "alltoallv", "gather", "scatter", "allgather", "reduce_scatter_block"};
 
 struct AlgorithmInfo {
@@ -47,7 +47,8 @@ std::vector<Rule> builtin_rules(Collective c) {
     case Collective::kBcast:
       return {{0, kSmall - 1, 0, 0, {A::kFarfirst, 0}}, {0, UINT64_MAX, 0, 0, {A::kVanDeGeijn, 0}}};
     case Collective::kAllreduce:
-      return {{0, kSmall - 1, 0, 0, {A::kTwoTier, 0}}, {0, UINT64_MAX, 0, 0, {A::kRabenseifner, 0}}};
+      return {{0, kSmall - 1, 0, 0, {A::kTwoTier, 0}},
+              {0, UINT64_MAX, 0, 0, {A::kRabenseifner, 0}}};
     case Collective::kAlltoall:
       // Small blocks: few large transfers beat x*y small ones.
       return {{0, 4096, 0, 0, {A::kAggregated, 1}}, {0, UINT64_MAX, 0, 0, {A::kDirect, 0}}};
@@ -156,7 +157,8 @@ std::string algorithms_of(Collective c) {
 }
 
 Selection::Selection() {
-  for (int i = 0; i < kNumCollectives; ++i) per_[i].builtin = builtin_rules(static_cast<Collective>(i));
+  for (int i = 0; i < kNumCollectives; ++i)
+    per_[i].builtin = builtin_rules(static_cast<Collective>(i));
 }
 
 bool Selection::load(std::string* why) {
@@ -242,8 +244,8 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
     if (auto rules = (*sect)["rule"]) {
       const toml::array* arr = rules.as_array();
       if (!arr) {
-        *why = where(*rules.node(), origin) + ": " + k + ".rule must be an array of tables ([[" + k +
-               ".rule]])";
+        *why = where(*rules.node(), origin) + ": " + k + ".rule must be an array of tables ([[" +
+               k + ".rule]])";
         return false;
       }
       for (const auto& rn : *arr) {
@@ -255,10 +257,11 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
         Rule r;
         for (const auto& [rkey, rnode] : *rt) {
           const std::string rk(rkey.str());
-          if (rk != "algorithm" && rk != "inter_senders" && rk != "min_bytes" && rk != "max_bytes" &&
-              rk != "np_low" && rk != "np_high") {
-            *why = where(rnode, origin) + ": unknown key '" + rk + "' in a " + k +
-                   " rule (expected algorithm, inter_senders, min_bytes, max_bytes, np_low, np_high)";
+          if (rk != "algorithm" && rk != "inter_senders" && rk != "min_bytes" &&
+              rk != "max_bytes" && rk != "np_low" && rk != "np_high") {
+            *why =
+                where(rnode, origin) + ": unknown key '" + rk + "' in a " + k +
+                " rule (expected algorithm, inter_senders, min_bytes, max_bytes, np_low, np_high)";
             return false;
           }
         }
@@ -266,7 +269,8 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
         std::uint64_t lo = 0, hi = UINT64_MAX, nl = 0, nh = 0;
         if (!read_u64(*rt, "min_bytes", origin, &lo, why) ||
             !read_u64(*rt, "max_bytes", origin, &hi, why) ||
-            !read_u64(*rt, "np_low", origin, &nl, why) || !read_u64(*rt, "np_high", origin, &nh, why))
+            !read_u64(*rt, "np_low", origin, &nl, why) ||
+            !read_u64(*rt, "np_high", origin, &nh, why))
           return false;
         r.min_bytes = lo;
         r.max_bytes = hi;

@@ -97,7 +97,7 @@ class Selection {
 
   PerCollective per_[kNumCollectives];
   std::optional<Choice> runtime_[kNumCollectives];  // MMPIX_Coll_set
-  int env_senders_ = 0;   // MMPI_INTER_SENDERS (overrides every rule's n)
+  int env_senders_ = 0;                             // MMPI_INTER_SENDERS (overrides every rule's n)
   int file_senders_ = 0;  // tuning file's top-level inter_senders (default n)
 };
 

@@ -22,8 +22,6 @@ Topology Topology::of(client::Runtime& rt) {
   return t;
 }
 
-int Topology::clamp_senders(int n) const {
-  return std::clamp(n, 1, std::max(1, max_senders()));
-}
+int Topology::clamp_senders(int n) const { return std::clamp(n, 1, std::max(1, max_senders())); }
 
 }  // namespace zipper::coll

@@ -28,8 +28,7 @@ void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = id;
-  if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-    throw std::runtime_error("epoll_ctl(ADD) failed");
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) throw std::runtime_error("epoll_ctl(ADD) failed");
 }
 
 void wake(int efd) {
@@ -75,19 +74,21 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
 
   std::optional<Payload> payload_dest(const FrameHeader& hdr) override {
     if (fatal_) return std::nullopt;
-    if (!conn_->job) return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
+    if (!conn_->job)
+      return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
     const std::uint64_t cost = proto::credit_cost(hdr.payload_len);
     if (!f_.budget_.try_acquire(cost)) return std::nullopt;  // park until memory frees up
     if (!conn_->credit.charge(cost)) {
       conn_->credit.release(cost);
       f_.budget_.release(cost);
-      f_.send_error(conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
-                    "client exceeded its credit of " + std::to_string(conn_->credit.granted()) +
-                        " bytes");
+      f_.send_error(
+          conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
+          "client exceeded its credit of " + std::to_string(conn_->credit.granted()) + " bytes");
       fatal_ = true;
       return std::nullopt;
     }
-    auto mem = std::shared_ptr<std::byte[]>(new std::byte[hdr.payload_len == 0 ? 1 : hdr.payload_len]);
+    auto mem =
+        std::shared_ptr<std::byte[]>(new std::byte[hdr.payload_len == 0 ? 1 : hdr.payload_len]);
     // The owner returns memory and credit when the last reference (the
     // destination's send queue, normally) drops the payload. It must not keep
     // the sender alive: two connections that die with frames queued for each
@@ -141,9 +142,10 @@ void Forwarder::start() {
     spdlog::info("listening on side {} at {}", side->name, side->listener->address());
     sides_.push_back(std::move(side));
   }
-  spdlog::info("flow control: {} bytes of credit per connection, {} bytes of memory in total, "
-               "frames up to {} bytes",
-               cfg_.conn_credits, cfg_.max_memory, cfg_.max_frame);
+  spdlog::info(
+      "flow control: {} bytes of credit per connection, {} bytes of memory in total, "
+      "frames up to {} bytes",
+      cfg_.conn_credits, cfg_.max_memory, cfg_.max_frame);
   started_ = true;
   for (auto& s : sides_) {
     s->rx = std::thread([this, side = s.get()] { recv_loop(*side); });
@@ -171,10 +173,10 @@ void Forwarder::stop() {
     for (auto& c : all) close_conn(c, "zipperd shutting down");
   }
   const Stats st = stats();
-  spdlog::info("stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "
-               "peak payload memory {} bytes",
-               st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors,
-               st.peak_memory);
+  spdlog::info(
+      "stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "
+      "peak payload memory {} bytes",
+      st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory);
 }
 
 std::vector<std::string> Forwarder::addresses() const {
@@ -393,8 +395,8 @@ void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   conn->job = r.job;
   conn->vrank = hello.vrank;
   conn->link->set_max_payload(cfg_.max_frame);
-  spdlog::info("job {}: rank {} of {}+{} connected from {}", hdr.job_id, hello.vrank,
-               hello.np_low, hello.np_high, conn->link->peer());
+  spdlog::info("job {}: rank {} of {}+{} connected from {}", hdr.job_id, hello.vrank, hello.np_low,
+               hello.np_high, conn->link->peer());
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
   ack.hdr.job_id = hdr.job_id;
@@ -424,8 +426,8 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     if (hdr.type == FrameType::kHello) return on_hello(conn, hdr, payload);
     send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq, "the first frame must be HELLO");
     ++protocol_errors_;
-    return close_conn(conn, std::string("first frame was ") +
-                                std::string(proto::to_string(hdr.type)));
+    return close_conn(conn,
+                      std::string("first frame was ") + std::string(proto::to_string(hdr.type)));
   }
   switch (hdr.type) {
     case FrameType::kEager:

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   std::uint64_t conn_credits = 8u << 20, max_memory = 256u << 20, max_frame = 1u << 20;
   std::string log_level = "info", pid_file;
   int hello_timeout_s = 10;
-  app.add_option("--listen", listen, "NAME=[tcp:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470)")
+  app.add_option("--listen", listen,
+                 "NAME=[tcp:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470)")
       ->required();
   app.add_option("--conn-credits", conn_credits,
                  "bytes one connection may have in flight inside zipperd (e.g. 8MiB)")

@@ -41,41 +41,64 @@ class Reader {
 
 std::string_view to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::kOk: return "ok";
-    case DecodeError::kTruncated: return "truncated header";
-    case DecodeError::kBadMagic: return "bad magic";
-    case DecodeError::kBadVersion: return "unsupported protocol version";
-    case DecodeError::kBadType: return "unknown frame type";
-    case DecodeError::kOversize: return "payload larger than the negotiated maximum";
-    case DecodeError::kBadLength: return "inconsistent length fields";
+    case DecodeError::kOk:
+      return "ok";
+    case DecodeError::kTruncated:
+      return "truncated header";
+    case DecodeError::kBadMagic:
+      return "bad magic";
+    case DecodeError::kBadVersion:
+      return "unsupported protocol version";
+    case DecodeError::kBadType:
+      return "unknown frame type";
+    case DecodeError::kOversize:
+      return "payload larger than the negotiated maximum";
+    case DecodeError::kBadLength:
+      return "inconsistent length fields";
   }
   return "?";
 }
 
 std::string_view to_string(FrameType t) {
   switch (t) {
-    case FrameType::kHello: return "HELLO";
-    case FrameType::kHelloAck: return "HELLO_ACK";
-    case FrameType::kJobReady: return "JOB_READY";
-    case FrameType::kEager: return "EAGER";
-    case FrameType::kRts: return "RTS";
-    case FrameType::kCts: return "CTS";
-    case FrameType::kChunk: return "CHUNK";
-    case FrameType::kCredit: return "CREDIT";
-    case FrameType::kError: return "ERROR";
-    case FrameType::kBye: return "BYE";
+    case FrameType::kHello:
+      return "HELLO";
+    case FrameType::kHelloAck:
+      return "HELLO_ACK";
+    case FrameType::kJobReady:
+      return "JOB_READY";
+    case FrameType::kEager:
+      return "EAGER";
+    case FrameType::kRts:
+      return "RTS";
+    case FrameType::kCts:
+      return "CTS";
+    case FrameType::kChunk:
+      return "CHUNK";
+    case FrameType::kCredit:
+      return "CREDIT";
+    case FrameType::kError:
+      return "ERROR";
+    case FrameType::kBye:
+      return "BYE";
   }
   return "?";
 }
 
 std::string_view to_string(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kMalformed: return "malformed frame";
-    case ErrorCode::kUnknownJob: return "unknown job";
-    case ErrorCode::kBadHello: return "bad hello";
-    case ErrorCode::kPeerGone: return "peer gone";
-    case ErrorCode::kCreditOverrun: return "credit overrun";
-    case ErrorCode::kAuth: return "authentication failed";
+    case ErrorCode::kMalformed:
+      return "malformed frame";
+    case ErrorCode::kUnknownJob:
+      return "unknown job";
+    case ErrorCode::kBadHello:
+      return "bad hello";
+    case ErrorCode::kPeerGone:
+      return "peer gone";
+    case ErrorCode::kCreditOverrun:
+      return "credit overrun";
+    case ErrorCode::kAuth:
+      return "authentication failed";
   }
   return "unknown error";
 }
@@ -122,7 +145,8 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
   h.credits = r.get<std::uint32_t>();
   h.msg_len = r.get<std::uint64_t>();
   h.chunk_offset = r.get<std::uint64_t>();
-  if (h.payload_len > max_payload || h.payload_len > kMaxPayloadLimit) return DecodeError::kOversize;
+  if (h.payload_len > max_payload || h.payload_len > kMaxPayloadLimit)
+    return DecodeError::kOversize;
   switch (h.type) {
     case FrameType::kEager:
       if (h.msg_len != h.payload_len || h.chunk_offset != 0) return DecodeError::kBadLength;

@@ -32,12 +32,12 @@ inline constexpr std::uint8_t kMaxFrameType = 10;
 
 /// Error codes carried in the flags byte of a kError frame.
 enum class ErrorCode : std::uint8_t {
-  kMalformed = 1,     // the peer sent a frame that failed decoding
-  kUnknownJob = 2,    // job id not registered / hello required first
-  kBadHello = 3,      // hello inconsistent with the job's layout, or duplicate rank
-  kPeerGone = 4,      // destination rank is not (or no longer) connected; src = that rank
-  kCreditOverrun = 5, // sender exceeded its granted credits
-  kAuth = 6,          // authentication failed
+  kMalformed = 1,      // the peer sent a frame that failed decoding
+  kUnknownJob = 2,     // job id not registered / hello required first
+  kBadHello = 3,       // hello inconsistent with the job's layout, or duplicate rank
+  kPeerGone = 4,       // destination rank is not (or no longer) connected; src = that rank
+  kCreditOverrun = 5,  // sender exceeded its granted credits
+  kAuth = 6,           // authentication failed
 };
 
 /// Decoded frame header. All integers travel little-endian.
@@ -50,22 +50,22 @@ struct FrameHeader {
   std::uint32_t src = 0;  // virtual rank of the original sender
   std::uint32_t dst = 0;  // virtual rank of the final receiver
   std::int32_t tag = 0;
-  std::uint32_t context_id = 0;  // communicator context
-  std::uint64_t seq = 0;         // per (src,dst) pair message sequence number
-  std::uint32_t payload_len = 0;  // bytes following this header
-  std::uint32_t credits = 0;      // bytes of credit returned (zipperd -> client)
-  std::uint64_t msg_len = 0;      // whole message length (bytes)
-  std::uint64_t chunk_offset = 0; // byte offset of this chunk within the message
+  std::uint32_t context_id = 0;    // communicator context
+  std::uint64_t seq = 0;           // per (src,dst) pair message sequence number
+  std::uint32_t payload_len = 0;   // bytes following this header
+  std::uint32_t credits = 0;       // bytes of credit returned (zipperd -> client)
+  std::uint64_t msg_len = 0;       // whole message length (bytes)
+  std::uint64_t chunk_offset = 0;  // byte offset of this chunk within the message
 };
 
 enum class DecodeError : std::uint8_t {
   kOk = 0,
-  kTruncated,      // fewer than kHeaderSize bytes available
+  kTruncated,  // fewer than kHeaderSize bytes available
   kBadMagic,
   kBadVersion,
   kBadType,
-  kOversize,       // payload_len above the configured maximum
-  kBadLength,      // length fields inconsistent (e.g. chunk past msg_len)
+  kOversize,   // payload_len above the configured maximum
+  kBadLength,  // length fields inconsistent (e.g. chunk past msg_len)
 };
 
 std::string_view to_string(DecodeError e);
@@ -83,9 +83,9 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
 /// kHello payload: fixed part, then `auth_len` bytes of authentication proof.
 struct HelloPayload {
   std::uint32_t vrank = 0;
-  std::uint32_t np_low = 0;   // x: ranks in the low group
-  std::uint32_t np_high = 0;  // y: ranks in the high group
-  std::uint32_t auth_len = 0; // bytes of proof that follow (room for a later auth scheme)
+  std::uint32_t np_low = 0;    // x: ranks in the low group
+  std::uint32_t np_high = 0;   // y: ranks in the high group
+  std::uint32_t auth_len = 0;  // bytes of proof that follow (room for a later auth scheme)
 };
 inline constexpr std::size_t kHelloFixedSize = 16;
 

@@ -20,7 +20,8 @@ namespace zipper::proto::tcp {
 namespace {
 
 constexpr std::size_t kStagingSize = 256 * 1024;  // bytes; one read() picks up many small frames
-constexpr std::size_t kDirectReadMin = 16 * 1024;  // bytes; larger payload remainders bypass staging
+constexpr std::size_t kDirectReadMin =
+    16 * 1024;  // bytes; larger payload remainders bypass staging
 constexpr int kMaxIov = 64;
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -154,8 +155,8 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   for (;;) {
     if (!have_header_) {
       if (rend_ - rpos_ >= kHeaderSize) {
-        const auto dec = decode_header(std::span<const std::byte>(rbuf_.data() + rpos_, kHeaderSize),
-                                       max_payload_, &rhdr_);
+        const auto dec = decode_header(
+            std::span<const std::byte>(rbuf_.data() + rpos_, kHeaderSize), max_payload_, &rhdr_);
         if (dec != DecodeError::kOk)
           return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
         rpos_ += kHeaderSize;

@@ -11,12 +11,12 @@
 
 static int rank, size;
 
-#define FAIL(...)                                                 \
-  do {                                                            \
+#define FAIL(...)                                                      \
+  do {                                                                 \
     fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__);                                 \
-    fprintf(stderr, "\n");                                        \
-    MMPI_Abort(MMPI_COMM_WORLD, 1);                               \
+    fprintf(stderr, __VA_ARGS__);                                      \
+    fprintf(stderr, "\n");                                             \
+    MMPI_Abort(MMPI_COMM_WORLD, 1);                                    \
   } while (0)
 
 #define CHECK_MPI(call)                                         \
@@ -46,8 +46,10 @@ static unsigned char* xmalloc(size_t n) {
 static void p2p_barrier(void) {
   int token = 0;
   if (rank == 0) {
-    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, MMPI_COMM_WORLD));
+    for (int r = 1; r < size; ++r)
+      CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int r = 1; r < size; ++r)
+      CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, MMPI_COMM_WORLD));
   } else {
     CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, 0, 999, MMPI_COMM_WORLD));
     CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, 0, 998, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -149,7 +151,8 @@ static void test_anysource(void) {
                           MPI_ANY_TAG, MMPI_COMM_WORLD, &st));
       const int src = st.MPI_SOURCE;
       if (src <= 0 || src >= size) FAIL("any-source message from invalid rank %d", src);
-      if (st.MPI_TAG != next[src]) FAIL("rank %d: got tag %d, expected %d (overtaking)", src, st.MPI_TAG, next[src]);
+      if (st.MPI_TAG != next[src])
+        FAIL("rank %d: got tag %d, expected %d (overtaking)", src, st.MPI_TAG, next[src]);
       int cnt = 0;
       MMPI_Get_count(&st, MPI_BYTE, &cnt);
       const size_t n = (size_t)((st.MPI_TAG % 5 == 0) ? 40000 : 16 + st.MPI_TAG % 50);
@@ -162,7 +165,8 @@ static void test_anysource(void) {
     free(next);
     /* Release the senders only now, so that no later message (the barrier's)
      * can be caught by the wildcard receives above. */
-    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, MMPI_COMM_WORLD));
+    for (int r = 1; r < size; ++r)
+      CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, MMPI_COMM_WORLD));
   } else {
     unsigned char* buf = xmalloc(40000);
     for (int t = 0; t < K; ++t) {
@@ -207,7 +211,10 @@ static void test_many(void) {
     for (int i = 0; i < w; ++i) {
       const uint32_t k = (uint32_t)(base + i);
       if (rank == 0) {
-        buf[i][0] = k; buf[i][1] = k * 2654435761u; buf[i][2] = ~k; buf[i][3] = k ^ 0x5a5a5a5a;
+        buf[i][0] = k;
+        buf[i][1] = k * 2654435761u;
+        buf[i][2] = ~k;
+        buf[i][3] = k ^ 0x5a5a5a5a;
         CHECK_MPI(MMPI_Isend(buf[i], 4, MPI_UINT32_T, size - 1, 3, MMPI_COMM_WORLD, &rq[i]));
       } else {
         CHECK_MPI(MMPI_Irecv(buf[i], 4, MPI_UINT32_T, 0, 3, MMPI_COMM_WORLD, &rq[i]));
@@ -217,7 +224,8 @@ static void test_many(void) {
     if (rank == size - 1)
       for (int i = 0; i < w; ++i) {
         const uint32_t k = (uint32_t)(base + i);
-        if (buf[i][0] != k || buf[i][1] != k * 2654435761u || buf[i][2] != ~k || buf[i][3] != (k ^ 0x5a5a5a5a))
+        if (buf[i][0] != k || buf[i][1] != k * 2654435761u || buf[i][2] != ~k ||
+            buf[i][3] != (k ^ 0x5a5a5a5a))
           FAIL("message %u corrupted or out of order (got %u)", k, buf[i][0]);
       }
   }
@@ -247,7 +255,8 @@ static void test_mix(void) {
       CHECK_MPI(MMPI_Irecv(in[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p]));
     }
     for (int p = 0; p < npeers; ++p)
-      CHECK_MPI(MMPI_Isend(out[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p + 1]));
+      CHECK_MPI(
+          MMPI_Isend(out[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p + 1]));
     /* Finish with a mix of Waitany and Test, not just Waitall. */
     int left = 2 * npeers;
     while (left > 0) {
@@ -258,7 +267,8 @@ static void test_mix(void) {
       --left;
     }
     for (int p = 0; p < npeers; ++p) {
-      verify(in[p], n, (uint64_t)(first + p) * 100003 + (uint64_t)rank * 31 + (uint64_t)round, "mix");
+      verify(in[p], n, (uint64_t)(first + p) * 100003 + (uint64_t)rank * 31 + (uint64_t)round,
+             "mix");
       free(in[p]);
       free(out[p]);
     }
@@ -276,9 +286,12 @@ static void test_errors(void) {
   CHECK_MPI(MMPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MMPI_COMM_WORLD, &st));
   int cnt = -1;
   MMPI_Get_count(&st, MPI_INT, &cnt);
-  if (st.MPI_SOURCE != MPI_PROC_NULL || cnt != 0) FAIL("PROC_NULL status: source %d count %d", st.MPI_SOURCE, cnt);
-  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, MMPI_COMM_WORLD) != MPI_ERR_RANK) FAIL("bad rank accepted");
-  if (MMPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF) != MPI_ERR_COMM) FAIL("foreign communicator accepted");
+  if (st.MPI_SOURCE != MPI_PROC_NULL || cnt != 0)
+    FAIL("PROC_NULL status: source %d count %d", st.MPI_SOURCE, cnt);
+  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, MMPI_COMM_WORLD) != MPI_ERR_RANK)
+    FAIL("bad rank accepted");
+  if (MMPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF) != MPI_ERR_COMM)
+    FAIL("foreign communicator accepted");
   MPI_Request null = MPI_REQUEST_NULL;
   CHECK_MPI(MMPI_Wait(&null, MPI_STATUS_IGNORE));
   /* Truncation across clusters, eager and rendezvous: 0 -> last rank. */
@@ -296,7 +309,8 @@ static void test_errors(void) {
     verify(small, 64, 9, "truncated eager prefix");
     unsigned char* mid = xmalloc(50000);
     rc = MMPI_Recv(mid, 50000, MPI_BYTE, 0, 2, MMPI_COMM_WORLD, &st);
-    if (rc != MPI_ERR_TRUNCATE) FAIL("rendezvous overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
+    if (rc != MPI_ERR_TRUNCATE)
+      FAIL("rendezvous overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
     verify(mid, 50000, 9, "truncated rendezvous prefix");
     free(mid);
     /* the link still works after truncation */
@@ -333,14 +347,18 @@ int main(int argc, char** argv) {
   MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
   MMPI_Comm_size(MMPI_COMM_WORLD, &size);
   const char* which = argc > 1 ? argv[1] : "all";
-  struct { const char* name; void (*fn)(void); } tests[] = {
-      {"ring", test_ring},     {"pingpong", test_pingpong}, {"anysource", test_anysource},
-      {"big", test_big},       {"many", test_many},         {"mix", test_mix},
+  struct {
+    const char* name;
+    void (*fn)(void);
+  } tests[] = {
+      {"ring", test_ring},     {"pingpong", test_pingpong},   {"anysource", test_anysource},
+      {"big", test_big},       {"many", test_many},           {"mix", test_mix},
       {"errors", test_errors}, {"peerdeath", test_peerdeath},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
-    if (strcmp(which, "all") == 0 ? tests[i].fn == test_peerdeath : strcmp(which, tests[i].name) != 0)
+    if (strcmp(which, "all") == 0 ? tests[i].fn == test_peerdeath
+                                  : strcmp(which, tests[i].name) != 0)
       continue;
     tests[i].fn();
     p2p_barrier();

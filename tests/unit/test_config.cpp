@@ -13,9 +13,9 @@ namespace {
 using Cfg = zipper::client::ClientConfig;
 using zipper::client::config_from_env;
 
-const char* const kVars[] = {"MMPI_FORWARDER",    "MMPI_JOB_ID",          "MMPI_GROUP",
-                             "MMPI_NP_LOW",       "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
-                             "MMPI_CHUNK_SIZE",   "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
+const char* const kVars[] = {"MMPI_FORWARDER",  "MMPI_JOB_ID",          "MMPI_GROUP",
+                             "MMPI_NP_LOW",     "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
+                             "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
 
 // Saves every MMPI_* variable, starts each test with none set, restores after.
 class ClientConfig : public ::testing::Test {
@@ -146,8 +146,8 @@ TEST_F(ClientConfig, SpinRoundsAreClamped) {
 }
 
 TEST_F(ClientConfig, NonNumericValuesAreRejected) {
-  for (const char* var : {"MMPI_EAGER_LIMIT", "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT",
-                          "MMPI_SPIN_ROUNDS"}) {
+  for (const char* var :
+       {"MMPI_EAGER_LIMIT", "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"}) {
     for (const char* bad : {"abc", "12k", "1.5", " 7", "0x10", "-1", "+5"}) {
       SCOPED_TRACE(std::string(var) + "=" + bad);
       set(var, bad);

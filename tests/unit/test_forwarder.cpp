@@ -41,8 +41,9 @@ fwd::Config base_config() {
 }
 
 std::string describe(const Frame& f) {
-  std::string s = std::string(proto::to_string(f.hdr.type)) + " job " + std::to_string(f.hdr.job_id) +
-                  " src " + std::to_string(f.hdr.src) + " dst " + std::to_string(f.hdr.dst);
+  std::string s = std::string(proto::to_string(f.hdr.type)) + " job " +
+                  std::to_string(f.hdr.job_id) + " src " + std::to_string(f.hdr.src) + " dst " +
+                  std::to_string(f.hdr.dst);
   if (f.hdr.type == FrameType::kError)
     s += " code " + std::to_string(f.hdr.flags) + " '" + f.text() + "'";
   return s;
@@ -129,14 +130,16 @@ class Forwarder : public ::testing::Test {
   /// Next frame, which must be of `type` (throws otherwise).
   Frame expect(FrameClient& c, FrameType type) {
     auto f = next(c);
-    if (!f) throw std::runtime_error("timed out waiting for " + std::string(proto::to_string(type)));
+    if (!f)
+      throw std::runtime_error("timed out waiting for " + std::string(proto::to_string(type)));
     if (f->hdr.type != type)
       throw std::runtime_error("expected " + std::string(proto::to_string(type)) + ", got " +
                                describe(*f));
     return *f;
   }
   bool wait_closed(FrameClient& c, milliseconds timeout = kWait) {
-    return pump_until(all(), [&] { return c.closed(); }, timeout);
+    return pump_until(
+        all(), [&] { return c.closed(); }, timeout);
   }
   /// Nothing arrives at `c` for `quiet` (other clients keep being progressed).
   void expect_silence(FrameClient& c, milliseconds quiet = milliseconds(150)) {
@@ -173,7 +176,8 @@ class Forwarder : public ::testing::Test {
 
   /// Sends once `c` has the credit for it, progressing everyone meanwhile.
   void send_gated(FrameClient& c, const FrameHeader& h, const std::vector<std::byte>& payload) {
-    const auto cost = static_cast<std::int64_t>(proto::credit_cost(static_cast<std::uint32_t>(payload.size())));
+    const auto cost =
+        static_cast<std::int64_t>(proto::credit_cost(static_cast<std::uint32_t>(payload.size())));
     if (!pump_until(all(), [&] { return c.credits() >= cost; }))
       throw std::runtime_error("no credit returned (have " + std::to_string(c.credits()) + ")");
     c.send(h, payload);
@@ -202,7 +206,6 @@ class Forwarder : public ::testing::Test {
   std::vector<std::string> addrs_;
   std::vector<std::unique_ptr<FrameClient>> clients_;
 };
-
 
 // ---- configuration and lifecycle ------------------------------------------
 
@@ -304,7 +307,8 @@ TEST_F(Forwarder, HelloWithAuthProofIsAccepted) {
   start();
   FrameClient& c = connect(kA);
   std::vector<std::byte> p(proto::kHelloFixedSize + 32, std::byte{0x5C});
-  proto::encode_hello({0, 1, 1, 32}, std::span<std::byte, proto::kHelloFixedSize>(p.data(), proto::kHelloFixedSize));
+  proto::encode_hello({0, 1, 1, 32}, std::span<std::byte, proto::kHelloFixedSize>(
+                                         p.data(), proto::kHelloFixedSize));
   c.send(header(FrameType::kHello, 3, 0, 0), p);
   const Frame ack = expect(c, FrameType::kHelloAck);
   EXPECT_EQ(ack.hdr.job_id, 3u);
@@ -423,7 +427,8 @@ TEST_F(Forwarder, RendezvousChunkStreamRelayedByteExact) {
     EXPECT_EQ(f->hdr.msg_len, kMsg);
     EXPECT_EQ(f->hdr.src, 0u);
     EXPECT_EQ(f->hdr.dst, 1u);
-    ASSERT_EQ(pattern_mismatch(42, f->payload, expect_off), std::string::npos) << "chunk at " << expect_off;
+    ASSERT_EQ(pattern_mismatch(42, f->payload, expect_off), std::string::npos)
+        << "chunk at " << expect_off;
     expect_off += f->payload.size();
   }
   EXPECT_EQ(expect_off, kMsg);
@@ -438,7 +443,8 @@ TEST_F(Forwarder, CreditsAreReturnedSoManyFramesGetThrough) {
   constexpr int kFrames = 2000;
   constexpr std::size_t kLen = 1000;  // 2000 x 1064 bytes: about 8 grants
   for (int i = 0; i < kFrames; ++i)
-    send_gated(*a, eager(1, 0, 1, static_cast<std::uint64_t>(i), kLen), pattern(static_cast<std::uint64_t>(i), kLen));
+    send_gated(*a, eager(1, 0, 1, static_cast<std::uint64_t>(i), kLen),
+               pattern(static_cast<std::uint64_t>(i), kLen));
   ASSERT_TRUE(pump_until(all(), [&] { return b->inbox().size() == kFrames; }))
       << b->inbox().size() << " of " << kFrames;
   for (int i = 0; i < kFrames; ++i) {
@@ -454,8 +460,7 @@ TEST_F(Forwarder, CreditsAreReturnedSoManyFramesGetThrough) {
   EXPECT_TRUE(a->inbox().empty()) << describe(a->inbox().front());
   // Everything but less than a quarter of the grant comes back on its own
   // (CREDIT frames may still be on their way when b has the data).
-  EXPECT_TRUE(pump_until(all(), [&] { return a->credits() >= grant - grant / 4; }))
-      << a->credits();
+  EXPECT_TRUE(pump_until(all(), [&] { return a->credits() >= grant - grant / 4; })) << a->credits();
   EXPECT_LE(a->credits(), grant);
   // The rest rides on the next frames to the client.
   EXPECT_EQ(settle_credit(*a, 0, *b, 1, 1), grant);
@@ -471,7 +476,8 @@ TEST_F(Forwarder, CreditOverrunIsReported) {
   std::uint64_t seq = 0;
   const auto deadline = Clock::now() + kWait;
   while (a->inbox().empty() && !a->closed() && Clock::now() < deadline) {
-    if (a->link().send_queued_bytes() < (1u << 20)) a->send(eager(1, 0, 1, ++seq, data.size()), data);
+    if (a->link().send_queued_bytes() < (1u << 20))
+      a->send(eager(1, 0, 1, ++seq, data.size()), data);
     a->pump();
     ::usleep(100);
   }
@@ -532,26 +538,29 @@ TEST_F(Forwarder, SharedMemoryBudgetParksAndResumes) {
          a2->credits() >= cost) {
     ASSERT_LT(Clock::now(), deadline) << "senders never stalled: " << sent1 << "/" << sent2;
     if (send_what_credit_allows()) last_send = Clock::now();
-    pump_until({a1, a2}, [&] { return a1->credits() >= cost || a2->credits() >= cost; },
-               milliseconds(20));
+    pump_until(
+        {a1, a2}, [&] { return a1->credits() >= cost || a2->credits() >= cost; }, milliseconds(20));
   }
   // Both connections' frames are held inside zipperd: the budget is exhausted.
   EXPECT_EQ(fwd_->stats().peak_memory, cfg.max_memory);
   // Phase 2: the receivers drain, memory is released, the parked sender resumes.
   const std::uint64_t total1 = sent1 + 100, total2 = sent2 + 100;
-  ASSERT_TRUE(pump_until(all(), [&] {
-    if (sent1 < total1 || sent2 < total2) {
-      while (sent1 < total1 && a1->credits() >= cost) {
-        a1->send(eager(1, 0, 1, sent1, len), pattern(sent1, len));
-        ++sent1;
-      }
-      while (sent2 < total2 && a2->credits() >= cost) {
-        a2->send(eager(2, 0, 1, sent2, len), pattern(1000000 + sent2, len));
-        ++sent2;
-      }
-    }
-    return b1->inbox().size() == total1 && b2->inbox().size() == total2;
-  }, milliseconds(15000)))
+  ASSERT_TRUE(pump_until(
+      all(),
+      [&] {
+        if (sent1 < total1 || sent2 < total2) {
+          while (sent1 < total1 && a1->credits() >= cost) {
+            a1->send(eager(1, 0, 1, sent1, len), pattern(sent1, len));
+            ++sent1;
+          }
+          while (sent2 < total2 && a2->credits() >= cost) {
+            a2->send(eager(2, 0, 1, sent2, len), pattern(1000000 + sent2, len));
+            ++sent2;
+          }
+        }
+        return b1->inbox().size() == total1 && b2->inbox().size() == total2;
+      },
+      milliseconds(15000)))
       << "sent " << sent1 << "/" << sent2 << ", received " << b1->inbox().size() << "/"
       << b2->inbox().size();
   for (std::uint64_t i = 0; i < total1; ++i) {
@@ -605,8 +614,8 @@ TEST_F(Forwarder, DeadRanksWithFramesQueuedForEachOtherReleaseEverything) {
       r3.send(eager(1, 3, 1, s3++, len), pattern(3, len));
       last_send = Clock::now();
     }
-    pump_until({&r2, &r3}, [&] { return r2.credits() >= cost || r3.credits() >= cost; },
-               milliseconds(20));
+    pump_until(
+        {&r2, &r3}, [&] { return r2.credits() >= cost || r3.credits() >= cost; }, milliseconds(20));
   }
   ASSERT_LT(r2.credits(), cost);
   ASSERT_LT(r3.credits(), cost);
@@ -628,19 +637,22 @@ TEST_F(Forwarder, DeadRanksWithFramesQueuedForEachOtherReleaseEverything) {
   drop(r1);
   // Both survivors hear about both departures...
   int gone2 = 0, gone3 = 0;
-  ASSERT_TRUE(pump_until(all(), [&] {
-    for (auto [c, n] : {std::pair{&r2, &gone2}, std::pair{&r3, &gone3}})
-      while (auto f = c->pop()) {
-        if (f->hdr.type == FrameType::kError &&
-            f->hdr.flags == static_cast<std::uint8_t>(ErrorCode::kPeerGone))
-          ++*n;
-      }
-    return gone2 == 2 && gone3 == 2;
-  })) << gone2 << "/" << gone3;
+  ASSERT_TRUE(pump_until(all(),
+                         [&] {
+                           for (auto [c, n] : {std::pair{&r2, &gone2}, std::pair{&r3, &gone3}})
+                             while (auto f = c->pop()) {
+                               if (f->hdr.type == FrameType::kError &&
+                                   f->hdr.flags == static_cast<std::uint8_t>(ErrorCode::kPeerGone))
+                                 ++*n;
+                             }
+                           return gone2 == 2 && gone3 == 2;
+                         }))
+      << gone2 << "/" << gone3;
   // ...and get back the credit of the frames that were stuck for the dead.
-  EXPECT_TRUE(pump_until(all(), [&] {
-    return r2.credits() >= grant - grant / 4 && r3.credits() >= grant - grant / 4;
-  })) << "credit never returned: rank 2 has " << r2.credits() << ", rank 3 has " << r3.credits()
+  EXPECT_TRUE(pump_until(
+      all(),
+      [&] { return r2.credits() >= grant - grant / 4 && r3.credits() >= grant - grant / 4; }))
+      << "credit never returned: rank 2 has " << r2.credits() << ", rank 3 has " << r3.credits()
       << " of " << grant;
   // They can still talk to each other.
   const auto data = pattern(23, len);
@@ -699,7 +711,8 @@ TEST_F(Forwarder, HugeHelloIsMalformed) {
   start();
   FrameClient& c = connect(kA);
   std::vector<std::byte> p(proto::kHelloFixedSize + 8192);
-  proto::encode_hello({0, 1, 1, 8192}, std::span<std::byte, proto::kHelloFixedSize>(p.data(), proto::kHelloFixedSize));
+  proto::encode_hello({0, 1, 1, 8192}, std::span<std::byte, proto::kHelloFixedSize>(
+                                           p.data(), proto::kHelloFixedSize));
   c.send(header(FrameType::kHello, 1, 0, 0), p);
   expect_error(next(c), ErrorCode::kMalformed, 0, 0, 0);
   EXPECT_TRUE(wait_closed(c));
@@ -743,7 +756,8 @@ TEST_F(Forwarder, JobsAreIsolated) {
   const auto dx = pattern(10, 700), dy = pattern(20, 700);
   x0->send(eager(10, 0, 1, 1, dx.size()), dx);
   y0->send(eager(20, 0, 1, 1, dy.size()), dy);
-  ASSERT_TRUE(pump_until(all(), [&] { return x1->inbox().size() == 1 && y1->inbox().size() == 1; }));
+  ASSERT_TRUE(
+      pump_until(all(), [&] { return x1->inbox().size() == 1 && y1->inbox().size() == 1; }));
   EXPECT_EQ(x1->inbox()[0].hdr.job_id, 10u);
   EXPECT_EQ(x1->inbox()[0].payload, dx);
   EXPECT_EQ(y1->inbox()[0].hdr.job_id, 20u);
@@ -809,7 +823,8 @@ TEST_F(Forwarder, BadHelloPayload) {
   FrameClient& c = connect(kA);
   // auth_len promises more proof than the payload holds.
   std::vector<std::byte> p(proto::kHelloFixedSize + 4);
-  proto::encode_hello({0, 1, 1, 100}, std::span<std::byte, proto::kHelloFixedSize>(p.data(), proto::kHelloFixedSize));
+  proto::encode_hello({0, 1, 1, 100}, std::span<std::byte, proto::kHelloFixedSize>(
+                                          p.data(), proto::kHelloFixedSize));
   c.send(header(FrameType::kHello, 1, 0, 0), p);
   expect_error(next(c), ErrorCode::kBadHello, 0, 0, 0);
   EXPECT_TRUE(wait_closed(c));

@@ -81,13 +81,29 @@ FrameHeader valid_of_type(FrameType t) {
   FrameHeader h;
   h.type = t;
   switch (t) {
-    case FrameType::kHello: h.payload_len = kHelloFixedSize; break;
-    case FrameType::kHelloAck: h.payload_len = kHelloAckSize; break;
-    case FrameType::kEager: h.payload_len = 100; h.msg_len = 100; break;
-    case FrameType::kChunk: h.payload_len = 100; h.msg_len = 1000; h.chunk_offset = 900; break;
-    case FrameType::kRts: h.msg_len = 1 << 20; break;
-    case FrameType::kError: h.payload_len = 17; break;
-    default: break;
+    case FrameType::kHello:
+      h.payload_len = kHelloFixedSize;
+      break;
+    case FrameType::kHelloAck:
+      h.payload_len = kHelloAckSize;
+      break;
+    case FrameType::kEager:
+      h.payload_len = 100;
+      h.msg_len = 100;
+      break;
+    case FrameType::kChunk:
+      h.payload_len = 100;
+      h.msg_len = 1000;
+      h.chunk_offset = 900;
+      break;
+    case FrameType::kRts:
+      h.msg_len = 1 << 20;
+      break;
+    case FrameType::kError:
+      h.payload_len = 17;
+      break;
+    default:
+      break;
   }
   return h;
 }
@@ -515,9 +531,15 @@ TEST(FrameCodec, FuzzMutatedValidHeaders) {
     for (int m = 0; m < mutations; ++m) {
       const std::size_t pos = rng() % kHeaderSize;
       switch (rng() % 3) {
-        case 0: b[pos] ^= std::byte(static_cast<std::uint8_t>(1u << (rng() % 8))); break;
-        case 1: b[pos] = std::byte(static_cast<std::uint8_t>(rng())); break;
-        default: b[pos] = (rng() % 2) ? std::byte{0} : std::byte{0xFF}; break;
+        case 0:
+          b[pos] ^= std::byte(static_cast<std::uint8_t>(1u << (rng() % 8)));
+          break;
+        case 1:
+          b[pos] = std::byte(static_cast<std::uint8_t>(rng()));
+          break;
+        default:
+          b[pos] = (rng() % 2) ? std::byte{0} : std::byte{0xFF};
+          break;
       }
     }
     ASSERT_NO_FATAL_FAILURE(check_fuzz_case(b, 1u << 20, &ok)) << "iteration " << i;

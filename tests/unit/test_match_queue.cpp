@@ -53,8 +53,8 @@ TEST(MatchQueue, PostedReceivesMatchInPostOrder) {
 
 TEST(MatchQueue, EarliestMatchingPostedWinsOverLaterSpecificOne) {
   Queue q;
-  q.post(sel(2, 5), 1);               // does not match src 1
-  q.post(sel(kAnySource, 5), 2);      // wildcard, posted before the specific one
+  q.post(sel(2, 5), 1);           // does not match src 1
+  q.post(sel(kAnySource, 5), 2);  // wildcard, posted before the specific one
   q.post(sel(1, 5), 3);
   EXPECT_EQ(q.match_posted(env(1, 5)), 2);
   EXPECT_EQ(q.match_posted(env(1, 5)), 3);

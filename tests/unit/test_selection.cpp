@@ -163,8 +163,8 @@ TEST_F(CollSelection, TuningFileErrors) {
     const char* text;
     const char* expect;  // substring of the error
   } cases[] = {
-      {"[bcast\nalgorithm = 1\n", ":1"},                                     // TOML syntax
-      {"[bcst]\nalgorithm = \"farfirst\"\n", "unknown key 'bcst'"},          // collective
+      {"[bcast\nalgorithm = 1\n", ":1"},                             // TOML syntax
+      {"[bcst]\nalgorithm = \"farfirst\"\n", "unknown key 'bcst'"},  // collective
       {"[bcast]\nalgorithm = \"two_tier\"\n", "bcast.algorithm must be one of"},
       {"[bcast]\nalgo = \"farfirst\"\n", "unknown key 'bcast.algo'"},
       {"[bcast]\ninter_senders = 2\n", "needs bcast.algorithm"},

@@ -79,9 +79,10 @@ TEST(TcpLink, ExchangeFramesBothWays) {
     p.a->send(eager_header(i, sizes[i]), pattern(100 + i, sizes[i]), [&] { ++sent_a; });
     p.b->send(eager_header(i, sizes[i]), pattern(200 + i, sizes[i]), [&] { ++sent_b; });
   }
-  ASSERT_TRUE(pump_until(p.both(), [&] {
-    return p.a->inbox().size() == sizes.size() && p.b->inbox().size() == sizes.size();
-  })) << "a got " << p.a->inbox().size() << ", b got " << p.b->inbox().size();
+  ASSERT_TRUE(pump_until(
+      p.both(),
+      [&] { return p.a->inbox().size() == sizes.size() && p.b->inbox().size() == sizes.size(); }))
+      << "a got " << p.a->inbox().size() << ", b got " << p.b->inbox().size();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     SCOPED_TRACE(sizes[i]);
     const Frame fb = *p.b->pop();  // sent by a
@@ -112,7 +113,8 @@ TEST(TcpLink, ManySmallFramesArriveInOrder) {
   constexpr int kFrames = 3000;
   for (int i = 0; i < kFrames; ++i) {
     const std::size_t n = static_cast<std::size_t>(i % 300);
-    p.a->send(eager_header(static_cast<std::uint64_t>(i), n), pattern(static_cast<std::uint64_t>(i), n));
+    p.a->send(eager_header(static_cast<std::uint64_t>(i), n),
+              pattern(static_cast<std::uint64_t>(i), n));
   }
   ASSERT_TRUE(pump_until(p.both(), [&] { return p.b->inbox().size() == kFrames; }))
       << p.b->inbox().size();
@@ -128,8 +130,8 @@ TEST(TcpLink, QueuedBytesAndOnSent) {
   auto p = make_pair();
   int fired = 0;
   // Posted without progressing: queued, nothing sent yet.
-  p.a->link().post(proto::OutFrame{eager_header(1, 100), make_payload(pattern(1, 100)),
-                                   [&] { ++fired; }});
+  p.a->link().post(
+      proto::OutFrame{eager_header(1, 100), make_payload(pattern(1, 100)), [&] { ++fired; }});
   p.a->link().post(proto::OutFrame{header(FrameType::kBye, 9, 1, 2), {}, [&] { ++fired; }});
   EXPECT_TRUE(p.a->link().send_pending());
   EXPECT_EQ(p.a->link().send_queued_bytes(), 64u + 100u + 64u);
@@ -147,7 +149,8 @@ TEST(TcpLink, BorrowedPayload) {
   auto p = make_pair();
   std::vector<std::byte> user = pattern(77, 100000);
   bool sent = false;
-  p.a->post(proto::OutFrame{eager_header(0, user.size()), proto::Payload::borrow(user.data(), user.size()),
+  p.a->post(proto::OutFrame{eager_header(0, user.size()),
+                            proto::Payload::borrow(user.data(), user.size()),
                             [&] { sent = true; }});
   ASSERT_TRUE(pump_until(p.both(), [&] { return sent && p.b->inbox().size() == 1; }));
   EXPECT_EQ(pattern_mismatch(77, p.b->inbox()[0].payload), std::string::npos);
@@ -180,7 +183,8 @@ TEST(TcpLink, HeaderHookRewritesAndDrops) {
 
 TEST(TcpLink, ProgressRecvMaxFrames) {
   auto p = make_pair();
-  for (int i = 0; i < 5; ++i) p.a->send(eager_header(static_cast<std::uint64_t>(i), 8), pattern(1, 8));
+  for (int i = 0; i < 5; ++i)
+    p.a->send(eager_header(static_cast<std::uint64_t>(i), 8), pattern(1, 8));
   ASSERT_TRUE(pump_until({p.a.get()}, [&] { return !p.a->link().send_pending(); }));
   // Give the bytes time to land, then take them one frame per call.
   pollfd pfd{p.b->fd(), POLLIN, 0};
@@ -247,7 +251,8 @@ TEST(TcpLink, CloseInTheMiddleOfAFrameIsAnError) {
   p.a.reset();
   ASSERT_TRUE(pump_until({p.b.get()}, [&] { return p.b->closed(); }));
   EXPECT_EQ(p.b->final_status(), LinkStatus::kError);
-  EXPECT_NE(p.b->link().error().find("middle of a frame"), std::string::npos) << p.b->link().error();
+  EXPECT_NE(p.b->link().error().find("middle of a frame"), std::string::npos)
+      << p.b->link().error();
   EXPECT_TRUE(p.b->inbox().empty());
 }
 
@@ -293,8 +298,8 @@ TEST(TcpLink, SendToClosedPeerReportsErrorWithoutSignal) {
   const auto deadline = Clock::now() + kWait;
   int i = 0;
   while (st != LinkStatus::kError && Clock::now() < deadline) {
-    p.a->link().post(proto::OutFrame{eager_header(static_cast<std::uint64_t>(i), 1000),
-                                     make_payload(pattern(1, 1000)), {}});
+    p.a->link().post(proto::OutFrame{
+        eager_header(static_cast<std::uint64_t>(i), 1000), make_payload(pattern(1, 1000)), {}});
     st = p.a->link().progress_send();
     ++i;
     if (st != LinkStatus::kError) ::usleep(1000);
@@ -366,9 +371,9 @@ TEST(TcpLink, ParseEndpointGood) {
 }
 
 TEST(TcpLink, ParseEndpointBad) {
-  for (const char* bad : {"", "tcp:", "127.0.0.1", ":7470", "tcp::7470", "host:", "host:65536",
-                          "host:99999999999", "host:abc", "host:80x", "host:-1", "host: 80",
-                          "verbs:"}) {
+  for (const char* bad :
+       {"", "tcp:", "127.0.0.1", ":7470", "tcp::7470", "host:", "host:65536", "host:99999999999",
+        "host:abc", "host:80x", "host:-1", "host: 80", "verbs:"}) {
     SCOPED_TRACE(std::string("'") + bad + "'");
     std::string why;
     EXPECT_FALSE(proto::parse_endpoint(bad, &why).has_value());

@@ -148,7 +148,8 @@ class FrameClient : public proto::RecvSink {
       ++credit_frames_;
       if (!keep_credit_frames_) return;
     }
-    inbox_.push_back(Frame{hdr, std::vector<std::byte>(payload.bytes.begin(), payload.bytes.end())});
+    inbox_.push_back(
+        Frame{hdr, std::vector<std::byte>(payload.bytes.begin(), payload.bytes.end())});
   }
 
  private:
@@ -188,13 +189,16 @@ inline bool pump_until(const std::vector<FrameClient*>& clients, const std::func
 
 /// Progresses `clients` for `duration` regardless (to check nothing arrives).
 inline void pump_for(const std::vector<FrameClient*>& clients, milliseconds duration) {
-  pump_until(clients, [] { return false; }, duration);
+  pump_until(
+      clients, [] { return false; }, duration);
 }
 
 /// Waits for the next frame on `c` (pumping all of `clients`, which should include c).
 inline std::optional<Frame> next_frame(FrameClient& c, const std::vector<FrameClient*>& clients,
                                        milliseconds timeout = kWait) {
-  if (!pump_until(clients, [&] { return !c.inbox().empty(); }, timeout)) return std::nullopt;
+  if (!pump_until(
+          clients, [&] { return !c.inbox().empty(); }, timeout))
+    return std::nullopt;
   return c.pop();
 }
 
@@ -217,8 +221,8 @@ inline std::vector<std::byte> hello_payload(std::uint32_t vrank, std::uint32_t n
   return p;
 }
 
-inline void send_hello(FrameClient& c, std::uint64_t job, std::uint32_t vrank,
-                       std::uint32_t np_low, std::uint32_t np_high) {
+inline void send_hello(FrameClient& c, std::uint64_t job, std::uint32_t vrank, std::uint32_t np_low,
+                       std::uint32_t np_high) {
   c.send(header(proto::FrameType::kHello, job, vrank, 0), hello_payload(vrank, np_low, np_high));
 }
 
