@@ -20,8 +20,8 @@ static void verify(void* vc, long size) {
   char what[96];
   int p;
   for (p = 0; p < c->nranks; p++) {
-    coll_fill(c->sbuf + (long)p * size, size, coll_seed(size, c->rank, p));
-    coll_poison(c->rbuf + (long)p * size, size, coll_seed(size, p, c->rank));
+    osu_fill(c->sbuf + (long)p * size, size, coll_seed(size, c->rank, p));
+    osu_poison(c->rbuf + (long)p * size, size, coll_seed(size, p, c->rank));
   }
   COLL_CHECK(
       MMPI_Alltoall(c->sbuf, (int)size, MPI_CHAR, c->rbuf, (int)size, MPI_CHAR, MMPI_COMM_WORLD));

@@ -38,8 +38,8 @@ static void verify(void* vc, long size) {
   int p;
   set_layout(c, size);
   for (p = 0; p < c->nranks; p++) {
-    coll_fill(c->sbuf + c->sdispls[p], size, coll_seed(size, c->rank, p));
-    coll_poison(c->rbuf + c->rdispls[p], size, coll_seed(size, p, c->rank));
+    osu_fill(c->sbuf + c->sdispls[p], size, coll_seed(size, c->rank, p));
+    osu_poison(c->rbuf + c->rdispls[p], size, coll_seed(size, p, c->rank));
   }
   COLL_CHECK(MMPI_Alltoallv(c->sbuf, c->scounts, c->sdispls, MPI_CHAR, c->rbuf, c->rcounts,
                             c->rdispls, MPI_CHAR, MMPI_COMM_WORLD));

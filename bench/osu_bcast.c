@@ -20,9 +20,9 @@ static void verify(void* vc, long size) {
   struct ctx* c = vc;
   uint32_t seed = coll_seed(size, ROOT, 0);
   if (c->rank == ROOT)
-    coll_fill(c->buf, size, seed);
+    osu_fill(c->buf, size, seed);
   else
-    coll_poison(c->buf, size, seed);
+    osu_poison(c->buf, size, seed);
   COLL_CHECK(MMPI_Bcast(c->buf, (int)size, MPI_CHAR, ROOT, MMPI_COMM_WORLD));
   coll_verify_bytes(
       c->buf, size, seed, c->rank, size,

@@ -25,12 +25,12 @@ static void verify_iteration(int rank, long size, int window, int per_batch, uns
     cnt = window - base < per_batch ? window - base : per_batch;
     for (j = 0; j < cnt; j++) {
       unsigned char* b = rpool + (long)j * stride;
-      p2p_poison(b, size, p2p_seed(size, 0, peer, base + j));
+      osu_poison(b, size, p2p_seed(size, 0, peer, base + j));
       P2P_CHECK(MMPI_Irecv(b, n, MPI_CHAR, peer, rtag, MMPI_COMM_WORLD, &rreq[j]));
     }
     for (j = 0; j < cnt; j++) {
       unsigned char* b = spool + (long)j * stride;
-      p2p_fill(b, size, p2p_seed(size, 0, rank, base + j));
+      osu_fill(b, size, p2p_seed(size, 0, rank, base + j));
       P2P_CHECK(MMPI_Isend(b, n, MPI_CHAR, peer, stag, MMPI_COMM_WORLD, &sreq[j]));
     }
     P2P_CHECK(MMPI_Waitall(cnt, sreq, MPI_STATUSES_IGNORE));

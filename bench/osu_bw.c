@@ -25,10 +25,10 @@ static void verify_iteration(int rank, long size, int window, int per_batch, uns
     for (j = 0; j < cnt; j++) {
       unsigned char* b = pool + (long)j * stride;
       if (rank == 0) {
-        p2p_fill(b, size, p2p_seed(size, 0, 0, base + j));
+        osu_fill(b, size, p2p_seed(size, 0, 0, base + j));
         P2P_CHECK(MMPI_Isend(b, n, MPI_CHAR, 1, P2P_TAG_BW, MMPI_COMM_WORLD, &req[j]));
       } else {
-        p2p_poison(b, size, p2p_seed(size, 0, 0, base + j));
+        osu_poison(b, size, p2p_seed(size, 0, 0, base + j));
         P2P_CHECK(MMPI_Irecv(b, n, MPI_CHAR, 0, P2P_TAG_BW, MMPI_COMM_WORLD, &req[j]));
       }
     }
@@ -40,11 +40,11 @@ static void verify_iteration(int rank, long size, int window, int per_batch, uns
   }
   /* the ack (slot number "window" in the pattern) is verified too */
   if (rank == 0) {
-    p2p_poison(ack, ACK_BYTES, p2p_seed(size, 0, 1, window));
+    osu_poison(ack, ACK_BYTES, p2p_seed(size, 0, 1, window));
     P2P_CHECK(MMPI_Recv(ack, ACK_BYTES, MPI_CHAR, 1, P2P_TAG_ACK, MMPI_COMM_WORLD, &ack_st));
     p2p_verify(ack, ACK_BYTES, &ack_st, "ack", rank, size, 0, window, 1);
   } else {
-    p2p_fill(ack, ACK_BYTES, p2p_seed(size, 0, 1, window));
+    osu_fill(ack, ACK_BYTES, p2p_seed(size, 0, 1, window));
     P2P_CHECK(MMPI_Send(ack, ACK_BYTES, MPI_CHAR, 0, P2P_TAG_ACK, MMPI_COMM_WORLD));
   }
 }

@@ -50,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "osu_util.h"
+
 /* OSU defaults for the collective tests (osu_util.h) */
 #define COLL_MIN_MSG_SIZE_DEFAULT 1L
 #define COLL_MAX_MSG_SIZE_DEFAULT (1L << 20) /* 1 MiB */
@@ -152,35 +154,9 @@ static inline void coll_usage(FILE* f, enum coll_kind kind) {
           coll_infos[kind].name);
 }
 
-static inline int coll_parse_long(const char* s, long lo, long hi, long* out) {
-  char* end = NULL;
-  long v;
-  if (s == NULL || *s == '\0') return -1;
-  v = strtol(s, &end, 10);
-  if (*end != '\0' || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* OSU's -m syntax: "MAX", "MIN:MAX" or "MIN:". */
 static inline int coll_parse_sizes(const char* arg, struct coll_opts* o) {
-  const char* colon = strchr(arg, ':');
-  long lo = o->min_size, hi = o->max_size;
-  if (colon == NULL) {
-    if (coll_parse_long(arg, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
-  } else {
-    char minbuf[32];
-    size_t n = (size_t)(colon - arg);
-    if (n >= sizeof minbuf) return -1;
-    memcpy(minbuf, arg, n);
-    minbuf[n] = '\0';
-    if (n > 0 && coll_parse_long(minbuf, 0, COLL_MAX_MSG_SIZE_LIMIT, &lo)) return -1;
-    if (colon[1] != '\0' && coll_parse_long(colon + 1, 0, COLL_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
-  }
-  if (lo > hi) return -1;
-  o->min_size = lo;
-  o->max_size = hi;
-  return 0;
+  return osu_parse_sizes(arg, COLL_MAX_MSG_SIZE_LIMIT, &o->min_size, &o->max_size);
 }
 
 /* Returns 0 to run, 1 when --help was shown, -1 on a usage error. Every rank
@@ -269,7 +245,7 @@ static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int ran
         break;
       case 'i':
       case 'L':
-        if (coll_parse_long(val, 1, INT_MAX, &v)) {
+        if (osu_parse_long(val, 1, INT_MAX, &v)) {
           bad = "bad iteration count (want >= 1)";
           badval = val;
         } else if (opt == 'i') {
@@ -282,7 +258,7 @@ static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int ran
         break;
       case 'x':
       case 'K':
-        if (coll_parse_long(val, 0, INT_MAX, &v)) {
+        if (osu_parse_long(val, 0, INT_MAX, &v)) {
           bad = "bad warm-up count (want >= 0)";
           badval = val;
         } else if (opt == 'x') {
@@ -303,7 +279,7 @@ static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int ran
         }
         break;
       case 'N':
-        if (coll_parse_long(val, 0, INT_MAX, &v)) {
+        if (osu_parse_long(val, 0, INT_MAX, &v)) {
           bad = "bad --inter-senders (want an integer >= 0; 0 = default)";
           badval = val;
         } else {
@@ -348,52 +324,12 @@ static inline long coll_next_size(long size, int elem) {
   return coll_fix_size(size ? size * 2 : 1, elem);
 }
 
-static inline void* coll_alloc(size_t bytes) {
-  void* p = NULL;
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
-  if (bytes == 0) bytes = 1;
-  if (posix_memalign(&p, (size_t)page, bytes) != 0) {
-    fprintf(stderr, "%s: cannot allocate %zu bytes\n", coll_prog, bytes);
-    fflush(stderr);
-    MMPI_Abort(MMPI_COMM_WORLD, 2);
-    exit(2);
-  }
-  memset(p, 0, bytes);
-  return p;
-}
+static inline void* coll_alloc(size_t bytes) { return osu_alloc(bytes, coll_prog); }
 
 /* ---- patterns ----------------------------------------------------------- */
 
 static inline uint32_t coll_seed(long size, int a, int b) {
-  uint32_t h = 2166136261u; /* FNV-1a over the parameters */
-  uint32_t v[4] = {(uint32_t)size, (uint32_t)a, (uint32_t)b, (uint32_t)coll_kind_cur};
-  int i, k;
-  for (i = 0; i < 4; i++)
-    for (k = 0; k < 4; k++) {
-      h ^= (v[i] >> (8 * k)) & 0xffu;
-      h *= 16777619u;
-    }
-  return h;
-}
-
-static inline unsigned char coll_byte(size_t k, uint32_t seed) {
-  uint32_t x = (uint32_t)k * 2654435761u + seed;
-  x ^= x >> 15;
-  x *= 0x2c1b3c6du;
-  x ^= x >> 12;
-  return (unsigned char)x;
-}
-
-static inline void coll_fill(unsigned char* buf, long len, uint32_t seed) {
-  long k;
-  for (k = 0; k < len; k++) buf[k] = coll_byte((size_t)k, seed);
-}
-
-/* The complement of the expected data: a byte never written is caught. */
-static inline void coll_poison(unsigned char* buf, long len, uint32_t seed) {
-  long k;
-  for (k = 0; k < len; k++) buf[k] = (unsigned char)~coll_byte((size_t)k, seed);
+  return osu_seed4((uint32_t)size, (uint32_t)a, (uint32_t)b, (uint32_t)coll_kind_cur);
 }
 
 /* Reduction input of rank r, element i: integer-valued, below 1024, so that
@@ -422,7 +358,7 @@ static inline void coll_verify_bytes(const unsigned char* buf, long len, uint32_
                                      long size, const char* what) {
   long k, first = -1, nbad = 0;
   for (k = 0; k < len; k++) {
-    if (buf[k] != coll_byte((size_t)k, seed)) {
+    if (buf[k] != osu_byte((size_t)k, seed)) {
       if (first < 0) first = k;
       nbad++;
     }
@@ -430,7 +366,7 @@ static inline void coll_verify_bytes(const unsigned char* buf, long len, uint32_
   if (nbad > 0) {
     char msg[384];
     snprintf(msg, sizeof msg, "%s: byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ",
-             what, first, buf[first], coll_byte((size_t)first, seed), nbad, len);
+             what, first, buf[first], osu_byte((size_t)first, seed), nbad, len);
     coll_fail(rank, size, msg);
   }
 }

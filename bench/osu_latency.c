@@ -13,16 +13,16 @@ static void verify_iteration(int rank, long size, unsigned char* s_buf, unsigned
   MPI_Status st;
   int n = (int)size;
   if (rank == 0) {
-    p2p_fill(s_buf, size, p2p_seed(size, 0, 0, 0));
-    p2p_poison(r_buf, size, p2p_seed(size, 0, 1, 0));
+    osu_fill(s_buf, size, p2p_seed(size, 0, 0, 0));
+    osu_poison(r_buf, size, p2p_seed(size, 0, 1, 0));
     P2P_CHECK(MMPI_Send(s_buf, n, MPI_CHAR, 1, P2P_TAG_LAT, MMPI_COMM_WORLD));
     P2P_CHECK(MMPI_Recv(r_buf, n, MPI_CHAR, 1, P2P_TAG_LAT, MMPI_COMM_WORLD, &st));
     p2p_verify(r_buf, size, &st, "reply", rank, size, 0, 0, 1);
   } else {
-    p2p_poison(r_buf, size, p2p_seed(size, 0, 0, 0));
+    osu_poison(r_buf, size, p2p_seed(size, 0, 0, 0));
     P2P_CHECK(MMPI_Recv(r_buf, n, MPI_CHAR, 0, P2P_TAG_LAT, MMPI_COMM_WORLD, &st));
     p2p_verify(r_buf, size, &st, "ping", rank, size, 0, 0, 0);
-    p2p_fill(s_buf, size, p2p_seed(size, 0, 1, 0));
+    osu_fill(s_buf, size, p2p_seed(size, 0, 1, 0));
     P2P_CHECK(MMPI_Send(s_buf, n, MPI_CHAR, 0, P2P_TAG_LAT, MMPI_COMM_WORLD));
   }
 }

@@ -37,6 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "osu_util.h"
+
 /* OSU defaults (osu_util.h) */
 #define P2P_MIN_MSG_SIZE_DEFAULT 1L
 #define P2P_MAX_MSG_SIZE_DEFAULT (1L << 22) /* 4 MiB */
@@ -117,35 +119,9 @@ static void p2p_usage(FILE* f, enum p2p_kind kind) {
           "byte; a mismatch aborts the run.\n");
 }
 
-static int p2p_parse_long(const char* s, long lo, long hi, long* out) {
-  char* end = NULL;
-  long v;
-  if (s == NULL || *s == '\0') return -1;
-  v = strtol(s, &end, 10);
-  if (*end != '\0' || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* OSU's -m syntax: "MAX", "MIN:MAX" or "MIN:". */
 static int p2p_parse_sizes(const char* arg, struct p2p_opts* o) {
-  const char* colon = strchr(arg, ':');
-  long lo = o->min_size, hi = o->max_size;
-  if (colon == NULL) {
-    if (p2p_parse_long(arg, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
-  } else {
-    char minbuf[32];
-    size_t n = (size_t)(colon - arg);
-    if (n >= sizeof minbuf) return -1;
-    memcpy(minbuf, arg, n);
-    minbuf[n] = '\0';
-    if (n > 0 && p2p_parse_long(minbuf, 0, P2P_MAX_MSG_SIZE_LIMIT, &lo)) return -1;
-    if (colon[1] != '\0' && p2p_parse_long(colon + 1, 0, P2P_MAX_MSG_SIZE_LIMIT, &hi)) return -1;
-  }
-  if (lo > hi) return -1;
-  o->min_size = lo;
-  o->max_size = hi;
-  return 0;
+  return osu_parse_sizes(arg, P2P_MAX_MSG_SIZE_LIMIT, &o->min_size, &o->max_size);
 }
 
 /* Returns 0 to run, 1 when --help was shown, -1 on a usage error. Every rank
@@ -210,7 +186,7 @@ static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct
         break;
       case 'i':
         /* like OSU's set_num_iterations(): one value for small and large */
-        if (p2p_parse_long(val, 1, INT_MAX, &v)) {
+        if (osu_parse_long(val, 1, INT_MAX, &v)) {
           bad = "bad iteration count (want >= 1)";
           badval = val;
         } else {
@@ -218,7 +194,7 @@ static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct
         }
         break;
       case 'x':
-        if (p2p_parse_long(val, 0, INT_MAX, &v)) {
+        if (osu_parse_long(val, 0, INT_MAX, &v)) {
           bad = "bad warm-up count (want >= 0)";
           badval = val;
         } else {
@@ -226,7 +202,7 @@ static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct
         }
         break;
       case 'W':
-        if (p2p_parse_long(val, 1, P2P_WINDOW_SIZE_LIMIT, &v)) {
+        if (osu_parse_long(val, 1, P2P_WINDOW_SIZE_LIMIT, &v)) {
           bad = "bad window size (want 1..4096)";
           badval = val;
         } else {
@@ -260,53 +236,12 @@ static void p2p_iters_for(const struct p2p_opts* o, long size, int* iters, int* 
 
 static long p2p_next_size(long size) { return size ? size * 2 : 1; }
 
-static void* p2p_alloc(size_t bytes) {
-  void* p = NULL;
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
-  if (bytes == 0) bytes = 1;
-  if (posix_memalign(&p, (size_t)page, bytes) != 0) {
-    fprintf(stderr, "%s: cannot allocate %zu bytes\n", p2p_prog, bytes);
-    fflush(stderr);
-    MMPI_Abort(MMPI_COMM_WORLD, 2);
-    exit(2);
-  }
-  memset(p, 0, bytes);
-  return p;
-}
+static void* p2p_alloc(size_t bytes) { return osu_alloc(bytes, p2p_prog); }
 
 /* ---- fill pattern ------------------------------------------------------ */
 
 static uint32_t p2p_seed(long size, int iter, int sender, int slot) {
-  uint32_t h = 2166136261u; /* FNV-1a over the four parameters */
-  uint32_t v[4] = {(uint32_t)size, (uint32_t)iter, (uint32_t)sender, (uint32_t)slot};
-  int i, b;
-  for (i = 0; i < 4; i++)
-    for (b = 0; b < 4; b++) {
-      h ^= (v[i] >> (8 * b)) & 0xffu;
-      h *= 16777619u;
-    }
-  return h;
-}
-
-static inline unsigned char p2p_byte(size_t k, uint32_t seed) {
-  uint32_t x = (uint32_t)k * 2654435761u + seed;
-  x ^= x >> 15;
-  x *= 0x2c1b3c6du;
-  x ^= x >> 12;
-  return (unsigned char)x;
-}
-
-static void p2p_fill(unsigned char* buf, long size, uint32_t seed) {
-  long k;
-  for (k = 0; k < size; k++) buf[k] = p2p_byte((size_t)k, seed);
-}
-
-/* Receive buffers are poisoned with the complement of the expected data so
- * that a byte that is never written is always caught. */
-static void p2p_poison(unsigned char* buf, long size, uint32_t seed) {
-  long k;
-  for (k = 0; k < size; k++) buf[k] = (unsigned char)~p2p_byte((size_t)k, seed);
+  return osu_seed4((uint32_t)size, (uint32_t)iter, (uint32_t)sender, (uint32_t)slot);
 }
 
 static void p2p_fail(const char* what, const char* msg, int rank, long size, int iter, int slot,
@@ -343,14 +278,14 @@ static void p2p_verify(const unsigned char* buf, long len, const MPI_Status* st,
     }
   }
   for (k = 0; k < len; k++) {
-    if (buf[k] != p2p_byte((size_t)k, seed)) {
+    if (buf[k] != osu_byte((size_t)k, seed)) {
       if (first < 0) first = k;
       nbad++;
     }
   }
   if (nbad > 0) {
     snprintf(what, sizeof what, "byte %ld is 0x%02x, expected 0x%02x; %ld of %ld bytes differ",
-             first, buf[first], p2p_byte((size_t)first, seed), nbad, len);
+             first, buf[first], osu_byte((size_t)first, seed), nbad, len);
     p2p_fail(what, msg, rank, size, iter, slot, sender);
   }
 }
