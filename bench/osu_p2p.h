@@ -7,9 +7,10 @@
  * "%-10d%18.2f" layout so existing OSU parsers read them unchanged.
  *
  * Differences from OSU, on purpose:
- *   - there is no MMPI_Barrier yet, so p2p_sync() is a zero-byte ping-pong
- *     between ranks 0 and 1 wherever OSU calls MPI_Barrier; ranks >= 2 do
- *     not take part at all and go straight to MMPI_Finalize;
+ *   - p2p_sync() is a zero-byte ping-pong between ranks 0 and 1 wherever
+ *     OSU calls MPI_Barrier, so that these benchmarks measure point-to-point
+ *     only and never depend on the collectives; ranks >= 2 do not take part
+ *     at all and go straight to MMPI_Finalize;
  *   - before the warm-up of every size one extra, untimed "verification
  *     iteration" (iteration 0) is run: every message of it carries a fill
  *     pattern derived from (size, iteration, sender, window slot), goes into

@@ -8,6 +8,7 @@ PKGS=(
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 util-linux procps
+  libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -166,7 +166,9 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
           ch.get(), std::min(deadline, Clock::now() + std::chrono::milliseconds(
                                                           cfg.resolve_timeout_ms + 1000)));
       if (ev == nullptr) {
-        last = std::string(step) + " timed out";
+        // Keep an earlier, more telling reason (e.g. REJECTED) when only the
+        // overall deadline cut this attempt short.
+        if (last == "timed out" || Clock::now() < deadline) last = std::string(step) + " timed out";
         retry = true;
         return nullptr;
       }
@@ -209,7 +211,7 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
           for (;;) {
             ev3 = wait_event(lch, deadline);
             if (ev3 == nullptr) {
-              last = "connect timed out";
+              if (last == "timed out") last = "connect timed out";
               break;
             }
             if (ev3->event == RDMA_CM_EVENT_ESTABLISHED) break;

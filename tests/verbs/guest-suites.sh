@@ -5,7 +5,11 @@
 #   A ranks (10.1.0.1, rxeA) -> verbs:10.1.0.254:7471 (rxe_zA) zipperd
 #   B ranks (10.2.0.1, rxeB) -> verbs:10.2.0.254:7471 (rxe_zB) zipperd
 #
-#   guest-suites.sh BIN_DIR GROUP...     GROUP = X+Y:PROGRAM:SUITE[,SUITE...]
+#   guest-suites.sh BIN_DIR GROUP...
+#     GROUP = X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]   (e.g. verbs/tcp:
+#             side A over verbs, side B over TCP, both through one zipperd)
+#     GROUP = checks   error paths: listen on an address of no RDMA device,
+#             connect where nobody listens (both must fail fast and clearly)
 #
 # Each suite passes when the program prints "PASS SUITE" and zipper-run exits
 # 0 (the programs verify every byte). Prints one line per suite and a summary;
@@ -19,24 +23,66 @@ scheme=${ZIPPER_SUITE_SCHEME:-verbs}
 fa=$scheme:10.1.0.254:7471 fb=$scheme:10.2.0.254:7471
 pass=0 fail=0 failed=()
 t_all=$EPOCHREALTIME
+
+# expect_fail NAME PATTERN MAX_SECONDS COMMAND...: COMMAND must fail within
+# MAX_SECONDS with PATTERN in its output.
+expect_fail() {
+    local name=$1 pat=$2 max=$3 rc=0 t0=$EPOCHREALTIME out
+    shift 3
+    out=$(timeout 60 "$@" 2>&1) || rc=$?
+    local dt
+    dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+    if ((rc != 0)) && grep -q -- "$pat" <<<"$out" && awk -v d="$dt" -v m="$max" 'BEGIN{exit !(d <= m)}'; then
+        pass=$((pass + 1))
+        echo "PASS check $name (${dt} s): $(grep -m1 -- "$pat" <<<"$out" | cut -c1-220)"
+    else
+        fail=$((fail + 1))
+        failed+=("check/$name")
+        echo "FAIL check $name (status $rc, ${dt} s, wanted '$pat' within ${max} s); output tail:"
+        tail -n 8 <<<"$out" | sed 's/^/    /'
+    fi
+}
+
+run_checks() {
+    expect_fail listen_no_device "no RDMA device has address 10.9.9.9" 10 \
+        "$bin/zipperd" --listen A=verbs:10.9.9.9:7471
+    # Nobody listens on port 7999: RDMA CM rejects; the client retries until
+    # MMPI_CONNECT_TIMEOUT, then names the address and the reason.
+    expect_fail connect_nobody_listens "cannot connect to zipperd at verbs:10.1.0.254:7999" 30 \
+        env MMPI_FORWARDER=verbs:10.1.0.254:7999 MMPI_JOB_ID=7 MMPI_GROUP=low MMPI_NP_LOW=1 \
+        MMPI_NP_HIGH=1 MMPI_CONNECT_TIMEOUT=3 mpirun -np 1 "$bin/mmpi_itest" pingpong
+}
+
 for group in "$@"; do
-    IFS=: read -r layout prog suites <<<"$group"
+    if [[ $group == checks ]]; then
+        run_checks
+        continue
+    fi
+    IFS=: read -r layout prog suites schemes <<<"$group"
     x=${layout%+*} y=${layout#*+}
+    ga=$fa gb=$fb
+    if [[ -n $schemes ]]; then
+        ga=${schemes%/*}:10.1.0.254:7471 gb=${schemes#*/}:10.2.0.254:7472
+    fi
     IFS=, read -r -a list <<<"$suites"
     for s in "${list[@]}"; do
         t0=$EPOCHREALTIME
         log=$(mktemp)
         rc=0
-        "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$fa" --forwarder-b "$fb" \
+        extra=()
+        # peerdeath kills a rank on purpose: B fails, A must still report PASS.
+        [[ $s != peerdeath ]] || extra=(--grace 30)
+        "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" \
             --timeout 300 --zipperd-log "$log.zipperd" -- "$bin/$prog" "$s" >"$log" 2>&1 || rc=$?
         dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+        [[ $s != peerdeath ]] || rc=0
         if ((rc == 0)) && grep -q "^PASS $s " "$log"; then
             pass=$((pass + 1))
-            echo "PASS $scheme $layout $prog $s (${dt} s)"
+            echo "PASS ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s)"
         else
             fail=$((fail + 1))
             failed+=("$layout/$s")
-            echo "FAIL $scheme $layout $prog $s (${dt} s, zipper-run status $rc); output tail:"
+            echo "FAIL ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s, zipper-run status $rc); output tail:"
             tail -n 15 "$log" | sed 's/^/    /'
             echo "    zipperd log tail:"
             tail -n 10 "$log.zipperd" 2>/dev/null | sed 's/^/    /'

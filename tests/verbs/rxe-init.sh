@@ -8,6 +8,7 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+echo "rxe-init: loading 9p/overlay modules"
 for m in $(cat /modlist); do insmod /lib/modules/$m || echo "init: insmod $m failed"; done
 mkdir -p /mnt/lower /mnt/rw
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /mnt/lower ||
@@ -19,5 +20,6 @@ mount -t overlay overlay -o lowerdir=/mnt/lower,upperdir=/mnt/rw/upper,workdir=/
 mkdir -p /newroot/zipper-io
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 zipperio /newroot/zipper-io ||
     { echo "init: cannot mount zipperio"; poweroff -f; }
+echo "rxe-init: switching to stage 2"
 umount /proc /sys /dev 2>/dev/null
 exec switch_root /newroot /bin/bash /zipper-io/stage2.sh

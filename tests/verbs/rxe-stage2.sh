@@ -12,6 +12,7 @@ mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs 
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 exec 2>>$io/stderr >>$io/stdout
+: >$io/started
 kmods=$(sed -n 's/^export KMODS=//p' $io/cmd.sh)
 kver=$(sed -n 's/^export KVER=//p' $io/cmd.sh)
 t0=$(sed -n 's/^export ZIPPER_RXE_T0=//p' $io/cmd.sh)
