@@ -15,6 +15,9 @@ struct Config {
   std::uint32_t inline_max = 128;      // ZIPPER_VERBS_INLINE: SENDs up to this many bytes go inline
   std::size_t zcopy_min = 256 * 1024;  // ZIPPER_VERBS_ZCOPY_MIN: payload bytes from which owned
                                        // payloads are sent from an MR-cache registration (0: never)
+  std::size_t write_min = 128 * 1024;  // ZIPPER_VERBS_WRITE_MIN: payload bytes from which a frame's
+                                       // payload goes by RDMA WRITE with immediate into the
+                                       // receiver's registered buffer (0: never; chunked SENDs)
   std::uint32_t spin_us = 10;     // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
   bool busy_poll = false;         // ZIPPER_VERBS_POLL=busy: connect()ed links never let
                                   // the caller sleep (poll_fd always readable)

@@ -44,7 +44,8 @@ AlignedBytes alloc_aligned(std::size_t n) {
 Registrar make_registrar(ibv_pd* pd) {
   Registrar r;
   r.reg = [pd](void* addr, std::size_t len, std::string* why) {
-    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
+    // Remote write: the same registrations serve as RDMA WRITE destinations.
+    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (mr == nullptr) {
       *why = errno_text("ibv_reg_mr", errno);
       return Registration{};
@@ -290,6 +291,21 @@ bool VerbsLink::post_data_locked(LinkStatus* st) {
   if (it == sendq_.end()) return false;
   if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
   Pending& head = *it;
+  if (by_write(head)) {
+    if (head.posted == 0) {
+      // Announce the frame; its payload follows by RDMA WRITE once granted.
+      if (!post_small_locked(SendKind::kWriteHeader, head.wire.data(), kHeaderSize, st))
+        return false;
+      head.posted = kHeaderSize;
+      head.last_wr = wr_posted_;
+      head.write = Pending::Write::kAwaitGrant;
+      queued_bytes_ -= kHeaderSize;
+      return true;
+    }
+    // Frames behind it wait: the receiver takes frames strictly in order.
+    if (head.write == Pending::Write::kAwaitGrant) return false;
+    return post_write_locked(head, st);
+  }
   const std::size_t cap = peer_buffer_size_;
   ibv_sge sge{};
   int slot = -1;
@@ -325,6 +341,7 @@ bool VerbsLink::post_data_locked(LinkStatus* st) {
     // A frame header never straddles two SENDs.
     for (auto q = it; q != sendq_.end() && nparts < 16 && bytes < cap; ++q) {
       if (!encode_locked(*q)) continue;
+      if (q != it && by_write(*q)) break;
       if (q->posted == 0 && cap - bytes < kHeaderSize) break;
       const std::size_t take = std::min(q->total() - q->posted, cap - bytes);
       parts[nparts++] = {&*q, take};
@@ -383,11 +400,105 @@ bool VerbsLink::post_data_locked(LinkStatus* st) {
   return true;
 }
 
+bool VerbsLink::post_small_locked(SendKind kind, const std::byte* bytes, std::size_t len,
+                                  LinkStatus* st) {
+  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
+  ibv_sge sge{};
+  int slot = -1;
+  unsigned flags = IBV_SEND_SIGNALED;
+  if (len <= max_inline_) {
+    sge = {reinterpret_cast<std::uintptr_t>(bytes), static_cast<std::uint32_t>(len), 0};
+    flags |= IBV_SEND_INLINE;
+  } else {
+    if (free_slots_.empty()) return false;
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    std::memcpy(send_buf(slot), bytes, len);
+    sge = {reinterpret_cast<std::uintptr_t>(send_buf(slot)), static_cast<std::uint32_t>(len),
+           send_mr_->lkey};
+  }
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = flags;
+  wr.imm_data = htonl(encode_imm(kind, credits_.on_send()));
+  ibv_send_wr* bad = nullptr;
+  if (const int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) {
+    if (slot >= 0) free_slots_.push_back(slot);
+    *st = fail(errno_text("ibv_post_send", rc));
+    return false;
+  }
+  posted_.push_back(PostedWr{slot});
+  ++wr_posted_;
+  return true;
+}
+
+std::optional<Registration> VerbsLink::register_payload(const Payload& p, MrCache::Handle* cached,
+                                                        MrPtr* own, std::string* why) {
+  if (*cached) return **cached;
+  if (*own) return Registration{(*own)->lkey, (*own)->rkey, own->get()};
+  if (p.owner) {
+    *cached = mr_cache_->get(p.bytes.data(), p.bytes.size(), p.owner, why);
+    if (*cached) return **cached;
+  }
+  // Memory whose lifetime the link cannot see: registered for this frame only.
+  own->reset(ibv_reg_mr(pd_.get(), p.bytes.data(), p.bytes.size(),
+                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  if (!*own) {
+    *why = errno_text("ibv_reg_mr", errno);
+    return std::nullopt;
+  }
+  return Registration{(*own)->lkey, (*own)->rkey, own->get()};
+}
+
+bool VerbsLink::post_write_locked(Pending& p, LinkStatus* st) {
+  if (posted_.size() >= max_send_wr_ || !credits_.can_send_data()) return false;
+  const std::size_t plen = p.frame.payload.bytes.size();
+  if (p.grant.len != plen) {
+    *st = fail("link " + peer_ + ": RDMA WRITE grant for " + std::to_string(p.grant.len) +
+               " bytes, frame payload is " + std::to_string(plen));
+    return false;
+  }
+  std::string why;
+  const auto reg = register_payload(p.frame.payload, &p.mr, &p.own_mr, &why);
+  if (!reg) {
+    *st = fail("link " + peer_ + ": cannot register a payload for RDMA WRITE: " + why);
+    return false;
+  }
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(p.frame.payload.bytes.data()),
+              static_cast<std::uint32_t>(plen), reg->lkey};
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(encode_imm(SendKind::kWriteData, credits_.on_send()));
+  wr.wr.rdma.remote_addr = p.grant.addr;
+  wr.wr.rdma.rkey = p.grant.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (const int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) {
+    *st = fail(errno_text("ibv_post_send (RDMA WRITE)", rc));
+    return false;
+  }
+  posted_.push_back(PostedWr{-1});
+  ++wr_posted_;
+  p.posted = p.total();
+  p.last_wr = wr_posted_;
+  queued_bytes_ -= plen;
+  return true;
+}
+
 LinkStatus VerbsLink::send_locked(std::vector<Pending>& done) {
   if (!started_ || disconnected_) return failed() ? LinkStatus::kError : LinkStatus::kOk;
   if (failed()) return LinkStatus::kError;
   LinkStatus st = reap_send_cq_locked(done);
   if (st != LinkStatus::kOk) return st;
+  if (grant_to_send_) {
+    const auto g = encode_grant(*grant_to_send_);
+    if (post_small_locked(SendKind::kWriteGrant, g.data(), g.size(), &st)) grant_to_send_.reset();
+    if (st != LinkStatus::kOk) return st;
+  }
   while (post_data_locked(&st)) {
   }
   if (st != LinkStatus::kOk) return st;
@@ -494,6 +605,30 @@ void VerbsLink::drain_comp_events() {
                    0);  // consume the inner ready list (nested epoll)
 }
 
+LinkStatus VerbsLink::on_write_header(RecvSink& sink, const std::byte* data, std::size_t len,
+                                      bool* paused) {
+  FrameHeader h;
+  const auto dec = decode_header(std::span<const std::byte>(data, len), max_payload_, &h);
+  if (dec != DecodeError::kOk)
+    return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
+  auto d = sink.payload_dest(h);
+  if (!d) {
+    *paused = true;
+    return LinkStatus::kOk;
+  }
+  if (d->bytes.size() != h.payload_len) return fail("internal: payload buffer size mismatch");
+  std::string why;
+  const auto reg = register_payload(*d, &write_mr_, &write_own_mr_, &why);
+  if (!reg) return fail("link " + peer_ + ": cannot register the RDMA WRITE destination: " + why);
+  rhdr_ = h;
+  rdest_ = std::move(d);
+  await_write_ = true;
+  std::lock_guard lk(send_mu_);
+  grant_to_send_ =
+      WriteGrant{reinterpret_cast<std::uintptr_t>(rdest_->bytes.data()), reg->rkey, h.payload_len};
+  return LinkStatus::kOk;
+}
+
 LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   drain_cm_events();
   drain_comp_events();
@@ -543,6 +678,8 @@ LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
     switch (imm_kind(wc.imm)) {
       case SendKind::kFrameStart:
       case SendKind::kFrameCont: {
+        if (await_write_)
+          return fail("malformed frame from " + peer_ + ": frame data while an RDMA WRITE is due");
         if (wc.off == 0 && (imm_kind(wc.imm) == SendKind::kFrameCont) != have_header_)
           return fail("malformed frame from " + peer_ +
                       (have_header_ ? ": new frame inside a frame" : ": payload outside a frame"));
@@ -589,6 +726,46 @@ LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
             break;
           }
         }
+        break;
+      }
+      case SendKind::kWriteHeader: {
+        if (wc.off != 0 || have_header_ || await_write_ || left != kHeaderSize)
+          return fail("malformed frame from " + peer_ + ": unexpected RDMA WRITE announcement");
+        bool paused = false;
+        if (on_write_header(sink, data, left, &paused) != LinkStatus::kOk)
+          return LinkStatus::kError;
+        if (paused) {
+          result = LinkStatus::kPaused;  // asked again later; the buffer stays held
+          goto out;
+        }
+        break;
+      }
+      case SendKind::kWriteData: {
+        if (!await_write_ || wc.len != rhdr_.payload_len)
+          return fail("malformed frame from " + peer_ + ": unexpected RDMA WRITE of " +
+                      std::to_string(wc.len) + " bytes");
+        await_write_ = false;
+        write_mr_.reset();
+        write_own_mr_.reset();
+        Payload p = std::move(*rdest_);
+        rdest_.reset();
+        sink.on_frame(rhdr_, std::move(p));
+        ++frames;
+        break;
+      }
+      case SendKind::kWriteGrant: {
+        if (left != kWriteGrantSize) return fail("malformed RDMA WRITE grant from " + peer_);
+        const WriteGrant g = decode_grant(data);
+        std::lock_guard lk(send_mu_);
+        Pending* target = nullptr;
+        for (Pending& p : sendq_)
+          if (p.write == Pending::Write::kAwaitGrant) {
+            target = &p;
+            break;
+          }
+        if (target == nullptr) return fail("link " + peer_ + ": RDMA WRITE grant for no frame");
+        target->grant = g;
+        target->write = Pending::Write::kGranted;
         break;
       }
       case SendKind::kCredit:

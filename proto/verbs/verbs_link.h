@@ -63,6 +63,10 @@ class VerbsLink final : public Link {
     std::size_t posted = 0;     // bytes of header+payload already in posted WRs
     std::uint64_t last_wr = 0;  // sequence number of the last WR carrying its bytes
     MrCache::Handle mr;         // zero-copy registration of the payload, if any
+    // RDMA WRITE path: header SEND, then (after the peer's grant) the WRITE.
+    enum class Write : std::uint8_t { kNo, kAwaitGrant, kGranted } write = Write::kNo;
+    WriteGrant grant;
+    MrPtr own_mr;  // one-off registration of a payload without owner
     std::size_t total() const { return kHeaderSize + frame.payload.bytes.size(); }
   };
   struct PostedWr {
@@ -85,6 +89,16 @@ class VerbsLink final : public Link {
   bool encode_locked(Pending& p);
   bool post_data_locked(LinkStatus* st);
   bool post_control_locked(SendKind kind, LinkStatus* st);
+  bool post_write_locked(Pending& p, LinkStatus* st);
+  bool post_small_locked(SendKind kind, const std::byte* bytes, std::size_t len, LinkStatus* st);
+  bool by_write(const Pending& p) const {
+    return cfg_.write_min > 0 && p.frame.payload.bytes.size() >= cfg_.write_min;
+  }
+  LinkStatus on_write_header(RecvSink& sink, const std::byte* data, std::size_t len, bool* paused);
+  /// Registers `bytes` for the data path (MR cache when owned, else one-off
+  /// into *own); nullptr-handle result with *why on failure.
+  std::optional<Registration> register_payload(const Payload& p, MrCache::Handle* cached,
+                                               MrPtr* own, std::string* why);
   LinkStatus progress_send_internal();
   // Receive side (the receiving thread).
   LinkStatus drain_cm_events();
@@ -135,6 +149,10 @@ class VerbsLink final : public Link {
   std::size_t rgot_ = 0;
   bool peer_fin_ = false;
   bool peer_disconnected_ = false;
+  bool await_write_ = false;  // granted a WRITE for rhdr_/rdest_, waiting for its data
+  MrCache::Handle write_mr_;  // registration of rdest_ for that WRITE
+  MrPtr write_own_mr_;
+  std::optional<WriteGrant> grant_to_send_;  // under send_mu_: posted before any data
 
   mutable std::mutex err_mu_;
   std::string error_;

@@ -13,11 +13,38 @@ namespace zipper::proto::verbs {
 /// Kind of a SEND, in the top 4 bits of its immediate data; the low 16 bits
 /// return credits (credits.h).
 enum class SendKind : std::uint8_t {
-  kFrameStart = 1,  // buffer = 64-byte frame header + first payload bytes
-  kFrameCont = 2,   // buffer = further payload bytes of the current frame
-  kCredit = 3,      // no data: returns credits only
-  kFin = 4,         // no data: the sender will send nothing more (shutdown_send)
+  kFrameStart = 1,   // buffer = 64-byte frame header + first payload bytes
+  kFrameCont = 2,    // buffer = further payload bytes of the current frame
+  kCredit = 3,       // no data: returns credits only
+  kFin = 4,          // no data: the sender will send nothing more (shutdown_send)
+  kWriteHeader = 5,  // buffer = one 64-byte frame header; the payload follows by RDMA WRITE
+  kWriteGrant = 6,   // buffer = WriteGrant: where the announced payload may be written
+  kWriteData = 7,    // immediate of the RDMA WRITE that carried the payload (no buffer data)
 };
+
+/// kWriteGrant body, little-endian: the receiver's registered destination.
+struct WriteGrant {
+  std::uint64_t addr = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t len = 0;  // bytes (= the frame's payload_len)
+};
+inline constexpr std::size_t kWriteGrantSize = 16;
+
+inline std::array<std::byte, kWriteGrantSize> encode_grant(const WriteGrant& g) {
+  std::array<std::byte, kWriteGrantSize> out{};
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>((g.addr >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<std::byte>((g.rkey >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i) out[12 + i] = static_cast<std::byte>((g.len >> (8 * i)) & 0xFF);
+  return out;
+}
+
+inline WriteGrant decode_grant(const std::byte* b) {
+  WriteGrant g;
+  for (int i = 0; i < 8; ++i) g.addr |= static_cast<std::uint64_t>(b[i]) << (8 * i);
+  for (int i = 0; i < 4; ++i) g.rkey |= static_cast<std::uint32_t>(b[8 + i]) << (8 * i);
+  for (int i = 0; i < 4; ++i) g.len |= static_cast<std::uint32_t>(b[12 + i]) << (8 * i);
+  return g;
+}
 
 inline constexpr std::uint32_t encode_imm(SendKind k, std::uint32_t credits) {
   return (static_cast<std::uint32_t>(k) << 28) | (credits & 0xFFFF);
