@@ -248,7 +248,7 @@ LinkStatus VerbsLink::reap_send_cq_locked(std::vector<Pending>& done) {
   }
   while (!sendq_.empty()) {
     Pending& p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.last_wr > wr_done_) break;
+    if (!p.sent() || (p.zero_copy && p.last_wr > wr_done_)) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }
@@ -334,6 +334,7 @@ bool VerbsLink::post_data_locked(LinkStatus* st) {
              static_cast<std::uint32_t>(take), head.mr->lkey};
       parts[nparts++] = {&head, take};
       bytes = take;
+      head.zero_copy = true;
     }
   }
   if (nparts == 0) {
@@ -485,6 +486,7 @@ bool VerbsLink::post_write_locked(Pending& p, LinkStatus* st) {
   ++wr_posted_;
   p.posted = p.total();
   p.last_wr = wr_posted_;
+  p.zero_copy = true;
   queued_bytes_ -= plen;
   return true;
 }
@@ -514,7 +516,7 @@ LinkStatus VerbsLink::send_locked(std::vector<Pending>& done) {
   // Frames already complete (e.g. dropped by the hook).
   while (!sendq_.empty()) {
     Pending& p = sendq_.front();
-    if (!p.encoded || p.posted < p.total() || p.last_wr > wr_done_) break;
+    if (!p.sent() || (p.zero_copy && p.last_wr > wr_done_)) break;
     done.push_back(std::move(p));
     sendq_.pop_front();
   }

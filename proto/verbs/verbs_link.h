@@ -67,6 +67,12 @@ class VerbsLink final : public Link {
     enum class Write : std::uint8_t { kNo, kAwaitGrant, kGranted } write = Write::kNo;
     WriteGrant grant;
     MrPtr own_mr;  // one-off registration of a payload without owner
+    // Some payload bytes were posted from the payload itself (zero copy or
+    // RDMA WRITE): the frame is sent only once those WRs complete. Otherwise
+    // every byte was copied (inline or send slot) and the frame counts as
+    // sent when posted, like a TCP write into the socket buffer.
+    bool zero_copy = false;
+    bool sent() const { return encoded && posted == total(); }
     std::size_t total() const { return kHeaderSize + frame.payload.bytes.size(); }
   };
   struct PostedWr {
