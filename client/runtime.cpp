@@ -169,13 +169,15 @@ int Runtime::finalize() {
     bye.hdr.src = static_cast<std::uint32_t>(rt.rank_);
     rt.send_frame(std::move(bye));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (rt.link_ && (!rt.credit_wait_.empty() || rt.link_->send_pending()) &&
+    while (rt.link_ &&
+           (!rt.credit_wait_.empty() || !rt.control_wait_.empty() || rt.link_->send_pending()) &&
            std::chrono::steady_clock::now() < deadline) {
       rt.progress();
       pollfd p{rt.link_ ? rt.link_->poll_fd() : -1, POLLIN | POLLOUT, 0};
       poll(&p, 1, 1);
     }
-    if (rt.link_ && (rt.link_->send_pending() || !rt.credit_wait_.empty()))
+    if (rt.link_ &&
+        (rt.link_->send_pending() || !rt.credit_wait_.empty() || !rt.control_wait_.empty()))
       rt.report("finalize: frames still queued to zipperd after 30 s; closing anyway");
     // Half-close, then read until zipperd closes its side: closing with
     // unread input (late credit frames) would send a reset, and a reset
@@ -206,24 +208,33 @@ int Runtime::finalize() {
 
 void Runtime::send_frame(OutFrame f) {
   if (!link_) return;
+  // A CTS is matched by sequence number, not by order, and the peer's data
+  // waits on it: it overtakes data frames waiting for credit (and, urgent,
+  // those queued in the link), or a full-duplex exchange would run one
+  // direction at a time. Everything else keeps its order (non-overtaking).
+  const bool control = f.hdr.type == FrameType::kCts;
+  f.urgent = control;
+  auto& wait = control ? control_wait_ : credit_wait_;
   const std::uint64_t cost = proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
-  if (credit_wait_.empty() && credits_ >= cost) {
+  if (wait.empty() && (control || control_wait_.empty()) && credits_ >= cost) {
     credits_ -= cost;
     link_->post(std::move(f));
   } else {
-    credit_wait_.push_back(std::move(f));
+    wait.push_back(std::move(f));
   }
 }
 
 void Runtime::flush_credit_wait() {
-  while (link_ && !credit_wait_.empty()) {
-    auto& f = credit_wait_.front();
-    const std::uint64_t cost =
-        proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
-    if (credits_ < cost) break;
-    credits_ -= cost;
-    link_->post(std::move(f));
-    credit_wait_.pop_front();
+  for (auto* wait : {&control_wait_, &credit_wait_}) {
+    while (link_ && !wait->empty()) {
+      auto& f = wait->front();
+      const std::uint64_t cost =
+          proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
+      if (credits_ < cost) return;
+      credits_ -= cost;
+      link_->post(std::move(f));
+      wait->pop_front();
+    }
   }
 }
 
@@ -509,6 +520,15 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
     case FrameType::kRts: {
       Request* r = header_match_;
       header_match_ = nullptr;
+      if (r == nullptr) {
+        // A receive posted while this frame's payload was still arriving
+        // (the header matched nothing then) must take it now: later frames
+        // of this pair would otherwise claim that receive first and overtake.
+        if (auto p = queue_.match_posted(env)) {
+          if ((*p)->peer == MPI_ANY_SOURCE) --native_eligible_posted_;
+          r = *p;
+        }
+      }
       if (r) {
         if (h.type == FrameType::kEager)
           deliver_bytes(r, env, payload.bytes.data(), payload.bytes.size());
@@ -607,6 +627,7 @@ void Runtime::link_failed(const std::string& why) {
   link_->shutdown();
   link_.reset();  // queued frames are dropped; their requests are failed below
   credit_wait_.clear();
+  control_wait_.clear();
   for (Request* s : std::set<Request*>(active_sends_)) complete(s, MPI_ERR_OTHER);
   rndv_sends_.clear();
   for (auto& [key, r] : rndv_recvs_) complete(r, MPI_ERR_OTHER);

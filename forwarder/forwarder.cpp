@@ -377,6 +377,7 @@ void Forwarder::return_credit(const std::shared_ptr<Connection>& conn, std::uint
   f.hdr.type = FrameType::kCredit;
   f.hdr.job_id = conn->job ? conn->job->id() : 0;
   f.hdr.dst = conn->vrank;
+  f.urgent = true;  // the client may be blocked on it (full duplex)
   send_control(conn, std::move(f));
 }
 
@@ -461,7 +462,12 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
   }
   ++frames_relayed_;
   bytes_relayed_ += hdr.payload_len;
-  dest->link->post(OutFrame{hdr, std::move(payload), {}});
+  // A CTS lets the opposite direction's rendezvous go on: it must not wait
+  // behind the data queued for this client (it is matched by sequence
+  // number, not by order, so overtaking is safe).
+  OutFrame out{hdr, std::move(payload), {}};
+  out.urgent = hdr.type == FrameType::kCts;
+  dest->link->post(std::move(out));
   // Cut-through: write now from this thread; the destination side's send
   // thread finishes whatever the socket does not take.
   if (dest->link->progress_send() == LinkStatus::kError) dest->link->shutdown();

@@ -24,6 +24,11 @@ struct OutFrame {
   /// Runs once every byte is handed to the transport, on the thread that
   /// progressed the send, with no link lock held. May be empty.
   std::function<void()> on_sent;
+  /// A control frame that a peer is waiting on (returned credit): sent ahead
+  /// of frames queued but not yet started, in order among urgent frames.
+  /// Data frames must not be urgent (per-pair order). Backends without
+  /// separate queues may send it in order.
+  bool urgent = false;
 };
 
 /// Receives decoded frames from Link::progress_recv.

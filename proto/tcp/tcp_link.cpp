@@ -23,6 +23,7 @@ constexpr std::size_t kStagingSize = 256 * 1024;  // bytes; one read() picks up 
 constexpr std::size_t kDirectReadMin =
     16 * 1024;  // bytes; larger payload remainders bypass staging
 constexpr int kMaxIov = 64;
+constexpr int kNotSentLowat = 512 * 1024;  // bytes of unsent data the kernel may hold
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
@@ -31,6 +32,10 @@ void set_nonblocking_nodelay(int fd) {
   fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Keep little unsent data in the kernel, so that urgent frames (see
+  // OutFrame::urgent) reach the wire soon after they are posted.
+  int lowat = kNotSentLowat;
+  setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
 }
 
 std::string sockaddr_text(const sockaddr_in& a) {
@@ -68,7 +73,17 @@ void TcpLink::post(OutFrame frame) {
   frame.hdr.payload_len = static_cast<std::uint32_t>(frame.payload.bytes.size());
   std::lock_guard lk(send_mu_);
   queued_bytes_ += kHeaderSize + frame.payload.bytes.size();
-  sendq_.push_back(Pending{std::move(frame)});
+  if (!frame.urgent) {
+    sendq_.push_back(Pending{std::move(frame)});
+    return;
+  }
+  // Behind the frame being written and earlier urgent frames only: a credit
+  // return queued behind megabytes of data would stall the opposite
+  // direction for as long as that data takes to drain.
+  auto it = sendq_.begin();
+  if (it != sendq_.end() && it->sent > 0) ++it;
+  while (it != sendq_.end() && it->frame.urgent && it->sent == 0) ++it;
+  sendq_.insert(it, Pending{std::move(frame)});
 }
 
 bool TcpLink::send_pending() const {
