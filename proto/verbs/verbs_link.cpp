@@ -44,8 +44,9 @@ AlignedBytes alloc_aligned(std::size_t n) {
 Registrar make_registrar(ibv_pd* pd) {
   Registrar r;
   r.reg = [pd](void* addr, std::size_t len, std::string* why) {
-    // Remote write: the same registrations serve as RDMA WRITE destinations.
-    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    // Local access only: cached registrations outlive the frame, and one that
+    // allowed remote writes would let the peer write into reused memory.
+    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
     if (mr == nullptr) {
       *why = errno_text("ibv_reg_mr", errno);
       return Registration{};
@@ -436,16 +437,18 @@ bool VerbsLink::post_small_locked(SendKind kind, const std::byte* bytes, std::si
 }
 
 std::optional<Registration> VerbsLink::register_payload(const Payload& p, MrCache::Handle* cached,
-                                                        MrPtr* own, std::string* why) {
+                                                        MrPtr* own, bool remote_write,
+                                                        std::string* why) {
   if (*cached) return **cached;
   if (*own) return Registration{(*own)->lkey, (*own)->rkey, own->get()};
-  if (p.owner) {
+  if (p.owner && !remote_write) {
     *cached = mr_cache_->get(p.bytes.data(), p.bytes.size(), p.owner, why);
     if (*cached) return **cached;
   }
-  // Memory whose lifetime the link cannot see: registered for this frame only.
+  // Memory whose lifetime the link cannot see, or an RDMA WRITE destination
+  // (remote access must end with the frame): registered for this frame only.
   own->reset(ibv_reg_mr(pd_.get(), p.bytes.data(), p.bytes.size(),
-                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+                        IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0)));
   if (!*own) {
     *why = errno_text("ibv_reg_mr", errno);
     return std::nullopt;
@@ -462,7 +465,7 @@ bool VerbsLink::post_write_locked(Pending& p, LinkStatus* st) {
     return false;
   }
   std::string why;
-  const auto reg = register_payload(p.frame.payload, &p.mr, &p.own_mr, &why);
+  const auto reg = register_payload(p.frame.payload, &p.mr, &p.own_mr, false, &why);
   if (!reg) {
     *st = fail("link " + peer_ + ": cannot register a payload for RDMA WRITE: " + why);
     return false;
@@ -620,7 +623,7 @@ LinkStatus VerbsLink::on_write_header(RecvSink& sink, const std::byte* data, std
   }
   if (d->bytes.size() != h.payload_len) return fail("internal: payload buffer size mismatch");
   std::string why;
-  const auto reg = register_payload(*d, &write_mr_, &write_own_mr_, &why);
+  const auto reg = register_payload(*d, &write_mr_, &write_own_mr_, true, &why);
   if (!reg) return fail("link " + peer_ + ": cannot register the RDMA WRITE destination: " + why);
   rhdr_ = h;
   rdest_ = std::move(d);

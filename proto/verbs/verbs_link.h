@@ -101,10 +101,12 @@ class VerbsLink final : public Link {
     return cfg_.write_min > 0 && p.frame.payload.bytes.size() >= cfg_.write_min;
   }
   LinkStatus on_write_header(RecvSink& sink, const std::byte* data, std::size_t len, bool* paused);
-  /// Registers `bytes` for the data path (MR cache when owned, else one-off
-  /// into *own); nullptr-handle result with *why on failure.
+  /// Registers `p` for the data path: from the MR cache (local access) when
+  /// it has an owner, else for this frame only into *own; remote_write
+  /// (RDMA WRITE destinations) always registers for this frame only. Nullopt
+  /// with *why on failure.
   std::optional<Registration> register_payload(const Payload& p, MrCache::Handle* cached,
-                                               MrPtr* own, std::string* why);
+                                               MrPtr* own, bool remote_write, std::string* why);
   LinkStatus progress_send_internal();
   // Receive side (the receiving thread).
   LinkStatus drain_cm_events();
