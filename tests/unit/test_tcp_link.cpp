@@ -145,6 +145,31 @@ TEST(TcpLink, QueuedBytesAndOnSent) {
   EXPECT_EQ(p.b->inbox()[1].hdr.type, FrameType::kBye);
 }
 
+// Urgent frames (credit returns) go ahead of queued frames not yet started,
+// in order among themselves; the data frames keep their order.
+TEST(TcpLink, UrgentFramesOvertakeQueuedData) {
+  auto p = make_pair();
+  p.b->keep_credit_frames(true);
+  for (std::uint64_t i = 0; i < 3; ++i)
+    p.a->link().post(proto::OutFrame{eager_header(i, 1000), make_payload(pattern(i, 1000)), {}});
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    proto::OutFrame credit{header(FrameType::kCredit, 9, 1, 2), {}, {}};
+    credit.hdr.seq = 100 + i;
+    credit.urgent = true;
+    p.a->link().post(std::move(credit));
+  }
+  ASSERT_TRUE(pump_until(p.both(), [&] { return p.b->inbox().size() == 5; }))
+      << p.b->inbox().size() << " frames; " << p.b->link().error();
+  const std::vector<std::uint64_t> want = {100, 101, 0, 1, 2};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const Frame f = *p.b->pop();
+    EXPECT_EQ(f.hdr.seq, want[i]) << "frame " << i;
+    if (f.hdr.type == FrameType::kEager) {
+      EXPECT_EQ(pattern_mismatch(f.hdr.seq, f.payload), std::string::npos);
+    }
+  }
+}
+
 TEST(TcpLink, BorrowedPayload) {
   auto p = make_pair();
   std::vector<std::byte> user = pattern(77, 100000);
