@@ -200,8 +200,21 @@ void VerbsLink::post(OutFrame frame) {
   std::lock_guard lk(send_mu_);
   queued_bytes_ += kHeaderSize + frame.payload.bytes.size();
   Pending p;
+  const bool urgent = frame.urgent;
   p.frame = std::move(frame);
-  sendq_.push_back(std::move(p));
+  if (!urgent) {
+    sendq_.push_back(std::move(p));
+    return;
+  }
+  // Urgent control frames (returned credit) overtake frames not yet started,
+  // staying in order among themselves. A frame's bytes are never interleaved.
+  auto at = sendq_.end();
+  while (at != sendq_.begin()) {
+    const Pending& q = *std::prev(at);
+    if (q.posted > 0 || q.encoded || q.frame.urgent) break;
+    --at;
+  }
+  sendq_.insert(at, std::move(p));
 }
 
 bool VerbsLink::send_pending() const {
