@@ -143,7 +143,7 @@ TEST(MrCache, InFlightRegistrationOutlivesEviction) {
   auto a = owned(64), b = owned(64);
   std::string why;
   auto in_flight = cache.get(a.get(), 64, a, &why);  // e.g. held by a posted WR
-  cache.get(b.get(), 64, b, &why);                    // evicts a from the cache
+  cache.get(b.get(), 64, b, &why);                   // evicts a from the cache
   EXPECT_EQ(cache.stats().evictions, 1u);
   EXPECT_EQ(hca.live.count(in_flight->lkey), 1u) << "MR deregistered while still in use";
   const auto k = in_flight->lkey;
@@ -227,7 +227,7 @@ TEST(VerbsCredits, CapsCreditsPerMessage) {
 struct Side {
   Side(std::uint32_t own, std::uint32_t peer) : credits(peer, own), posted(own) {}
   CreditAccount credits;
-  std::uint32_t posted;           // receive buffers currently posted
+  std::uint32_t posted;            // receive buffers currently posted
   std::deque<std::uint32_t> held;  // received, not yet reposted (credits carried)
   int to_send = 0, data_sent = 0, data_received = 0;
 };
