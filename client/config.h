@@ -17,7 +17,7 @@ struct ClientConfig {
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 262144;  // bytes per rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
-  int spin_rounds = 20;               // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
+  int spin_rounds = 1000;  // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
 };
 
 /// Reads MMPI_* variables. Returns nullopt and sets *why on invalid values.

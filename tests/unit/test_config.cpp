@@ -74,7 +74,7 @@ TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.eager_limit, 16384u);
   EXPECT_EQ(c.chunk_size, 262144u);
   EXPECT_EQ(c.connect_timeout_s, 60);
-  EXPECT_EQ(c.spin_rounds, 20);
+  EXPECT_EQ(c.spin_rounds, 1000);
 }
 
 TEST_F(ClientConfig, EmptyValuesKeepDefaults) {
@@ -86,7 +86,7 @@ TEST_F(ClientConfig, EmptyValuesKeepDefaults) {
   EXPECT_EQ(c.eager_limit, 16384u);
   EXPECT_EQ(c.chunk_size, 262144u);
   EXPECT_EQ(c.connect_timeout_s, 60);
-  EXPECT_EQ(c.spin_rounds, 20);
+  EXPECT_EQ(c.spin_rounds, 1000);
 }
 
 TEST_F(ClientConfig, StandaloneIgnoresJobVariables) {
@@ -132,12 +132,12 @@ TEST_F(ClientConfig, EachTunableIsParsed) {
   set("MMPI_EAGER_LIMIT", "1048576");
   set("MMPI_CHUNK_SIZE", "4194304");
   set("MMPI_CONNECT_TIMEOUT", "600");
-  set("MMPI_SPIN_ROUNDS", "1000");
+  set("MMPI_SPIN_ROUNDS", "77");
   c = accepted();
   EXPECT_EQ(c.eager_limit, 1048576u);
   EXPECT_EQ(c.chunk_size, 4194304u);
   EXPECT_EQ(c.connect_timeout_s, 600);
-  EXPECT_EQ(c.spin_rounds, 1000);
+  EXPECT_EQ(c.spin_rounds, 77);
 }
 
 TEST_F(ClientConfig, SpinRoundsAreClamped) {
