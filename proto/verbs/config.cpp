@@ -31,6 +31,8 @@ Config Config::from_env() {
   read_uint("ZIPPER_VERBS_INLINE", &c.inline_max, 0, 1024);
   read_uint("ZIPPER_VERBS_ZCOPY_MIN", &c.zcopy_min, 0, std::uint64_t{1} << 32);
   read_uint("ZIPPER_VERBS_WRITE_MIN", &c.write_min, 0, std::uint64_t{1} << 32);
+  read_uint("ZIPPER_VERBS_ACK_TIMEOUT", &c.ack_timeout, 1, 31);
+  read_uint("ZIPPER_VERBS_KEEPALIVE_MS", &c.keepalive_ms, 0, 3600000);
   read_uint("ZIPPER_VERBS_SPIN_US", &c.spin_us, 0, 1000000);
   read_uint("ZIPPER_VERBS_RESOLVE_MS", &c.resolve_timeout_ms, 10, 600000);
   if (const char* p = std::getenv("ZIPPER_VERBS_POLL"); p != nullptr && *p != '\0') {

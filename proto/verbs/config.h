@@ -18,6 +18,12 @@ struct Config {
   std::size_t write_min = 128 * 1024;  // ZIPPER_VERBS_WRITE_MIN: payload bytes from which a frame's
                                        // payload goes by RDMA WRITE with immediate into the
                                        // receiver's registered buffer (0: never; chunked SENDs)
+  std::uint8_t ack_timeout = 17;       // ZIPPER_VERBS_ACK_TIMEOUT: QP local ACK timeout exponent,
+                                       // 4.096 us * 2^N per try (17: 0.54 s; 8 tries before a
+                                       // dead peer fails a send)
+  std::uint32_t keepalive_ms = 1000;   // ZIPPER_VERBS_KEEPALIVE_MS: a receiving link idle this long
+                                       // probes the peer with a credit SEND, so a dead peer
+                                       // surfaces as a send error (0: never)
   std::uint32_t spin_us = 10;     // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
   bool busy_poll = false;         // ZIPPER_VERBS_POLL=busy: connect()ed links never let
                                   // the caller sleep (poll_fd always readable)

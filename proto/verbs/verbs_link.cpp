@@ -670,6 +670,7 @@ LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
         if ((wcs[i].wc_flags & IBV_WC_WITH_IMM) == 0)
           return fail("malformed SEND from " + peer_ + ": no immediate data");
         rx_backlog_.push_back(RecvWc{wcs[i].wr_id, wcs[i].byte_len, ntohl(wcs[i].imm_data)});
+        last_rx_ = std::chrono::steady_clock::now();
       }
       if (rx_backlog_.empty()) {
         // Adaptive polling: spin briefly on an idle link before the caller
@@ -806,6 +807,20 @@ LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
     if (max_frames != 0 && frames >= max_frames) break;
   }
 out:
+  if (cfg_.keepalive_ms > 0 && !peer_disconnected_ && !peer_fin_) {
+    // An idle receiver cannot tell a quiet peer from a dead one (its QP may be
+    // gone without a DREQ reaching us): probe with a credit SEND, which fails
+    // with a transport retry error if nobody acknowledges it.
+    const auto now = std::chrono::steady_clock::now();
+    const auto idle = std::chrono::milliseconds(cfg_.keepalive_ms);
+    if (now - last_rx_ >= idle && now - last_probe_ >= idle) {
+      last_probe_ = now;
+      std::lock_guard lk(send_mu_);
+      LinkStatus st = LinkStatus::kOk;
+      if (started_ && !disconnected_ && posted_.empty())
+        post_control_locked(SendKind::kCredit, &st);
+    }
+  }
   // Returned credits and freed send slots may unblock sends; owed credits may
   // be due back (completion channels never signal writability).
   if (progress_send_internal() == LinkStatus::kError) return LinkStatus::kError;

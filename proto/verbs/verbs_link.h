@@ -13,6 +13,7 @@
 // since completion channels never signal POLLOUT.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -157,6 +158,8 @@ class VerbsLink final : public Link {
   std::size_t rgot_ = 0;
   bool peer_fin_ = false;
   bool peer_disconnected_ = false;
+  std::chrono::steady_clock::time_point last_rx_ = std::chrono::steady_clock::now();  // last WC
+  std::chrono::steady_clock::time_point last_probe_ = last_rx_;
   bool await_write_ = false;  // granted a WRITE for rhdr_/rdest_, waiting for its data
   MrCache::Handle write_mr_;  // registration of rdest_ for that WRITE
   MrPtr write_own_mr_;

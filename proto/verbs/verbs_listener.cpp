@@ -37,6 +37,13 @@ std::optional<ConnParams> peer_params(const rdma_conn_param& p) {
   return params;
 }
 
+/// Bounds how long a send to a dead peer retries (rdma_cm's RoCE default is
+/// several seconds per try).
+void set_ack_timeout(rdma_cm_id* id, const Config& cfg) {
+  std::uint8_t t = cfg.ack_timeout;
+  rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof t);
+}
+
 rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize>& pd) {
   rdma_conn_param p{};
   p.private_data = pd.data();
@@ -132,6 +139,7 @@ std::unique_ptr<Link> VerbsListener::accept() {
       link->start(*params);
       const auto pd = encode_params(link->local_params());
       rdma_conn_param cp = conn_param(pd);
+      set_ack_timeout(link->cm_id(), cfg_);
       if (rdma_accept(link->cm_id(), &cp) != 0) throw std::runtime_error(errno_text("rdma_accept"));
       return link;
     } catch (const std::exception&) {
@@ -201,6 +209,7 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
         link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg, ep.to_string());
         const auto pd = encode_params(link->local_params());
         rdma_conn_param cp = conn_param(pd);
+        set_ack_timeout(idp, cfg);
         if (rdma_connect(idp, &cp) != 0) {
           last = errno_text("rdma_connect");
           retry = true;

@@ -346,6 +346,25 @@ TEST(VerbsConfig, ReadsEnvironmentAndNamesBadVariables) {
   EXPECT_THROW(Config::from_env(), std::invalid_argument);
 }
 
+TEST(VerbsConfig, TimeoutsAndSizesAreBounded) {
+  EnvGuard g1("ZIPPER_VERBS_ACK_TIMEOUT"), g2("ZIPPER_VERBS_KEEPALIVE_MS"),
+      g3("ZIPPER_VERBS_BUFFER_SIZE"), g4("ZIPPER_VERBS_WRITE_MIN");
+  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "14", 1);
+  setenv("ZIPPER_VERBS_KEEPALIVE_MS", "0", 1);
+  setenv("ZIPPER_VERBS_WRITE_MIN", "0", 1);
+  const Config c = Config::from_env();
+  EXPECT_EQ(c.ack_timeout, 14);
+  EXPECT_EQ(c.keepalive_ms, 0u);
+  EXPECT_EQ(c.write_min, 0u);
+  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "32", 1);  // the IB field has 5 bits
+  EXPECT_THROW(Config::from_env(), std::invalid_argument);
+  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "17", 1);
+  setenv("ZIPPER_VERBS_BUFFER_SIZE", "64", 1);  // smaller than a frame header + payload
+  EXPECT_THROW(Config::from_env(), std::invalid_argument);
+  setenv("ZIPPER_VERBS_BUFFER_SIZE", "65536x", 1);
+  EXPECT_THROW(Config::from_env(), std::invalid_argument);
+}
+
 bool host_has_rdma_device() {
   // Same view libibverbs has: devices registered under /sys/class/infiniband.
   return std::system("ls /sys/class/infiniband/* >/dev/null 2>&1") == 0;

@@ -9,7 +9,8 @@
 #     GROUP = X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]   (e.g. verbs/tcp:
 #             side A over verbs, side B over TCP, both through one zipperd)
 #     GROUP = checks   error paths: listen on an address of no RDMA device,
-#             connect where nobody listens (both must fail fast and clearly)
+#             connect where nobody listens, zipperd killed mid-run (each must
+#             fail fast and clearly, never hang)
 #
 # Each suite passes when the program prints "PASS SUITE" and zipper-run exits
 # 0 (the programs verify every byte). Prints one line per suite and a summary;
@@ -24,17 +25,20 @@ fa=$scheme:10.1.0.254:7471 fb=$scheme:10.2.0.254:7471
 pass=0 fail=0 failed=()
 t_all=$EPOCHREALTIME
 
-# expect_fail NAME PATTERN MAX_SECONDS COMMAND...: COMMAND must fail within
-# MAX_SECONDS with PATTERN in its output.
+# expect_fail NAME PATTERNS MAX_SECONDS COMMAND...: COMMAND must fail within
+# MAX_SECONDS with every ';'-separated PATTERN in its output.
 expect_fail() {
     local name=$1 pat=$2 max=$3 rc=0 t0=$EPOCHREALTIME out
     shift 3
     out=$(timeout 60 "$@" 2>&1) || rc=$?
     local dt
     dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
-    if ((rc != 0)) && grep -q -- "$pat" <<<"$out" && awk -v d="$dt" -v m="$max" 'BEGIN{exit !(d <= m)}'; then
+    local all=1 p
+    IFS=';' read -r -a pats <<<"$pat"
+    for p in "${pats[@]}"; do grep -q -- "$p" <<<"$out" || all=0; done
+    if ((rc != 0 && all)) && awk -v d="$dt" -v m="$max" 'BEGIN{exit !(d <= m)}'; then
         pass=$((pass + 1))
-        echo "PASS check $name (${dt} s): $(grep -m1 -- "$pat" <<<"$out" | cut -c1-220)"
+        echo "PASS check $name (${dt} s): $(grep -m1 -- "${pats[0]}" <<<"$out" | cut -c1-220)"
     else
         fail=$((fail + 1))
         failed+=("check/$name")
@@ -51,6 +55,26 @@ run_checks() {
     expect_fail connect_nobody_listens "cannot connect to zipperd at verbs:10.1.0.254:7999" 30 \
         env MMPI_FORWARDER=verbs:10.1.0.254:7999 MMPI_JOB_ID=7 MMPI_GROUP=low MMPI_NP_LOW=1 \
         MMPI_NP_HIGH=1 MMPI_CONNECT_TIMEOUT=3 mpirun -np 1 "$bin/mmpi_itest" pingpong
+    # zipperd dies (SIGKILL) in the middle of a run: both ranks must report
+    # the lost link instead of hanging (the grace period exceeds the check's
+    # limit, so a rank that hangs fails the check). A DISCONNECTED event does
+    # not always reach both; the keepalive probe catches the other.
+    "$bin/zipperd" --listen A=verbs:10.1.0.254:7473 --listen B=verbs:10.2.0.254:7473 \
+        --pid-file /tmp/zipperd-kill.pid >/tmp/zipperd-kill.log 2>&1 &
+    local zpid=$! i
+    for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-kill.pid ]] && break; sleep 0.1; done
+    # Kill once both ranks are connected and traffic flows (a rank still in
+    # MMPI_Init would just retry its connect until MMPI_CONNECT_TIMEOUT).
+    (for ((i = 0; i < 600; i++)); do
+        grep -q "all 2 ranks connected" /tmp/zipperd-kill.log && break
+        sleep 0.1
+    done
+    sleep 2
+    kill -KILL "$zpid") &
+    expect_fail zipperd_killed "rank 0\]: link to zipperd failed;rank 1\]: link to zipperd failed" 40 \
+        "$bin/zipper-run" --local --no-zipperd -x 1 -y 1 --forwarder-a verbs:10.1.0.254:7473 \
+        --forwarder-b verbs:10.2.0.254:7473 --grace 50 -- "$bin/mmpi_itest" many
+    wait "$zpid" 2>/dev/null
 }
 
 for group in "$@"; do
