@@ -9,7 +9,9 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the overlay's (the host's /tmp, writes kept in the guest's
+# tmpfs upper layer): a checkout or build under /tmp (CI clones there) must
+# be visible to the command.
 mount -t tmpfs tmpfs /run
 exec 2>>$io/stderr >>$io/stdout
 : >$io/started
