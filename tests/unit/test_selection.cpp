@@ -65,8 +65,8 @@ TEST_F(CollSelection, BuiltinRulesBySize) {
   expect(s.choose(Collective::kAllreduce, 8, 4, 4), Algorithm::kTwoTier, 0);
   expect(s.choose(Collective::kAllreduce, 1 << 20, 4, 4), Algorithm::kRabenseifner, 0);
   expect(s.choose(Collective::kAlltoall, 4, 4, 4), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoall, 4096, 4, 4), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoall, 4097, 4, 4), Algorithm::kDirect, 0);
+  expect(s.choose(Collective::kAlltoall, 2048, 4, 4), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoall, 2049, 4, 4), Algorithm::kDirect, 0);
   expect(s.choose(Collective::kAlltoallv, 0, 1, 4), Algorithm::kAggregated, 1);
   expect(s.choose(Collective::kReduce, 0, 1, 1), Algorithm::kLeaders, 0);
   expect(s.choose(Collective::kBarrier, 0, 3, 5), Algorithm::kTwoLevel, 0);
