@@ -1,5 +1,6 @@
 #include "forwarder.h"
 
+#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -197,8 +198,25 @@ void Forwarder::wake_all_receivers() {
 void Forwarder::recv_loop(Side& side) {
   epoll_event evs[64];
   auto last_sweep = std::chrono::steady_clock::now();
+  // After traffic, poll without sleeping for a few rounds: the next frame of
+  // a ping-pong usually follows within microseconds, and a sleeping thread
+  // pays a wake-up on every hop. sched_yield keeps the core free for the
+  // ranks when they need it.
+  constexpr int kSpinRounds = 200;
+  int spin = 0;
   while (!stopping_) {
-    const int n = epoll_wait(side.epoll_rx, evs, 64, 500);
+    int n = 0;
+    if (spin > 0) {
+      n = epoll_wait(side.epoll_rx, evs, 64, 0);
+      if (n == 0) {
+        --spin;
+        sched_yield();
+        continue;
+      }
+    } else {
+      n = epoll_wait(side.epoll_rx, evs, 64, 500);
+    }
+    if (n > 0) spin = kSpinRounds;
     for (int i = 0; i < n && !stopping_; ++i) {
       const std::uint64_t id = evs[i].data.u64;
       if (id == kListenerId) {
