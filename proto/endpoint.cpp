@@ -1,8 +1,12 @@
 // Endpoint parsing and backend selection by address scheme.
+#include <netdb.h>
+
 #include <charconv>
+#include <cstring>
 #include <stdexcept>
 
 #include "link.h"
+#include "resolve.h"
 #include "tcp/tcp_link.h"
 #ifdef ZIPPER_HAVE_VERBS
 #include "verbs/verbs_listener.h"
@@ -72,6 +76,20 @@ std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms) {
 #endif
   }
   return tcp::tcp_connect(ep, timeout_ms);
+}
+
+sockaddr_in resolve_ipv4(const Endpoint& ep) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(ep.host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr)
+    throw std::runtime_error("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
+  sockaddr_in a{};
+  std::memcpy(&a, res->ai_addr, sizeof a);
+  freeaddrinfo(res);
+  a.sin_port = htons(ep.port);
+  return a;
 }
 
 }  // namespace zipper::proto

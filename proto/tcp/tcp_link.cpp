@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../resolve.h"
+
 namespace zipper::proto::tcp {
 namespace {
 
@@ -42,21 +44,6 @@ std::string sockaddr_text(const sockaddr_in& a) {
   char buf[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
   return std::string("tcp:") + buf + ":" + std::to_string(ntohs(a.sin_port));
-}
-
-sockaddr_in resolve(const Endpoint& ep) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const int rc = getaddrinfo(ep.host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    throw std::runtime_error("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
-  sockaddr_in a{};
-  std::memcpy(&a, res->ai_addr, sizeof a);
-  freeaddrinfo(res);
-  a.sin_port = htons(ep.port);
-  return a;
 }
 
 }  // namespace
@@ -256,7 +243,7 @@ std::string TcpLink::error() const {
 }
 
 TcpListener::TcpListener(const Endpoint& ep) {
-  const sockaddr_in a = resolve(ep);
+  const sockaddr_in a = resolve_ipv4(ep);
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::runtime_error(errno_text("socket"));
   int one = 1;
@@ -290,7 +277,7 @@ std::unique_ptr<Link> TcpListener::accept() {
 }
 
 std::unique_ptr<Link> tcp_connect(const Endpoint& ep, int timeout_ms) {
-  const sockaddr_in a = resolve(ep);
+  const sockaddr_in a = resolve_ipv4(ep);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string last = "timed out";
   for (;;) {

@@ -30,20 +30,6 @@ void require_rdma_device(const Endpoint& ep) {
                            "('rdma link add rxe0 type rxe netdev IF'), or use a tcp: address");
 }
 
-sockaddr_in resolve_ipv4(const Endpoint& ep) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  addrinfo* res = nullptr;
-  const int rc = getaddrinfo(ep.host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    throw std::runtime_error("cannot resolve '" + ep.host + "': " + gai_strerror(rc));
-  sockaddr_in a{};
-  std::memcpy(&a, res->ai_addr, sizeof a);
-  freeaddrinfo(res);
-  a.sin_port = htons(ep.port);
-  return a;
-}
-
 std::string ipv4_text(const sockaddr_in& a) {
   char buf[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);

@@ -18,9 +18,6 @@ int rdma_device_count();
 /// has none: the verbs link never falls back to TCP silently.
 void require_rdma_device(const Endpoint& ep);
 
-/// IPv4 address of ep.host (numeric or name) with ep.port. Throws on failure.
-sockaddr_in resolve_ipv4(const Endpoint& ep);
-
 /// Source address for an RDMA CM connect to `dst`: `override` when set, else
 /// the local IPv4 address (other than dst itself) on an interface whose subnet
 /// contains dst. Binding a source matters on dual-homed nodes: without it

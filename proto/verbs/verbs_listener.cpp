@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../resolve.h"
 #include "device.h"
 #include "verbs_link.h"
 #include "wire.h"
