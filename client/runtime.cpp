@@ -169,15 +169,13 @@ int Runtime::finalize() {
     bye.hdr.src = static_cast<std::uint32_t>(rt.rank_);
     rt.send_frame(std::move(bye));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (rt.link_ &&
-           (!rt.credit_wait_.empty() || !rt.control_wait_.empty() || rt.link_->send_pending()) &&
+    while (rt.link_ && (rt.waiting_for_credit() || rt.link_->send_pending()) &&
            std::chrono::steady_clock::now() < deadline) {
       rt.progress();
       pollfd p{rt.link_ ? rt.link_->poll_fd() : -1, POLLIN | POLLOUT, 0};
       poll(&p, 1, 1);
     }
-    if (rt.link_ &&
-        (rt.link_->send_pending() || !rt.credit_wait_.empty() || !rt.control_wait_.empty()))
+    if (rt.link_ && (rt.link_->send_pending() || rt.waiting_for_credit()))
       rt.report("finalize: frames still queued to zipperd after 30 s; closing anyway");
     // Half-close, then read until zipperd closes its side: closing with
     // unread input (late credit frames) would send a reset, and a reset

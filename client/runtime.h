@@ -98,6 +98,7 @@ class Runtime {
 
   void send_frame(proto::OutFrame f);
   void flush_credit_wait();
+  bool waiting_for_credit() const { return !credit_wait_.empty() || !control_wait_.empty(); }
   void pull_native();
   void post_recv(Request* r, const Selector& sel);
   void deliver(Request* r, const Envelope& env, UnexpectedMsg&& m);

@@ -2,34 +2,23 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 #include <optional>
 #include <string>
 
 #include "client/config.h"
+#include "test_util.h"
 
 namespace {
 
 using Cfg = zipper::client::ClientConfig;
 using zipper::client::config_from_env;
 
-const char* const kVars[] = {"MMPI_FORWARDER",  "MMPI_JOB_ID",          "MMPI_GROUP",
-                             "MMPI_NP_LOW",     "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
-                             "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
-
-// Saves every MMPI_* variable, starts each test with none set, restores after.
+// Starts each test with no MMPI_* variable set; restores them after.
 class ClientConfig : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* v : kVars) {
-      if (const char* val = std::getenv(v)) saved_[v] = val;
-      ::unsetenv(v);
-    }
-  }
-  void TearDown() override {
-    for (const char* v : kVars) ::unsetenv(v);
-    for (const auto& [k, val] : saved_) ::setenv(k.c_str(), val.c_str(), 1);
-  }
+  zipper::test::EnvGuard env_{"MMPI_FORWARDER",  "MMPI_JOB_ID",          "MMPI_GROUP",
+                              "MMPI_NP_LOW",     "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
+                              "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
   static void set(const char* name, const std::string& value) {
     ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
   }
@@ -59,9 +48,6 @@ class ClientConfig : public ::testing::Test {
     EXPECT_TRUE(c.has_value()) << why;
     return c.value_or(Cfg{});
   }
-
- private:
-  std::map<std::string, std::string> saved_;
 };
 
 TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {

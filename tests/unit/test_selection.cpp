@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <string>
 
 #include "collectives/selection.h"
+#include "test_util.h"
 
 namespace {
 
@@ -18,23 +18,10 @@ using zipper::coll::Choice;
 using zipper::coll::Collective;
 using zipper::coll::Selection;
 
-const char* const kVars[] = {"MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",
-                             "MMPI_BARRIER_ALGORITHM",  "MMPI_BCAST_ALGORITHM",
-                             "MMPI_REDUCE_ALGORITHM",   "MMPI_ALLREDUCE_ALGORITHM",
-                             "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM"};
-
 // Every test starts with no MMPI_* selection variable set; restored after.
 class CollSelection : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* v : kVars) {
-      if (const char* val = std::getenv(v)) saved_[v] = val;
-      ::unsetenv(v);
-    }
-  }
   void TearDown() override {
-    for (const char* v : kVars) ::unsetenv(v);
-    for (const auto& [k, v] : saved_) ::setenv(k.c_str(), v.c_str(), 1);
     if (!file_.empty()) std::remove(file_.c_str());
   }
   // Writes `text` to a temporary tuning file and points MMPI_TUNING_FILE at it.
@@ -47,7 +34,10 @@ class CollSelection : public ::testing::Test {
     std::ofstream(file_) << text;
     ::setenv("MMPI_TUNING_FILE", file_.c_str(), 1);
   }
-  std::map<std::string, std::string> saved_;
+  zipper::test::EnvGuard env_{"MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",
+                              "MMPI_BARRIER_ALGORITHM",  "MMPI_BCAST_ALGORITHM",
+                              "MMPI_REDUCE_ALGORITHM",   "MMPI_ALLREDUCE_ALGORITHM",
+                              "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM"};
   std::string file_;
 };
 

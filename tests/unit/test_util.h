@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -30,6 +32,29 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 inline constexpr milliseconds kWait{5000};  // generous upper bound for any single wait
+
+/// Unsets the environment variables `names` for its lifetime and restores
+/// their earlier values (or absence) when destroyed, so that tests of
+/// environment-driven configuration neither see nor leak settings.
+class EnvGuard {
+ public:
+  explicit EnvGuard(std::initializer_list<const char*> names) : names_(names.begin(), names.end()) {
+    for (const auto& n : names_) {
+      if (const char* v = std::getenv(n.c_str())) saved_[n] = v;
+      ::unsetenv(n.c_str());
+    }
+  }
+  ~EnvGuard() {
+    for (const auto& n : names_) ::unsetenv(n.c_str());
+    for (const auto& [k, v] : saved_) ::setenv(k.c_str(), v.c_str(), 1);
+  }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
+
+ private:
+  std::vector<std::string> names_;
+  std::map<std::string, std::string> saved_;
+};
 
 /// A received frame with a copy of its payload.
 struct Frame {
