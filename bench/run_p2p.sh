@@ -120,11 +120,14 @@ Native-verbs reference (perftest):
                         the client with -d CLIENT_DEV SERVER_IP; both with -F
                         and -p $PERFTEST_PORT, without -R (no RDMA CM). Only local
                         devices are supported (both ends on this host; nothing
-                        is started on other nodes). Iterations (-n): latency
+                        is started on other nodes), and they must reach each
+                        other (two ports on one fabric or subnet; a bridge
+                        node's A and B ports do not). Iterations (-n): latency
                         -i, bw and bibw -i x window (as many messages as the
                         OSU run); without -i the OSU defaults (latency 10000,
                         1000 above 8 KiB; bw/bibw 100 x window, 20 x window
-                        above 8 KiB). Each run has the --timeout limit.
+                        above 8 KiB); at least 5 (perftest's minimum). Each
+                        run has the --timeout limit.
                         perftest measures ONE hop (CLIENT_DEV <-> SERVER_DEV);
                         the forwarded run crosses TWO links plus zipperd
                         (A -> zipperd -> B), so fwd_over_perftest compares a
@@ -454,11 +457,15 @@ logcmd() { printf '%q ' "$@" >>"$CMDLOG"; printf '\n' >>"$CMDLOG"; }
 show_cmd() { printf '%q ' "$@"; printf '\n'; } # --dry-run
 
 # ------------------------------------------------------------------ helpers
-bench_args() { # bench -> the passthrough options, one per line
-    [[ -z $MSG_SIZES ]] || printf '%s\n' -m "$MSG_SIZES"
-    [[ -z $ITERATIONS ]] || printf '%s\n' -i "$ITERATIONS"
-    [[ -z $WARMUP ]] || printf '%s\n' -x "$WARMUP"
-    [[ -z $WINDOW || $1 == latency ]] || printf '%s\n' -W "$WINDOW"
+# bench -> the passthrough options in the array BENCH_ARGS (no process
+# substitution: the soft-RoCE guest has no /dev/fd).
+bench_args() {
+    BENCH_ARGS=()
+    [[ -z $MSG_SIZES ]] || BENCH_ARGS+=(-m "$MSG_SIZES")
+    [[ -z $ITERATIONS ]] || BENCH_ARGS+=(-i "$ITERATIONS")
+    [[ -z $WARMUP ]] || BENCH_ARGS+=(-x "$WARMUP")
+    [[ -z $WINDOW || $1 == latency ]] || BENCH_ARGS+=(-W "$WINDOW")
+    return 0
 }
 
 # The OSU table: "size value" per row, from the first "# Size" header on.
@@ -544,7 +551,8 @@ user_maps_ranks() {
 run_native() { # bench cluster(A|B)
     local b=$1 c=$2 n1=cluster${2}1 n2=cluster${2}2
     local -a pin=() args=() map=()
-    mapfile -t args < <(bench_args "$b")
+    bench_args "$b"
+    args=("${BENCH_ARGS[@]}")
     case $SETUP in
         emulated)
             if [[ ${ZIPPER_RSH_NO_PIN:-0} != 1 ]] && command -v taskset >/dev/null 2>&1; then
@@ -657,7 +665,8 @@ stop_zipperd() {
 run_forwarded() { # bench
     local b=$1
     local -a args=() run=("$BIN/zipper-run" -x 1 -y 1)
-    mapfile -t args < <(bench_args "$b")
+    bench_args "$b"
+    args=("${BENCH_ARGS[@]}")
     case $SETUP in
         emulated)
             run=("$BIN/zipper-run" --emulated --no-zipperd -x 1 -y 1)
@@ -703,6 +712,7 @@ perftest_iters() { # bench size
         n=$(($2 > OSU_LARGE ? 20 : 100))
     fi
     [[ $1 == latency ]] || n=$((n * win))
+    ((n >= 5)) || n=5 # perftest's minimum
     echo "$n"
 }
 
