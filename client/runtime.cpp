@@ -103,14 +103,16 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
     rt->offset_ = cfg->high_group ? static_cast<int>(cfg->np_low) : 0;
     rt->size_ = static_cast<int>(cfg->np_low + cfg->np_high);
     rt->rank_ += rt->offset_;
-    if (rt->connect_forwarder(*cfg) != MPI_SUCCESS) {
-      rt->report(rt->link_error_ + " (aborting)");
-      MPI_Abort(MPI_COMM_WORLD, 1);
-      return MPI_ERR_OTHER;
-    }
   }
+  // Sized before connecting: a peer that saw JOB_READY first may send at
+  // once, and its frame can arrive in the same receive as our JOB_READY.
   rt->next_send_seq_.assign(static_cast<std::size_t>(rt->size_), 0);
   rt->next_recv_seq_.assign(static_cast<std::size_t>(rt->size_), 0);
+  if (cfg->forwarder && rt->connect_forwarder(*cfg) != MPI_SUCCESS) {
+    rt->report(rt->link_error_ + " (aborting)");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
+  }
   instance_ = std::move(rt);
   return MPI_SUCCESS;
 }
@@ -124,20 +126,24 @@ int Runtime::connect_forwarder(const ClientConfig& cfg) {
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(cfg.connect_timeout_s);
+  const proto::ConnectHello who{cfg.job_id, static_cast<std::uint32_t>(rank_), cfg.np_low,
+                                cfg.np_high};
   try {
-    link_ = proto::connect(*ep, cfg.connect_timeout_s * 1000);
+    link_ = proto::connect(*ep, cfg.connect_timeout_s * 1000, &who);
   } catch (const std::exception& e) {
     link_error_ = e.what();
     return MPI_ERR_OTHER;
   }
-  OutFrame hello;
-  hello.hdr.type = FrameType::kHello;
-  hello.hdr.job_id = cfg.job_id;
-  hello.hdr.src = static_cast<std::uint32_t>(rank_);
-  hello.payload = Payload::allocate(proto::kHelloFixedSize);
-  proto::encode_hello({static_cast<std::uint32_t>(rank_), cfg.np_low, cfg.np_high, 0},
-                      hello.payload.bytes.first<proto::kHelloFixedSize>());
-  link_->post(std::move(hello));
+  if (!link_->hello_delivered()) {
+    OutFrame hello;
+    hello.hdr.type = FrameType::kHello;
+    hello.hdr.job_id = cfg.job_id;
+    hello.hdr.src = who.vrank;
+    hello.payload = Payload::allocate(proto::kHelloFixedSize);
+    proto::encode_hello({who.vrank, who.np_low, who.np_high, 0},
+                        hello.payload.bytes.first<proto::kHelloFixedSize>());
+    link_->post(std::move(hello));
+  }
   // One round trip per job, not per message: wait until every rank of both
   // clusters has connected, so no frame can be addressed to a rank not yet there.
   while (link_ && !job_ready_) {

@@ -272,7 +272,14 @@ void Forwarder::send_loop(Side& side) {
 }
 
 void Forwarder::accept_all(Side& side) {
+  const auto log_refused = [&] {
+    for (const auto& r : side.listener->take_refused()) {
+      ++protocol_errors_;
+      spdlog::warn("side {}: refused a connection from {}", side.name, r);
+    }
+  };
   while (auto link = side.listener->accept()) {
+    log_refused();
     const std::uint64_t id = next_conn_id_++;
     auto conn = std::make_shared<Connection>(id, side.index, std::move(link), cfg_.conn_credits);
     conn->link->set_max_payload(kPreHelloMaxPayload);
@@ -294,6 +301,7 @@ void Forwarder::accept_all(Side& side) {
     epoll_add(side.epoll_tx, fd, EPOLLOUT | EPOLLET, id);
     epoll_add(side.epoll_rx, fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
   }
+  log_refused();
 }
 
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {

@@ -67,11 +67,12 @@ std::unique_ptr<Listener> listen(const Endpoint& ep) {
   return std::make_unique<tcp::TcpListener>(ep);
 }
 
-std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms) {
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello) {
   if (ep.scheme == "verbs") {
 #ifdef ZIPPER_HAVE_VERBS
-    return verbs::verbs_connect(ep, timeout_ms);
+    return verbs::verbs_connect(ep, timeout_ms, hello);
 #else
+    (void)hello;
     no_verbs(ep);
 #endif
   }

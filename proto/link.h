@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "frame.h"
 #include "payload.h"
@@ -88,6 +89,12 @@ class Link {
   virtual std::string error() const = 0;
   /// "tcp:1.2.3.4:5678" or similar, for logs.
   virtual std::string peer() const = 0;
+  /// True when connect() already handed the caller's ConnectHello to the peer
+  /// during connection setup (verbs: in the RDMA CM private data); the caller
+  /// then sends no HELLO frame. The accepting side's link delivers that hello
+  /// to its sink as the connection's first frame, a HELLO frame like any
+  /// other, so the forwarder's admission logic is the same for every link.
+  virtual bool hello_delivered() const { return false; }
 };
 
 /// Accepts incoming links.
@@ -98,6 +105,9 @@ class Listener {
   /// Accepts one pending connection, or returns nullptr when none is pending.
   virtual std::unique_ptr<Link> accept() = 0;
   virtual std::string address() const = 0;
+  /// Connection attempts refused since the last call, "PEER: reason" each
+  /// (for the log; e.g. a verbs connect request with a malformed hello).
+  virtual std::vector<std::string> take_refused() { return {}; }
 };
 
 /// "scheme:host:port" with scheme tcp (default) or verbs.
@@ -115,8 +125,20 @@ std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why
 /// (unsupported scheme, bind failure, ...).
 std::unique_ptr<Listener> listen(const Endpoint& ep);
 
+/// Who connects: the content of a client's HELLO frame (frame.h
+/// HelloPayload plus the job id). Group = vrank < np_low ? low (0) : high (1).
+struct ConnectHello {
+  std::uint64_t job_id = 0;
+  std::uint32_t vrank = 0;    // virtual rank
+  std::uint32_t np_low = 0;   // x: ranks in the low group
+  std::uint32_t np_high = 0;  // y: ranks in the high group
+};
+
 /// Connects to `ep`, retrying refused connections until `timeout_ms` elapses.
-/// Throws std::runtime_error on failure.
-std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms);
+/// `hello` (may be null) travels in the connection setup where the backend
+/// can carry it (see Link::hello_delivered). Throws std::runtime_error on
+/// failure.
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms,
+                              const ConnectHello* hello = nullptr);
 
 }  // namespace zipper::proto

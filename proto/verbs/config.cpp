@@ -34,6 +34,9 @@ Config Config::from_env() {
   read_uint("ZIPPER_VERBS_ACK_TIMEOUT", &c.ack_timeout, 1, 31);
   read_uint("ZIPPER_VERBS_KEEPALIVE_MS", &c.keepalive_ms, 0, 3600000);
   read_uint("ZIPPER_VERBS_SPIN_US", &c.spin_us, 0, 1000000);
+  read_uint("ZIPPER_VERBS_SRQ_THRESHOLD", &c.srq_threshold, 0, 1u << 20);
+  read_uint("ZIPPER_VERBS_SRQ_CREDITS", &c.srq_credits, kMinBuffers, 4096);
+  read_uint("ZIPPER_VERBS_SRQ_MAX_WR", &c.srq_max_wr, kMinBuffers, 1u << 24);
   read_uint("ZIPPER_VERBS_RESOLVE_MS", &c.resolve_timeout_ms, 10, 600000);
   if (const char* p = std::getenv("ZIPPER_VERBS_POLL"); p != nullptr && *p != '\0') {
     const std::string_view s(p);

@@ -7,6 +7,9 @@
 
 namespace zipper::proto::verbs {
 
+/// RDMA CM port zipperd listens on for `verbs:DEVICE:PORT` addresses.
+inline constexpr std::uint16_t kDefaultVerbsPort = 7471;
+
 struct Config {
   std::uint32_t recv_buffers = 32;  // ZIPPER_VERBS_RECV_BUFFERS: receives pre-posted (credits)
   std::uint32_t buffer_size =
@@ -24,12 +27,18 @@ struct Config {
   std::uint32_t keepalive_ms = 1000;   // ZIPPER_VERBS_KEEPALIVE_MS: a receiving link idle this long
                                        // probes the peer with a credit SEND, so a dead peer
                                        // surfaces as a send error (0: never)
-  std::uint32_t spin_us = 10;     // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
-  bool busy_poll = false;         // ZIPPER_VERBS_POLL=busy: connect()ed links never let
-                                  // the caller sleep (poll_fd always readable)
-  int resolve_timeout_ms = 2000;  // ZIPPER_VERBS_RESOLVE_MS: address/route resolution, per try
-  std::string source;             // ZIPPER_VERBS_SOURCE: source IPv4 for connect (default:
-                                  // the local address on the destination's subnet)
+  std::uint32_t spin_us = 10;        // ZIPPER_VERBS_SPIN_US: idle polling before the caller sleeps
+  bool busy_poll = false;            // ZIPPER_VERBS_POLL=busy: connect()ed links never let
+                                     // the caller sleep (poll_fd always readable)
+  int resolve_timeout_ms = 2000;     // ZIPPER_VERBS_RESOLVE_MS: address/route resolution, per try
+  std::uint32_t srq_threshold = 32;  // ZIPPER_VERBS_SRQ_THRESHOLD: links on one device beyond
+                                     // this many share an SRQ (0: every link)
+  std::uint32_t srq_credits = 16;    // ZIPPER_VERBS_SRQ_CREDITS: receives an SRQ link grants its
+                                     // peer (the SRQ grows by as many buffers)
+  std::uint32_t srq_max_wr = 16384;  // ZIPPER_VERBS_SRQ_MAX_WR: receives one SRQ holds at most
+                                     // (capped by the device); links beyond keep their own
+  std::string source;                // ZIPPER_VERBS_SOURCE: source IPv4 for connect (default:
+                                     // the local address on the destination's subnet)
 
   /// Reads the environment; throws std::invalid_argument naming the variable
   /// on a malformed or out-of-range value.

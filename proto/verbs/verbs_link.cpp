@@ -41,22 +41,6 @@ AlignedBytes alloc_aligned(std::size_t n) {
   return AlignedBytes(static_cast<std::byte*>(p));
 }
 
-Registrar make_registrar(ibv_pd* pd) {
-  Registrar r;
-  r.reg = [pd](void* addr, std::size_t len, std::string* why) {
-    // Local access only: cached registrations outlive the frame, and one that
-    // allowed remote writes would let the peer write into reused memory.
-    ibv_mr* mr = ibv_reg_mr(pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
-    if (mr == nullptr) {
-      *why = errno_text("ibv_reg_mr", errno);
-      return Registration{};
-    }
-    return Registration{mr->lkey, mr->rkey, mr};
-  };
-  r.dereg = [](const Registration& reg) { ibv_dereg_mr(static_cast<ibv_mr*>(reg.handle)); };
-  return r;
-}
-
 }  // namespace
 
 VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::string peer)
@@ -67,9 +51,11 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   ibv_context* ctx = id_->verbs;
   if (ctx == nullptr)
     throw std::runtime_error("verbs link to " + peer_ + ": the RDMA CM id has no device");
-  pd_.reset(ibv_alloc_pd(ctx));
-  if (!pd_) throw_errno("ibv_alloc_pd");
-  mr_cache_.emplace(make_registrar(pd_.get()), MrCache::Limits{});
+  dev_ = DeviceContext::of(ctx);
+  srq_ = dev_->attach(cfg_, &srq_note_);
+  attachment_.credits = srq_ ? cfg_.srq_credits : 0;
+  // A link that should have shared the SRQ but could not keeps its own
+  // receive queue (srq_note_ says why); nothing else changes for it.
   comp_.reset(ibv_create_comp_channel(ctx));
   if (!comp_) throw_errno("ibv_create_comp_channel");
   set_nonblocking(comp_->fd);
@@ -78,7 +64,7 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   max_send_wr_ = cfg_.send_slots + 16;  // slots plus inline, zero-copy and control SENDs
   send_cq_.reset(ibv_create_cq(ctx, static_cast<int>(max_send_wr_), nullptr, comp_.get(), 0));
   if (!send_cq_) throw_errno("ibv_create_cq (send)");
-  recv_cq_.reset(ibv_create_cq(ctx, static_cast<int>(cfg_.recv_buffers), nullptr, comp_.get(), 0));
+  recv_cq_.reset(ibv_create_cq(ctx, static_cast<int>(own_credits()), nullptr, comp_.get(), 0));
   if (!recv_cq_) throw_errno("ibv_create_cq (recv)");
 
   ibv_qp_init_attr qa{};
@@ -86,14 +72,15 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   qa.recv_cq = recv_cq_.get();
   qa.qp_type = IBV_QPT_RC;
   qa.cap.max_send_wr = max_send_wr_;
-  qa.cap.max_recv_wr = cfg_.recv_buffers;
+  qa.cap.max_recv_wr = srq_ ? 0 : cfg_.recv_buffers;
+  qa.srq = srq_ ? srq_->get() : nullptr;
   qa.cap.max_send_sge = 2;
   qa.cap.max_recv_sge = 1;
   qa.cap.max_inline_data = cfg_.inline_max;
   qa.sq_sig_all = 1;
-  if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0 && cfg_.inline_max > 0) {
+  if (rdma_create_qp(id_.get(), dev_->pd(), &qa) != 0 && cfg_.inline_max > 0) {
     qa.cap.max_inline_data = 0;  // the device may support no inline data at all
-    if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) throw_errno("rdma_create_qp (RC QP)");
+    if (rdma_create_qp(id_.get(), dev_->pd(), &qa) != 0) throw_errno("rdma_create_qp (RC QP)");
   } else if (id_->qp == nullptr) {
     throw_errno("rdma_create_qp (RC QP)");
   }
@@ -101,12 +88,14 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   max_inline_ = qa.cap.max_inline_data;
   scratch_.resize(std::max<std::size_t>(max_inline_, 1));
 
-  const std::size_t rbytes = std::size_t{cfg_.recv_buffers} * cfg_.buffer_size;
-  recv_mem_ = alloc_aligned(rbytes);
-  recv_mr_.reset(ibv_reg_mr(pd_.get(), recv_mem_.get(), rbytes, IBV_ACCESS_LOCAL_WRITE));
-  if (!recv_mr_) throw_errno("ibv_reg_mr (receive buffers)");
-  for (std::uint64_t i = 0; i < cfg_.recv_buffers; ++i)
-    if (!repost(i)) throw std::runtime_error("verbs link to " + peer_ + ": " + error());
+  if (!srq_) {
+    const std::size_t rbytes = std::size_t{cfg_.recv_buffers} * cfg_.buffer_size;
+    recv_mem_ = alloc_aligned(rbytes);
+    recv_mr_.reset(ibv_reg_mr(dev_->pd(), recv_mem_.get(), rbytes, IBV_ACCESS_LOCAL_WRITE));
+    if (!recv_mr_) throw_errno("ibv_reg_mr (receive buffers)");
+    for (std::uint64_t i = 0; i < cfg_.recv_buffers; ++i)
+      if (!repost(i)) throw std::runtime_error("verbs link to " + peer_ + ": " + error());
+  }
 
   ibv_req_notify_cq(send_cq_.get(), 0);
   ibv_req_notify_cq(recv_cq_.get(), 0);
@@ -137,21 +126,67 @@ VerbsLink::~VerbsLink() {
     posted_.clear();
     sendq_.clear();
   }
-  mr_cache_.reset();
-  qp_.reset();  // before the CQs, MRs and PD it uses
+  if (srq_) drain_srq_share();
+  qp_.reset();  // before the CQs, MRs, SRQ and PD it uses
   if (epfd_ >= 0) ::close(epfd_);
   if (busy_fd_ >= 0) ::close(busy_fd_);
+  if (hello_fd_ >= 0) ::close(hello_fd_);
+}
+
+void VerbsLink::set_peer_hello(const ConnectHello& h) {
+  peer_hello_ = h;
+  // The client waits for the answer to its hello and sends nothing before:
+  // keep poll_fd() readable until the hello has been delivered.
+  hello_fd_ = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = hello_fd_;
+  if (hello_fd_ < 0 || epoll_ctl(epfd_, EPOLL_CTL_ADD, hello_fd_, &ev) != 0)
+    throw_errno("eventfd (hello)");
+}
+
+ConnParams VerbsLink::local_params(const ConnectHello* hello) const {
+  ConnParams p{own_credits(), cfg_.buffer_size, std::nullopt};
+  if (hello != nullptr) p.hello = *hello;
+  return p;
+}
+
+void VerbsLink::drain_srq_share() {
+  // The SRQ outlives this QP: buffers it consumed (completions not yet
+  // polled, or polled and not yet processed) go back into the SRQ for the
+  // other links. Moving the QP to the error state first flushes a receive
+  // in progress, so no buffer stays with a QP that is about to vanish.
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_ERR;
+  if (qp_.get() != nullptr) ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE);
+  std::string why;
+  for (const RecvWc& wc : rx_backlog_) srq_->repost(wc.buf, &why);
+  rx_backlog_.clear();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  ibv_wc wcs[kPollBatch];
+  while (std::chrono::steady_clock::now() < until) {
+    const int n = ibv_poll_cq(recv_cq_.get(), kPollBatch, wcs);
+    if (n <= 0) {
+      if (n < 0) break;
+      std::this_thread::yield();
+      continue;
+    }
+    for (int i = 0; i < n; ++i) srq_->repost(wcs[i].wr_id, &why);
+  }
 }
 
 void VerbsLink::start(const ConnParams& peer) {
   std::lock_guard lk(send_mu_);
   peer_buffer_size_ = peer.buffer_size;
-  credits_ = CreditAccount(peer.recv_buffers, cfg_.recv_buffers);
-  const std::size_t sbytes = std::size_t{cfg_.send_slots} * peer_buffer_size_;
+  credits_ = CreditAccount(peer.recv_buffers, own_credits());
+  // Every SEND needs a credit, so slots beyond the peer's credits would
+  // never be used.
+  const std::uint32_t slots = std::min(cfg_.send_slots, peer.recv_buffers);
+  const std::size_t sbytes = std::size_t{slots} * peer_buffer_size_;
   send_mem_ = alloc_aligned(sbytes);
-  send_mr_.reset(ibv_reg_mr(pd_.get(), send_mem_.get(), sbytes, IBV_ACCESS_LOCAL_WRITE));
+  send_mr_.reset(ibv_reg_mr(dev_->pd(), send_mem_.get(), sbytes, IBV_ACCESS_LOCAL_WRITE));
   if (!send_mr_) throw_errno("ibv_reg_mr (send slots)");
-  for (int i = static_cast<int>(cfg_.send_slots) - 1; i >= 0; --i) free_slots_.push_back(i);
+  for (int i = static_cast<int>(slots) - 1; i >= 0; --i) free_slots_.push_back(i);
   started_ = true;
 }
 
@@ -177,6 +212,14 @@ std::string VerbsLink::error() const {
 }
 
 bool VerbsLink::repost(std::uint64_t buf) {
+  if (srq_) {
+    std::string why;
+    if (!srq_->repost(buf, &why)) {
+      fail(why);
+      return false;
+    }
+    return true;
+  }
   ibv_sge sge{};
   sge.addr = reinterpret_cast<std::uintptr_t>(recv_buf(buf));
   sge.length = cfg_.buffer_size;
@@ -338,8 +381,8 @@ bool VerbsLink::post_data_locked(LinkStatus* st) {
       head.frame.payload.owner) {
     std::string why;
     if (!head.mr)
-      head.mr =
-          mr_cache_->get(head.frame.payload.bytes.data(), plen, head.frame.payload.owner, &why);
+      head.mr = dev_->cached_registration(head.frame.payload.bytes.data(), plen,
+                                          head.frame.payload.owner, &why);
     if (head.mr) {
       // Zero copy: straight from the payload's cached registration.
       const std::size_t poff = head.posted - kHeaderSize;
@@ -455,12 +498,12 @@ std::optional<Registration> VerbsLink::register_payload(const Payload& p, MrCach
   if (*cached) return **cached;
   if (*own) return Registration{(*own)->lkey, (*own)->rkey, own->get()};
   if (p.owner && !remote_write) {
-    *cached = mr_cache_->get(p.bytes.data(), p.bytes.size(), p.owner, why);
+    *cached = dev_->cached_registration(p.bytes.data(), p.bytes.size(), p.owner, why);
     if (*cached) return **cached;
   }
   // Memory whose lifetime the link cannot see, or an RDMA WRITE destination
   // (remote access must end with the frame): registered for this frame only.
-  own->reset(ibv_reg_mr(pd_.get(), p.bytes.data(), p.bytes.size(),
+  own->reset(ibv_reg_mr(dev_->pd(), p.bytes.data(), p.bytes.size(),
                         IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0)));
   if (!*own) {
     *why = errno_text("ibv_reg_mr", errno);
@@ -647,9 +690,33 @@ LinkStatus VerbsLink::on_write_header(RecvSink& sink, const std::byte* data, std
   return LinkStatus::kOk;
 }
 
+LinkStatus VerbsLink::deliver_peer_hello(RecvSink& sink) {
+  FrameHeader h;
+  h.type = FrameType::kHello;
+  h.job_id = peer_hello_->job_id;
+  h.src = peer_hello_->vrank;
+  h.payload_len = static_cast<std::uint32_t>(kHelloFixedSize);
+  auto d = sink.payload_dest(h);
+  if (!d) return LinkStatus::kPaused;
+  if (d->bytes.size() != kHelloFixedSize) return fail("internal: payload buffer size mismatch");
+  encode_hello({peer_hello_->vrank, peer_hello_->np_low, peer_hello_->np_high, 0},
+               d->bytes.first<kHelloFixedSize>());
+  peer_hello_.reset();
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, hello_fd_, nullptr);
+  ::close(hello_fd_);
+  hello_fd_ = -1;
+  sink.on_frame(h, std::move(*d));
+  return LinkStatus::kOk;
+}
+
 LinkStatus VerbsLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   drain_cm_events();
   drain_comp_events();
+  // The hello came with the connect request: it is the connection's first
+  // frame, ahead of anything the client sent afterwards.
+  if (peer_hello_) {
+    if (const LinkStatus st = deliver_peer_hello(sink); st != LinkStatus::kOk) return st;
+  }
   std::size_t frames = 0;
   const auto spin_until =
       std::chrono::steady_clock::now() + std::chrono::microseconds(cfg_.spin_us);

@@ -2,15 +2,20 @@
 // RDMA CM. Frames travel as SEND_WITH_IMM into receive buffers the peer
 // pre-posted (eager; frames larger than a buffer are split into consecutive
 // SENDs), guarded by receive credits (credits.h), so receiver-not-ready never
-// happens. Tiny SENDs go inline; large payloads that have a lifetime owner are
-// sent from a registration out of the MR cache (mr_cache.h) instead of being
-// copied into a send slot. See docs/verbs.md.
+// happens. The receive buffers are the QP's own, or a share of the device's
+// SRQ once the device carries more than ZIPPER_VERBS_SRQ_THRESHOLD links
+// (srq.h); PD and MR cache are the device's (device_context.h). Tiny SENDs go inline; large
+// payloads that have a lifetime owner are sent from a registration out of the MR cache (mr_cache.h)
+// instead of being copied into a send slot. See docs/verbs.md.
 //
 // poll_fd() is an epoll fd holding the CQs' completion channel and the
 // connection's RDMA CM event channel: it turns readable on a completion
 // (send or receive) and on a CM event (disconnect). progress_recv() drains
 // both and also advances blocked sends (credits returned, send slots freed),
-// since completion channels never signal POLLOUT.
+// since completion channels never signal POLLOUT: a caller that waits for
+// POLLOUT on poll_fd() never gets it, and needs none (every event that can
+// unblock a send, a send completion or returned credit, is a completion that
+// wakes a receive wait).
 #pragma once
 
 #include <chrono>
@@ -22,8 +27,10 @@
 #include "../link.h"
 #include "config.h"
 #include "credits.h"
+#include "device_context.h"
 #include "mr_cache.h"
 #include "raii.h"
+#include "srq.h"
 #include "wire.h"
 
 namespace zipper::proto::verbs {
@@ -39,8 +46,21 @@ class VerbsLink final : public Link {
 
   /// The peer's receive buffers (from the CM private data): starts sending.
   void start(const ConnParams& peer);
-  /// What this side offers the peer in the CM private data.
-  ConnParams local_params() const { return {cfg_.recv_buffers, cfg_.buffer_size}; }
+  /// What this side offers the peer in the CM private data: its receive
+  /// credits and buffer size, and `hello` (client side; may be null).
+  ConnParams local_params(const ConnectHello* hello = nullptr) const;
+  /// Passive side: the client's hello from the CM private data, delivered to
+  /// the sink as a HELLO frame before anything else.
+  void set_peer_hello(const ConnectHello& h);
+  /// Active side: the hello went in the private data (no HELLO frame needed).
+  void set_hello_delivered() { hello_delivered_ = true; }
+  bool hello_delivered() const override { return hello_delivered_; }
+  /// Receive credits this side grants the peer (own buffers or SRQ share).
+  std::uint32_t own_credits() const { return srq_ ? cfg_.srq_credits : cfg_.recv_buffers; }
+  bool uses_srq() const { return srq_ != nullptr; }
+  /// Why a link above the SRQ threshold kept its own receive queue (empty otherwise).
+  const std::string& srq_note() const { return srq_note_; }
+  const std::shared_ptr<DeviceContext>& device() const { return dev_; }
   rdma_cm_id* cm_id() const { return id_.get(); }
 
   int poll_fd() const override { return epfd_; }
@@ -113,7 +133,11 @@ class VerbsLink final : public Link {
   LinkStatus drain_cm_events();
   void drain_comp_events();
   bool repost(std::uint64_t buf);
-  std::byte* recv_buf(std::uint64_t i) { return recv_mem_.get() + i * cfg_.buffer_size; }
+  std::byte* recv_buf(std::uint64_t i) {
+    return srq_ ? srq_->buffer(i) : recv_mem_.get() + i * cfg_.buffer_size;
+  }
+  LinkStatus deliver_peer_hello(RecvSink& sink);
+  void drain_srq_share();
   std::byte* send_buf(int i) {
     return send_mem_.get() + static_cast<std::size_t>(i) * peer_buffer_size_;
   }
@@ -122,16 +146,29 @@ class VerbsLink final : public Link {
   std::string peer_;
   std::uint32_t max_payload_ = kMaxPayloadLimit;
 
+  // Declared first, destroyed last: the QP, CQs and MRs below belong to
+  // the device's PD, and the QP may be attached to its SRQ.
+  struct Attachment {
+    std::shared_ptr<DeviceContext> dev;
+    std::shared_ptr<SharedRecvQueue> srq;
+    std::uint32_t credits = 0;
+    ~Attachment() {
+      if (dev) dev->detach(srq, credits);
+    }
+  } attachment_;
+  std::shared_ptr<DeviceContext>& dev_ = attachment_.dev;
+  std::shared_ptr<SharedRecvQueue>& srq_ = attachment_.srq;
+
   EventChannelPtr channel_;
   CmIdPtr id_;
-  PdPtr pd_;
   CompChannelPtr comp_;
   CqPtr send_cq_, recv_cq_;
   QpGuard qp_;
   AlignedBytes recv_mem_, send_mem_;
   MrPtr recv_mr_, send_mr_;
   int epfd_ = -1;
-  int busy_fd_ = -1;  // eventfd kept readable in busy-poll mode
+  int busy_fd_ = -1;   // eventfd kept readable in busy-poll mode
+  int hello_fd_ = -1;  // eventfd readable while peer_hello_ waits for delivery
   std::uint32_t max_send_wr_ = 0;
   std::uint32_t max_inline_ = 0;
 
@@ -146,7 +183,6 @@ class VerbsLink final : public Link {
   std::uint64_t wr_posted_ = 0, wr_done_ = 0;  // WR sequence numbers posted / completed
   std::vector<std::byte> scratch_;             // inline SENDs are assembled here
   std::vector<int> free_slots_;
-  std::optional<MrCache> mr_cache_;  // created once the PD exists
   bool fin_wanted_ = false, fin_sent_ = false;
   bool disconnected_ = false;  // rdma_disconnect called or DISCONNECTED seen
 
@@ -157,6 +193,9 @@ class VerbsLink final : public Link {
   std::optional<Payload> rdest_;
   std::size_t rgot_ = 0;
   bool peer_fin_ = false;
+  std::string srq_note_;
+  std::optional<ConnectHello> peer_hello_;  // passive side: still to deliver
+  bool hello_delivered_ = false;
   bool peer_disconnected_ = false;
   std::chrono::steady_clock::time_point last_rx_ = std::chrono::steady_clock::now();  // last WC
   std::chrono::steady_clock::time_point last_probe_ = last_rx_;

@@ -1,9 +1,11 @@
 #include "verbs_listener.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -29,12 +31,17 @@ EventChannelPtr make_channel() {
   return ch;
 }
 
-/// Peer's private data, validated: nullopt when it is not a zipper verbs peer
-/// or its buffers are too small for the protocol.
-std::optional<ConnParams> peer_params(const rdma_conn_param& p) {
-  auto params = decode_params(p.private_data, p.private_data_len);
-  if (!params || params->recv_buffers < kMinBuffers || params->buffer_size < 4096)
+/// Peer's private data, validated: nullopt (and *why) when it is not a
+/// zipper verbs peer, its hello is malformed, or its buffers are too small
+/// for the protocol.
+std::optional<ConnParams> peer_params(const rdma_conn_param& p, std::string* why) {
+  auto params = decode_params(p.private_data, p.private_data_len, why);
+  if (params && (params->recv_buffers < kMinBuffers || params->buffer_size < 4096)) {
+    *why = "the peer offers " + std::to_string(params->recv_buffers) + " receive buffers of " +
+           std::to_string(params->buffer_size) + " bytes (at least " + std::to_string(kMinBuffers) +
+           " of 4096 needed)";
     return std::nullopt;
+  }
   return params;
 }
 
@@ -46,6 +53,7 @@ void set_ack_timeout(rdma_cm_id* id, const Config& cfg) {
 }
 
 rdma_conn_param conn_param(const std::array<std::byte, kConnParamsSize>& pd) {
+  static_assert(kConnParamsSize <= 56, "RDMA CM connect private data holds 56 bytes");
   rdma_conn_param p{};
   p.private_data = pd.data();
   p.private_data_len = static_cast<std::uint8_t>(pd.size());
@@ -72,13 +80,47 @@ rdma_cm_event* wait_event(rdma_event_channel* ch, Clock::time_point deadline) {
   }
 }
 
+/// Where to listen: HOST:PORT is an IPv4 address (or name) and RDMA CM port;
+/// DEVICE:PORT an HCA port, reached at its IPv4 address on kDefaultVerbsPort;
+/// DEVICE:PORT:CMPORT the same on port CMPORT. *device names the device
+/// when one was given.
+sockaddr_in listen_address(const Endpoint& ep, std::string* device) {
+  const auto colon = ep.host.find(':');
+  std::string dev = ep.host, hca_port;
+  std::uint16_t cm_port = kDefaultVerbsPort;
+  if (colon != std::string::npos) {  // DEVICE:PORT:CMPORT
+    dev = ep.host.substr(0, colon);
+    hca_port = ep.host.substr(colon + 1);
+    cm_port = ep.port;
+  } else if (is_rdma_device(ep.host)) {  // DEVICE:PORT
+    hca_port = std::to_string(ep.port);
+  } else {
+    return resolve_ipv4(ep);
+  }
+  int port = 0;
+  const auto [p, ec] = std::from_chars(hca_port.data(), hca_port.data() + hca_port.size(), port);
+  if (ec != std::errc() || p != hca_port.data() + hca_port.size() || port < 1 || port > 255)
+    throw std::runtime_error("cannot listen on " + ep.to_string() + ": bad HCA port '" + hca_port +
+                             "' (want verbs:DEVICE:PORT[:CMPORT], ports from 1)");
+  sockaddr_in a{};
+  try {
+    a = device_port_ipv4(dev, port);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("cannot listen on " + ep.to_string() + ": " + e.what());
+  }
+  a.sin_port = htons(cm_port);
+  *device = dev + " port " + std::to_string(port);
+  return a;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- listener
 
 VerbsListener::VerbsListener(const Endpoint& ep) : cfg_(Config::from_env()) {
   require_rdma_device(ep);
-  sockaddr_in a = resolve_ipv4(ep);
+  std::string by_device;
+  sockaddr_in a = listen_address(ep, &by_device);
   channel_ = make_channel();
   rdma_cm_id* id = nullptr;
   if (rdma_create_id(channel_.get(), &id, nullptr, RDMA_PS_TCP) != 0)
@@ -102,7 +144,8 @@ VerbsListener::VerbsListener(const Endpoint& ep) : cfg_(Config::from_env()) {
                              errno_text("rdma_listen"));
   const std::string dev = id->verbs != nullptr ? ibv_get_device_name(id->verbs->device) : "any";
   address_ = "verbs:" + ipv4_text(a) + ":" + std::to_string(ntohs(rdma_get_src_port(id))) +
-             " (device " + dev + ", port " + std::to_string(id->port_num) + ")";
+             " (device " + dev + ", port " + std::to_string(id->port_num) +
+             (by_device.empty() ? "" : "; from " + ep.to_string()) + ")";
 }
 
 VerbsListener::~VerbsListener() = default;
@@ -118,7 +161,8 @@ std::unique_ptr<Link> VerbsListener::accept() {
       continue;
     }
     CmIdPtr id(ev->id);
-    const auto params = peer_params(ev->param.conn);
+    std::string why;
+    const auto params = peer_params(ev->param.conn, &why);
     const sockaddr* peer_sa = rdma_get_peer_addr(id.get());
     std::string peer = "verbs:?";
     if (peer_sa != nullptr && peer_sa->sa_family == AF_INET) {
@@ -127,7 +171,12 @@ std::unique_ptr<Link> VerbsListener::accept() {
     }
     rdma_ack_cm_event(ev);
     if (!params) {
-      rdma_reject(id.get(), nullptr, 0);  // not a zipper verbs client
+      // Refused before any QP resources exist; the reason travels back in
+      // the reject's private data so the client reports it.
+      std::size_t len = 0;
+      const auto rej = encode_reject(why, &len);
+      rdma_reject(id.get(), rej.data(), static_cast<std::uint8_t>(len));
+      refused_.push_back(peer + ": " + why);
       continue;
     }
     try {
@@ -138,6 +187,8 @@ std::unique_ptr<Link> VerbsListener::accept() {
         throw std::runtime_error(errno_text("rdma_migrate_id"));
       auto link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg_, peer);
       link->start(*params);
+      // Without a hello in the private data the client sends a HELLO frame.
+      if (params->hello) link->set_peer_hello(*params->hello);
       const auto pd = encode_params(link->local_params());
       rdma_conn_param cp = conn_param(pd);
       set_ack_timeout(link->cm_id(), cfg_);
@@ -152,9 +203,13 @@ std::unique_ptr<Link> VerbsListener::accept() {
 
 // ---------------------------------------------------------------- connect
 
-std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello) {
   require_rdma_device(ep);
   const Config cfg = Config::from_env();
+  if (ep.host.find(':') != std::string::npos || is_rdma_device(ep.host))
+    throw std::runtime_error("cannot connect to " + ep.to_string() +
+                             ": DEVICE:PORT names a local HCA port, which only a listener "
+                             "takes; connect to zipperd's IPv4 address (zipperd logs it)");
   sockaddr_in dst = resolve_ipv4(ep);
   sockaddr_in src = pick_source(dst, cfg.source);
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -208,7 +263,7 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
         rdma_ack_cm_event(ev2);
         rdma_cm_id* idp = id.get();
         link = std::make_unique<VerbsLink>(std::move(ch), std::move(id), cfg, ep.to_string());
-        const auto pd = encode_params(link->local_params());
+        const auto pd = encode_params(link->local_params(hello));
         rdma_conn_param cp = conn_param(pd);
         set_ack_timeout(idp, cfg);
         if (rdma_connect(idp, &cp) != 0) {
@@ -225,6 +280,14 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
               break;
             }
             if (ev3->event == RDMA_CM_EVENT_ESTABLISHED) break;
+            if (ev3->event == RDMA_CM_EVENT_REJECTED) {
+              if (auto reason = decode_reject(ev3->param.conn.private_data,
+                                              ev3->param.conn.private_data_len)) {
+                rdma_ack_cm_event(ev3);
+                throw std::runtime_error("zipperd at " + ep.to_string() +
+                                         " refused the connection: " + *reason);
+              }
+            }
             last = std::string("connect: ") + rdma_event_str(ev3->event) +
                    (ev3->event == RDMA_CM_EVENT_REJECTED
                         ? " (nobody listens there, or the peer refused)"
@@ -236,13 +299,14 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms) {
             break;
           }
           if (ev3 != nullptr) {
-            const auto params = peer_params(ev3->param.conn);
+            std::string why;
+            const auto params = peer_params(ev3->param.conn, &why);
             rdma_ack_cm_event(ev3);
             if (!params)
-              throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() +
-                                       ": the peer is not a zipper verbs "
-                                       "listener (bad private data)");
+              throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + ": " +
+                                       why);
             link->start(*params);
+            if (hello != nullptr) link->set_hello_delivered();
             return link;
           }
         }

@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../link.h"
 #include "config.h"
@@ -22,8 +24,10 @@ class VerbsListener final : public Listener {
   int poll_fd() const override;
   std::unique_ptr<Link> accept() override;
   std::string address() const override { return address_; }
+  std::vector<std::string> take_refused() override { return std::exchange(refused_, {}); }
 
  private:
+  std::vector<std::string> refused_;
   Config cfg_;
   EventChannelPtr channel_;
   CmIdPtr id_;
@@ -31,8 +35,12 @@ class VerbsListener final : public Listener {
 };
 
 /// Connects to a VerbsListener (rdma_resolve_addr from a bound source address,
-/// rdma_resolve_route, rdma_connect), retrying rejects and unreachable peers
-/// until `timeout_ms` elapses. Throws std::runtime_error with the last reason.
-std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms);
+/// rdma_resolve_route, rdma_connect), retrying plain rejects (nobody listening
+/// yet) and unreachable peers until `timeout_ms` elapses. `hello` (may be
+/// null) travels in the connect request's private data. Throws
+/// std::runtime_error with the last reason, at once when zipperd refused the
+/// connect with a reason (e.g. a malformed hello).
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms,
+                                    const ConnectHello* hello = nullptr);
 
 }  // namespace zipper::proto::verbs

@@ -2,11 +2,15 @@
 // every SEND and the RDMA CM private data of connection setup.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
+
+#include "../link.h"
 
 namespace zipper::proto::verbs {
 
@@ -52,39 +56,126 @@ inline constexpr std::uint32_t encode_imm(SendKind k, std::uint32_t credits) {
 inline constexpr SendKind imm_kind(std::uint32_t imm) { return static_cast<SendKind>(imm >> 28); }
 inline constexpr std::uint32_t imm_credits(std::uint32_t imm) { return imm & 0xFFFF; }
 
-/// RDMA CM private data both sides exchange (connect request and accept):
-/// the receive buffers each side pre-posted. Little-endian, 16 bytes (fits
-/// the 56 bytes a RoCE/IB connect request carries).
+/// RDMA CM private data both sides exchange: the receive buffers each side
+/// pre-posted and, from the client (connect request), its hello: job,
+/// group and virtual rank with the job's layout. Little-endian, 40 bytes
+/// (fits the 56 bytes a RoCE/IB connect request carries):
+///   0 magic "ZVB2" | 4 version | 8 recv_buffers | 12 buffer_size |
+///   16 flags (bit 0: hello present; bits 8-15: group, 0 low / 1 high) |
+///   20 vrank | 24 np_low | 28 np_high | 32 job_id (u64)
 struct ConnParams {
-  static constexpr std::uint32_t kMagic = 0x5A564231;  // "ZVB1"
-  std::uint32_t recv_buffers = 0;                      // count
-  std::uint32_t buffer_size = 0;                       // bytes each
+  static constexpr std::uint32_t kMagic = 0x5A564232;  // "ZVB2"
+  static constexpr std::uint32_t kVersion = 2;
+  std::uint32_t recv_buffers = 0;  // count
+  std::uint32_t buffer_size = 0;   // bytes each
+  std::optional<ConnectHello> hello;
 };
-inline constexpr std::size_t kConnParamsSize = 16;
+inline constexpr std::size_t kConnParamsSize = 40;
+
+/// Group of a virtual rank: 0 low (rank < np_low), 1 high.
+inline constexpr std::uint8_t hello_group(const ConnectHello& h) {
+  return h.vrank < h.np_low ? 0 : 1;
+}
+
+namespace detail {
+inline void put32(std::byte* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+}
+inline std::uint32_t get32(const unsigned char* b) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[i]) << (8 * i);
+  return v;
+}
+}  // namespace detail
 
 inline std::array<std::byte, kConnParamsSize> encode_params(const ConnParams& p) {
   std::array<std::byte, kConnParamsSize> out{};
-  auto put = [&](std::size_t off, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) out[off + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
-  };
-  put(0, ConnParams::kMagic);
-  put(4, 1);  // version
-  put(8, p.recv_buffers);
-  put(12, p.buffer_size);
+  detail::put32(&out[0], ConnParams::kMagic);
+  detail::put32(&out[4], ConnParams::kVersion);
+  detail::put32(&out[8], p.recv_buffers);
+  detail::put32(&out[12], p.buffer_size);
+  if (p.hello) {
+    const ConnectHello& h = *p.hello;
+    detail::put32(&out[16], 1u | (std::uint32_t{hello_group(h)} << 8));
+    detail::put32(&out[20], h.vrank);
+    detail::put32(&out[24], h.np_low);
+    detail::put32(&out[28], h.np_high);
+    detail::put32(&out[32], static_cast<std::uint32_t>(h.job_id));
+    detail::put32(&out[36], static_cast<std::uint32_t>(h.job_id >> 32));
+  }
   return out;
 }
 
-/// Nullopt when `data` is not a zipper verbs peer's private data.
-inline std::optional<ConnParams> decode_params(const void* data, std::size_t len) {
-  if (data == nullptr || len < kConnParamsSize) return std::nullopt;
+/// Decodes a peer's private data. Nullopt (and *why) when it is not a
+/// zipper verbs peer of this version, or its hello is inconsistent (no ranks,
+/// rank outside the layout, group not the rank's).
+inline std::optional<ConnParams> decode_params(const void* data, std::size_t len,
+                                               std::string* why) {
+  if (data == nullptr || len < kConnParamsSize) {
+    *why = "no zipper connection parameters in the RDMA CM private data (" + std::to_string(len) +
+           " bytes)";
+    return std::nullopt;
+  }
   const auto* b = static_cast<const unsigned char*>(data);
-  auto get = [&](std::size_t off) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[off + i]) << (8 * i);
-    return v;
-  };
-  if (get(0) != ConnParams::kMagic || get(4) != 1) return std::nullopt;
-  return ConnParams{get(8), get(12)};
+  if (detail::get32(b) != ConnParams::kMagic) {
+    *why = "the peer is not a zipper verbs endpoint (bad magic in the private data)";
+    return std::nullopt;
+  }
+  if (detail::get32(b + 4) != ConnParams::kVersion) {
+    *why = "zipper verbs protocol version " + std::to_string(detail::get32(b + 4)) +
+           ", this side speaks " + std::to_string(ConnParams::kVersion);
+    return std::nullopt;
+  }
+  ConnParams p;
+  p.recv_buffers = detail::get32(b + 8);
+  p.buffer_size = detail::get32(b + 12);
+  const std::uint32_t flags = detail::get32(b + 16);
+  if ((flags & 1u) != 0) {
+    ConnectHello h;
+    h.vrank = detail::get32(b + 20);
+    h.np_low = detail::get32(b + 24);
+    h.np_high = detail::get32(b + 28);
+    h.job_id = detail::get32(b + 32) | (std::uint64_t{detail::get32(b + 36)} << 32);
+    const std::uint64_t np = std::uint64_t{h.np_low} + h.np_high;
+    if (np == 0 || h.vrank >= np || np > 0x7FFFFFFF) {
+      *why = "hello: rank " + std::to_string(h.vrank) + " outside the layout " +
+             std::to_string(h.np_low) + "+" + std::to_string(h.np_high);
+      return std::nullopt;
+    }
+    if (((flags >> 8) & 0xFF) != hello_group(h)) {
+      *why = "hello: group " + std::to_string((flags >> 8) & 0xFF) + " is not rank " +
+             std::to_string(h.vrank) + "'s group in " + std::to_string(h.np_low) + "+" +
+             std::to_string(h.np_high);
+      return std::nullopt;
+    }
+    p.hello = h;
+  }
+  return p;
+}
+
+/// Private data of an rdma_reject() by zipperd: why the connect was refused,
+/// so the client reports it instead of retrying. "ZVBR" + UTF-8 text.
+inline constexpr std::uint32_t kRejectMagic = 0x5A564252;  // "ZVBR"
+inline constexpr std::size_t kRejectMax = 56;              // bytes a CM reject can carry (IB: 148)
+
+inline std::array<std::byte, kRejectMax> encode_reject(const std::string& why, std::size_t* len) {
+  std::array<std::byte, kRejectMax> out{};
+  detail::put32(&out[0], kRejectMagic);
+  const std::size_t n = std::min(why.size(), kRejectMax - 4);
+  std::memcpy(&out[4], why.data(), n);
+  *len = 4 + n;
+  return out;
+}
+
+/// The reason in a zipperd reject's private data, or nullopt for a plain
+/// reject (nobody listening, or a non-zipper peer).
+inline std::optional<std::string> decode_reject(const void* data, std::size_t len) {
+  if (data == nullptr || len < 4) return std::nullopt;
+  const auto* b = static_cast<const unsigned char*>(data);
+  if (detail::get32(b) != kRejectMagic) return std::nullopt;
+  std::string s(reinterpret_cast<const char*>(b + 4), len - 4);
+  s.resize(std::strlen(s.c_str()));  // drop the zero padding the CM adds
+  return s;
 }
 
 }  // namespace zipper::proto::verbs

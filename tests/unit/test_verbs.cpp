@@ -4,6 +4,8 @@
 // environment configuration, and the clear error when no RDMA device exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -309,16 +311,74 @@ TEST(VerbsWire, ImmediateDataAndPrivateDataRoundTrip) {
   const std::uint32_t imm = encode_imm(SendKind::kFin, 0x1234);
   EXPECT_EQ(imm_kind(imm), SendKind::kFin);
   EXPECT_EQ(imm_credits(imm), 0x1234u);
-  const auto pd = encode_params({32, 65536});
-  const auto back = decode_params(pd.data(), pd.size());
-  ASSERT_TRUE(back);
+  std::string why;
+  const auto pd = encode_params({32, 65536, std::nullopt});
+  const auto back = decode_params(pd.data(), pd.size(), &why);
+  ASSERT_TRUE(back) << why;
   EXPECT_EQ(back->recv_buffers, 32u);
   EXPECT_EQ(back->buffer_size, 65536u);
-  EXPECT_FALSE(decode_params(pd.data(), pd.size() - 1));
+  EXPECT_FALSE(back->hello);
+  EXPECT_FALSE(decode_params(pd.data(), pd.size() - 1, &why));
   auto bad = pd;
   bad[0] = std::byte{0};
-  EXPECT_FALSE(decode_params(bad.data(), bad.size())) << "not a zipper verbs peer";
-  EXPECT_FALSE(decode_params(nullptr, 0));
+  EXPECT_FALSE(decode_params(bad.data(), bad.size(), &why)) << "not a zipper verbs peer";
+  EXPECT_NE(why.find("not a zipper verbs endpoint"), std::string::npos) << why;
+  bad = pd;
+  bad[4] = std::byte{1};  // version 1
+  EXPECT_FALSE(decode_params(bad.data(), bad.size(), &why));
+  EXPECT_NE(why.find("version 1"), std::string::npos) << why;
+  EXPECT_FALSE(decode_params(nullptr, 0, &why));
+}
+
+TEST(VerbsWire, HelloTravelsInThePrivateData) {
+  // Largest values in every field, so every byte of the layout is exercised.
+  const ConnectHello h{0xFEDCBA9876543210ull, 0x7FFFFFFE, 0x3FFFFFFF, 0x40000000};
+  const auto pd = encode_params({16, 4096, h});
+  static_assert(kConnParamsSize <= 56, "fits a RoCE/IB connect request");
+  std::string why;
+  const auto back = decode_params(pd.data(), pd.size(), &why);
+  ASSERT_TRUE(back) << why;
+  ASSERT_TRUE(back->hello);
+  EXPECT_EQ(back->hello->job_id, h.job_id);
+  EXPECT_EQ(back->hello->vrank, h.vrank);
+  EXPECT_EQ(back->hello->np_low, h.np_low);
+  EXPECT_EQ(back->hello->np_high, h.np_high);
+  EXPECT_EQ(back->recv_buffers, 16u);
+  EXPECT_EQ(back->buffer_size, 4096u);
+  EXPECT_EQ(static_cast<unsigned>(pd[17]), 1u) << "group byte: rank 0x7FFFFFFE is high";
+
+  // A 56-byte CM payload (zero padded) decodes the same.
+  std::array<std::byte, 56> padded{};
+  std::copy(pd.begin(), pd.end(), padded.begin());
+  ASSERT_TRUE(decode_params(padded.data(), padded.size(), &why)) << why;
+
+  // Inconsistent hellos are refused with a reason.
+  const auto outside = encode_params({16, 4096, ConnectHello{7, 4, 2, 2}});
+  EXPECT_FALSE(decode_params(outside.data(), outside.size(), &why));
+  EXPECT_NE(why.find("rank 4 outside the layout 2+2"), std::string::npos) << why;
+  const auto empty = encode_params({16, 4096, ConnectHello{7, 0, 0, 0}});
+  EXPECT_FALSE(decode_params(empty.data(), empty.size(), &why));
+  auto group = encode_params({16, 4096, ConnectHello{7, 1, 2, 2}});  // rank 1 is low (group 0)
+  group[17] = std::byte{1};
+  EXPECT_FALSE(decode_params(group.data(), group.size(), &why));
+  EXPECT_NE(why.find("group 1 is not rank 1's group"), std::string::npos) << why;
+}
+
+TEST(VerbsWire, RejectReasonRoundTripsAndIsTruncatedToFit) {
+  std::size_t len = 0;
+  const auto r = encode_reject("hello: rank 9 outside the layout 2+2", &len);
+  ASSERT_LE(len, kRejectMax);
+  // The CM pads the private data with zeros up to its fixed size.
+  std::array<std::byte, kRejectMax> padded{};
+  std::copy(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(len), padded.begin());
+  EXPECT_EQ(decode_reject(padded.data(), padded.size()), "hello: rank 9 outside the layout 2+2");
+  const std::string longer(200, 'x');
+  const auto r2 = encode_reject(longer, &len);
+  EXPECT_EQ(len, kRejectMax);
+  EXPECT_EQ(decode_reject(r2.data(), len), std::string(kRejectMax - 4, 'x'));
+  EXPECT_FALSE(decode_reject(nullptr, 0));
+  const std::array<std::byte, 8> plain{};
+  EXPECT_FALSE(decode_reject(plain.data(), plain.size())) << "a plain reject has no reason";
 }
 
 struct EnvGuard {
@@ -363,6 +423,29 @@ TEST(VerbsConfig, TimeoutsAndSizesAreBounded) {
   EXPECT_THROW(Config::from_env(), std::invalid_argument);
   setenv("ZIPPER_VERBS_BUFFER_SIZE", "65536x", 1);
   EXPECT_THROW(Config::from_env(), std::invalid_argument);
+}
+
+TEST(VerbsConfig, SrqKnobs) {
+  EnvGuard g1("ZIPPER_VERBS_SRQ_THRESHOLD"), g2("ZIPPER_VERBS_SRQ_CREDITS"),
+      g3("ZIPPER_VERBS_SRQ_MAX_WR");
+  const Config d = Config::from_env();
+  EXPECT_EQ(d.srq_threshold, 32u);
+  EXPECT_EQ(d.srq_credits, 16u);
+  EXPECT_GE(d.srq_credits, kMinBuffers);
+  setenv("ZIPPER_VERBS_SRQ_THRESHOLD", "0", 1);  // every link on the SRQ
+  setenv("ZIPPER_VERBS_SRQ_CREDITS", "8", 1);
+  setenv("ZIPPER_VERBS_SRQ_MAX_WR", "1024", 1);
+  const Config c = Config::from_env();
+  EXPECT_EQ(c.srq_threshold, 0u);
+  EXPECT_EQ(c.srq_credits, 8u);
+  EXPECT_EQ(c.srq_max_wr, 1024u);
+  setenv("ZIPPER_VERBS_SRQ_CREDITS", "3", 1);  // the credit reserve rule needs 4
+  try {
+    Config::from_env();
+    FAIL() << "accepted 3 SRQ credits";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ZIPPER_VERBS_SRQ_CREDITS"), std::string::npos);
+  }
 }
 
 bool host_has_rdma_device() {

@@ -6,11 +6,15 @@
 #   B ranks (10.2.0.1, rxeB) -> verbs:10.2.0.254:7471 (rxe_zB) zipperd
 #
 #   guest-suites.sh BIN_DIR GROUP...
-#     GROUP = X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]   (e.g. verbs/tcp:
-#             side A over verbs, side B over TCP, both through one zipperd)
+#     GROUP = [VAR=VALUE@]X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]
+#             (e.g. verbs/tcp: side A over verbs, side B over TCP, both through
+#             one zipperd; VAR=VALUE@ sets one variable for zipperd and the
+#             ranks, e.g. ZIPPER_VERBS_SRQ_THRESHOLD=0@ puts every link on an SRQ)
 #     GROUP = checks   error paths: listen on an address of no RDMA device,
 #             connect where nobody listens, zipperd killed mid-run (each must
-#             fail fast and clearly, never hang)
+#             fail fast and clearly, never hang); zipperd listening on
+#             DEVICE:PORT addresses (verbs:rxe_zA:1) serves a run, and a
+#             device without that port is refused by name
 #
 # Each suite passes when the program prints "PASS SUITE" and zipper-run exits
 # 0 (the programs verify every byte). Prints one line per suite and a summary;
@@ -75,6 +79,48 @@ run_checks() {
     expect_fail zipperd_killed "rank 0\]: link to zipperd failed;rank 1\]: link to zipperd failed" 40 \
         "$bin/zipper-run" --local --no-zipperd -x 1 -y 1 --forwarder-a verbs:10.1.0.254:7473 \
         --forwarder-b verbs:10.2.0.254:7473 --grace 50 -- "$bin/mmpi_itest" many
+    expect_fail listen_no_such_port "cannot listen on verbs:rxe_zA:9: RDMA device rxe_zA has no port 9" 10 \
+        "$bin/zipperd" --listen A=verbs:rxe_zA:9
+    expect_fail listen_no_such_device "cannot listen on verbs:mlx9_9:1:7471: RDMA device .mlx9_9. not found" 10 \
+        "$bin/zipperd" --listen A=verbs:mlx9_9:1:7471
+    # A hello libmmpi would never send: refused during the RDMA CM handshake,
+    # before any QP resources, with the reason in the reject's private data.
+    "$bin/zipperd" --listen A=verbs:10.1.0.254:7476 --pid-file /tmp/zipperd-probe.pid \
+        >/tmp/zipperd-probe.log 2>&1 &
+    local ppid=$!
+    for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-probe.pid ]] && break; sleep 0.1; done
+    expect_fail hello_refused "refused the connection: hello: rank 4 outside the layout 2+2" 5 \
+        "$bin/verbs_connect_probe" verbs:10.1.0.254:7476 7 4 2 2 3000
+    kill "$ppid"
+    wait "$ppid"
+    if grep -q "refused a connection from verbs:10.1.0.1:[0-9]*: hello: rank 4 outside" /tmp/zipperd-probe.log; then
+        pass=$((pass + 1))
+        echo "PASS check hello_refused_logged: $(grep -m1 "refused a connection" /tmp/zipperd-probe.log | cut -c1-200)"
+    else
+        fail=$((fail + 1))
+        failed+=("check/hello_refused_logged")
+        echo "FAIL check hello_refused_logged; zipperd log tail:"
+        tail -n 5 /tmp/zipperd-probe.log | sed 's/^/    /'
+    fi
+    # DEVICE:PORT listeners: A on the default RDMA CM port, B on an explicit one.
+    local t0=$EPOCHREALTIME log=/tmp/devport.log rc=0
+    "$bin/zipper-run" --local -x 1 -y 1 --zipperd-listen A=verbs:rxe_zA:1 \
+        --zipperd-listen B=verbs:rxe_zB:1:7475 --forwarder-a verbs:10.1.0.254:7471 \
+        --forwarder-b verbs:10.2.0.254:7475 --zipperd-log /tmp/devport.zipperd --timeout 120 \
+        -- "$bin/mmpi_itest" pingpong >"$log" 2>&1 || rc=$?
+    local dt
+    dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+    if ((rc == 0)) && grep -q "^PASS pingpong " "$log" &&
+        grep -q "verbs:10.1.0.254:7471 (device rxe_zA, port 1; from verbs:rxe_zA:1)" /tmp/devport.zipperd &&
+        grep -q "verbs:10.2.0.254:7475 (device rxe_zB, port 1; from verbs:rxe_zB:1:7475)" /tmp/devport.zipperd; then
+        pass=$((pass + 1))
+        echo "PASS check listen_device_port (${dt} s): $(grep -m1 "from verbs:rxe_zA:1" /tmp/devport.zipperd | cut -c1-200)"
+    else
+        fail=$((fail + 1))
+        failed+=("check/listen_device_port")
+        echo "FAIL check listen_device_port (status $rc, ${dt} s); output and zipperd log tails:"
+        tail -n 8 "$log" /tmp/devport.zipperd 2>&1 | sed 's/^/    /'
+    fi
 }
 
 for group in "$@"; do
@@ -82,7 +128,13 @@ for group in "$@"; do
         run_checks
         continue
     fi
+    env_set=()
+    if [[ $group == *@* ]]; then
+        env_set=("${group%%@*}")
+        group=${group#*@}
+    fi
     IFS=: read -r layout prog suites schemes <<<"$group"
+    tagged=${env_set[0]:+ ${env_set[0]}}
     x=${layout%+*} y=${layout#*+}
     ga=$fa gb=$fb
     if [[ -n $schemes ]]; then
@@ -96,17 +148,17 @@ for group in "$@"; do
         extra=()
         # peerdeath kills a rank on purpose: B fails, A must still report PASS.
         [[ $s != peerdeath ]] || extra=(--grace 30)
-        "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" \
+        env "${env_set[@]}" "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" \
             --timeout 300 --zipperd-log "$log.zipperd" -- "$bin/$prog" "$s" >"$log" 2>&1 || rc=$?
         dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
         [[ $s != peerdeath ]] || rc=0
         if ((rc == 0)) && grep -q "^PASS $s " "$log"; then
             pass=$((pass + 1))
-            echo "PASS ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s)"
+            echo "PASS ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s)$tagged"
         else
             fail=$((fail + 1))
-            failed+=("$layout/$s")
-            echo "FAIL ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s, zipper-run status $rc); output tail:"
+            failed+=("$layout/$s$tagged")
+            echo "FAIL ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s, zipper-run status $rc)$tagged; output tail:"
             tail -n 15 "$log" | sed 's/^/    /'
             echo "    zipperd log tail:"
             tail -n 10 "$log.zipperd" 2>/dev/null | sed 's/^/    /'
