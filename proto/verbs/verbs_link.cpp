@@ -41,6 +41,22 @@ AlignedBytes alloc_aligned(std::size_t n) {
   return AlignedBytes(static_cast<std::byte*>(p));
 }
 
+/// An eventfd that stays readable, added to `epfd`: keeps a link's poll fd
+/// readable while it has work that no completion will announce.
+int add_readable_eventfd(int epfd, const char* what) {
+  const int fd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (fd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    errno = err;
+    throw_errno(what);
+  }
+  return fd;
+}
+
 }  // namespace
 
 VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::string peer)
@@ -108,14 +124,7 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
     ev.data.fd = fd;
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) throw_errno("epoll_ctl");
   }
-  if (cfg_.busy_poll) {
-    busy_fd_ = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = busy_fd_;
-    if (busy_fd_ < 0 || epoll_ctl(epfd_, EPOLL_CTL_ADD, busy_fd_, &ev) != 0)
-      throw_errno("eventfd (busy polling)");
-  }
+  if (cfg_.busy_poll) busy_fd_ = add_readable_eventfd(epfd_, "eventfd (busy polling)");
 }
 
 VerbsLink::~VerbsLink() {
@@ -137,12 +146,7 @@ void VerbsLink::set_peer_hello(const ConnectHello& h) {
   peer_hello_ = h;
   // The client waits for the answer to its hello and sends nothing before:
   // keep poll_fd() readable until the hello has been delivered.
-  hello_fd_ = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = hello_fd_;
-  if (hello_fd_ < 0 || epoll_ctl(epfd_, EPOLL_CTL_ADD, hello_fd_, &ev) != 0)
-    throw_errno("eventfd (hello)");
+  hello_fd_ = add_readable_eventfd(epfd_, "eventfd (hello)");
 }
 
 ConnParams VerbsLink::local_params(const ConnectHello* hello) const {
