@@ -53,18 +53,11 @@ DeviceContext::~DeviceContext() {
   srq_.reset();
 }
 
-std::string DeviceContext::name() const { return ibv_get_device_name(ctx_->device); }
-
 MrCache::Handle DeviceContext::cached_registration(void* addr, std::size_t len,
                                                    const std::shared_ptr<void>& owner,
                                                    std::string* why) {
   std::lock_guard lk(mu_);
   return mr_cache_->get(addr, len, owner, why);
-}
-
-MrCache::Stats DeviceContext::mr_cache_stats() const {
-  std::lock_guard lk(mu_);
-  return mr_cache_->stats();
 }
 
 std::shared_ptr<SharedRecvQueue> DeviceContext::attach(const Config& cfg, std::string* note) {
@@ -96,11 +89,6 @@ void DeviceContext::detach(const std::shared_ptr<SharedRecvQueue>& srq, std::uin
   std::lock_guard lk(mu_);
   if (links_ > 0) --links_;
   if (srq) srq->remove_credits(credits);
-}
-
-std::uint32_t DeviceContext::links() const {
-  std::lock_guard lk(mu_);
-  return links_;
 }
 
 }  // namespace zipper::proto::verbs

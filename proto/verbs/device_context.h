@@ -37,15 +37,12 @@ class DeviceContext {
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
 
-  ibv_context* context() const { return ctx_; }
   ibv_pd* pd() const { return pd_.get(); }
-  std::string name() const;
 
   /// MR-cache registration (local access) of memory kept alive by `owner`;
   /// see MrCache::get. Thread-safe.
   MrCache::Handle cached_registration(void* addr, std::size_t len,
                                       const std::shared_ptr<void>& owner, std::string* why);
-  MrCache::Stats mr_cache_stats() const;
 
   /// A link on this device is being created. Returns the SRQ it must use, or
   /// nullptr when it keeps its own receive queue: the SRQ is used once more
@@ -54,8 +51,6 @@ class DeviceContext {
   std::shared_ptr<SharedRecvQueue> attach(const Config& cfg, std::string* note);
   /// The link attached with `srq` (may be null) and `credits` is gone.
   void detach(const std::shared_ptr<SharedRecvQueue>& srq, std::uint32_t credits);
-  /// Links currently attached.
-  std::uint32_t links() const;
 
  private:
   ibv_context* ctx_;

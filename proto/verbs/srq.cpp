@@ -101,19 +101,4 @@ void SharedRecvQueue::remove_credits(std::uint32_t credits) {
   credits_ -= std::min<std::uint64_t>(credits_, credits);
 }
 
-std::size_t SharedRecvQueue::buffers() const {
-  std::lock_guard lk(mu_);
-  return allocated_;
-}
-
-std::uint64_t SharedRecvQueue::credits() const {
-  std::lock_guard lk(mu_);
-  return credits_;
-}
-
-std::size_t SharedRecvQueue::bytes_registered() const {
-  std::lock_guard lk(mu_);
-  return allocated_ * buffer_size_;
-}
-
 }  // namespace zipper::proto::verbs

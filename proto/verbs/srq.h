@@ -19,7 +19,6 @@
 #include <deque>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "raii.h"
 
@@ -49,10 +48,6 @@ class SharedRecvQueue {
   std::byte* buffer(std::uint64_t wr_id);
   /// Posts a consumed buffer again. False with *why when ibv_post_srq_recv fails.
   bool repost(std::uint64_t wr_id, std::string* why);
-
-  std::size_t buffers() const;    // allocated
-  std::uint64_t credits() const;  // granted by attached links
-  std::size_t bytes_registered() const;
 
  private:
   struct Block {

@@ -68,10 +68,11 @@ VerbsLink::VerbsLink(EventChannelPtr channel, CmIdPtr id, Config cfg, std::strin
   if (ctx == nullptr)
     throw std::runtime_error("verbs link to " + peer_ + ": the RDMA CM id has no device");
   dev_ = DeviceContext::of(ctx);
-  srq_ = dev_->attach(cfg_, &srq_note_);
+  std::string srq_note;
+  srq_ = dev_->attach(cfg_, &srq_note);
   attachment_.credits = srq_ ? cfg_.srq_credits : 0;
   // A link that should have shared the SRQ but could not keeps its own
-  // receive queue (srq_note_ says why); nothing else changes for it.
+  // receive queue; nothing else changes for it.
   comp_.reset(ibv_create_comp_channel(ctx));
   if (!comp_) throw_errno("ibv_create_comp_channel");
   set_nonblocking(comp_->fd);
@@ -166,12 +167,17 @@ void VerbsLink::drain_srq_share() {
   std::string why;
   for (const RecvWc& wc : rx_backlog_) srq_->repost(wc.buf, &why);
   rx_backlog_.clear();
+  // After the peer's FIN nothing more can arrive (RC delivers in order and
+  // FIN is its last SEND): one pass collects what is left. Otherwise a flush
+  // may still be on its way; wait for it, briefly (this runs on zipperd's
+  // receive thread, once per closed link).
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
   ibv_wc wcs[kPollBatch];
-  while (std::chrono::steady_clock::now() < until) {
+  for (;;) {
     const int n = ibv_poll_cq(recv_cq_.get(), kPollBatch, wcs);
-    if (n <= 0) {
-      if (n < 0) break;
+    if (n < 0) break;
+    if (n == 0) {
+      if (peer_fin_ || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::yield();
       continue;
     }

@@ -57,10 +57,6 @@ class VerbsLink final : public Link {
   bool hello_delivered() const override { return hello_delivered_; }
   /// Receive credits this side grants the peer (own buffers or SRQ share).
   std::uint32_t own_credits() const { return srq_ ? cfg_.srq_credits : cfg_.recv_buffers; }
-  bool uses_srq() const { return srq_ != nullptr; }
-  /// Why a link above the SRQ threshold kept its own receive queue (empty otherwise).
-  const std::string& srq_note() const { return srq_note_; }
-  const std::shared_ptr<DeviceContext>& device() const { return dev_; }
   rdma_cm_id* cm_id() const { return id_.get(); }
 
   int poll_fd() const override { return epfd_; }
@@ -193,7 +189,6 @@ class VerbsLink final : public Link {
   std::optional<Payload> rdest_;
   std::size_t rgot_ = 0;
   bool peer_fin_ = false;
-  std::string srq_note_;
   std::optional<ConnectHello> peer_hello_;  // passive side: still to deliver
   bool hello_delivered_ = false;
   bool peer_disconnected_ = false;
