@@ -15,7 +15,7 @@ struct ClientConfig {
   std::uint32_t np_low = 0;           // x
   std::uint32_t np_high = 0;          // y
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
-  std::uint64_t chunk_size = 262144;  // bytes per rendezvous chunk
+  std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
   int spin_rounds = 1000;  // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
 };

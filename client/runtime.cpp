@@ -304,9 +304,12 @@ int Runtime::isend(const void* buf, int count, MPI_Datatype type, int dest, int 
 void Runtime::stream_chunks(Request* s, std::uint64_t accepted) {
   const std::uint64_t n = std::min(accepted, s->send_bytes);
   if (n == 0) return complete(s, MPI_SUCCESS);
-  s->chunks_left = static_cast<std::uint32_t>((n + chunk_size_ - 1) / chunk_size_);
-  for (std::uint64_t off = 0; off < n; off += chunk_size_) {
-    const std::uint64_t len = std::min(chunk_size_, n - off);
+  const std::uint64_t chunk = rendezvous_chunk(n, chunk_size_);
+  s->chunks_left = static_cast<std::uint32_t>((n + chunk - 1) / chunk);
+  // Every chunk is posted at once: credit, not a round trip, paces them, so
+  // zipperd relays chunk i while chunk i+1 is on its way in.
+  for (std::uint64_t off = 0; off < n; off += chunk) {
+    const std::uint64_t len = std::min(chunk, n - off);
     OutFrame f;
     f.hdr.type = FrameType::kChunk;
     f.hdr.job_id = cfg_.job_id;

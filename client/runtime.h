@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../proto/link.h"
+#include "chunking.h"
 #include "config.h"
 #include "match_queue.h"
 #include "request.h"
@@ -127,7 +128,7 @@ class Runtime {
   // The zipperd link (null in standalone mode or after a failure).
   std::unique_ptr<proto::Link> link_;
   std::string link_error_;
-  std::uint64_t credits_ = 0;                 // bytes we may still send into zipperd
+  std::uint64_t credits_ = 0;                 // frames we may still send into zipperd
   std::deque<proto::OutFrame> credit_wait_;   // frames waiting for credit, in order
   std::deque<proto::OutFrame> control_wait_;  // CTS waiting for credit (sent first)
   std::uint64_t eager_limit_ = 0, chunk_size_ = 0;

@@ -77,30 +77,34 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     if (fatal_) return std::nullopt;
     if (!conn_->job)
       return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
+    std::optional<BufferPool::Buffer> buf;
+    if (hdr.payload_len > 0) {
+      buf = f_.pool_->acquire(hdr.payload_len);
+      if (!buf) return std::nullopt;  // park until a buffer frees up
+    }
     const std::uint64_t cost = proto::credit_cost(hdr.payload_len);
-    if (!f_.budget_.try_acquire(cost)) return std::nullopt;  // park until memory frees up
     if (!conn_->credit.charge(cost)) {
       conn_->credit.release(cost);
-      f_.budget_.release(cost);
+      if (buf) f_.pool_->release(*buf);
       f_.send_error(
           conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
-          "client exceeded its credit of " + std::to_string(conn_->credit.granted()) + " bytes");
+          "client exceeded its credit of " + std::to_string(conn_->credit.granted()) + " frames");
       fatal_ = true;
       return std::nullopt;
     }
-    auto mem =
-        std::shared_ptr<std::byte[]>(new std::byte[hdr.payload_len == 0 ? 1 : hdr.payload_len]);
-    // The owner returns memory and credit when the last reference (the
-    // destination's send queue, normally) drops the payload. It must not keep
-    // the sender alive: two connections that die with frames queued for each
-    // other would otherwise hold each other (and every payload queued on
-    // them) forever, leaking memory budget, peers' credit and sockets.
-    auto owner = std::shared_ptr<void>(
-        mem.get(), [&f = f_, w = std::weak_ptr<Connection>(conn_), mem, cost](void*) {
-          f.budget_.release(cost);
-          if (auto c = w.lock()) f.return_credit(c, cost);
-        });
-    return Payload{std::span<std::byte>(mem.get(), hdr.payload_len), std::move(owner)};
+    // The owner returns the buffer and the credit when the last reference
+    // (the destination's send queue, normally) drops the payload. It must
+    // not keep the sender alive: two connections that die with frames queued
+    // for each other would otherwise hold each other (and every buffer
+    // queued on them) forever, leaking pool buffers, peers' credit and sockets.
+    auto owner =
+        std::shared_ptr<void>(buf ? static_cast<void*>(buf->data) : nullptr,
+                              [&f = f_, w = std::weak_ptr<Connection>(conn_), buf, cost](void*) {
+                                if (buf) f.release_buffer(*buf);
+                                if (auto c = w.lock()) f.return_credit(c, cost);
+                              });
+    return Payload{std::span<std::byte>(buf ? buf->data : nullptr, hdr.payload_len),
+                   std::move(owner)};
   }
 
   void on_frame(const FrameHeader& hdr, Payload payload) override {
@@ -118,19 +122,23 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
   bool fatal_ = false;
 };
 
-Forwarder::Forwarder(Config cfg) : cfg_(std::move(cfg)), budget_(cfg_.max_memory) {
+Forwarder::Forwarder(Config cfg) : cfg_(std::move(cfg)) {
   if (cfg_.listen.empty()) throw std::invalid_argument("at least one --listen is required");
   if (cfg_.max_frame < 1024 || cfg_.max_frame > proto::kMaxPayloadLimit)
     throw std::invalid_argument("max frame must be between 1 KiB and 64 MiB");
-  if (cfg_.conn_credits < 2 * proto::credit_cost(cfg_.max_frame))
+  if (cfg_.conn_credits < 2 || cfg_.conn_credits > kMaxConnCredits)
     throw std::invalid_argument("connection credits (" + std::to_string(cfg_.conn_credits) +
-                                " bytes) must be at least twice the largest frame (" +
-                                std::to_string(proto::credit_cost(cfg_.max_frame)) + " bytes)");
-  if (cfg_.max_memory < cfg_.conn_credits)
-    throw std::invalid_argument("max memory must be at least one connection's credits");
-  budget_.set_on_release([this] {
-    if (parked_.load(std::memory_order_relaxed) > 0) wake_all_receivers();
-  });
+                                " frames) must be between 2 and " +
+                                std::to_string(kMaxConnCredits));
+  if (cfg_.pools.empty()) cfg_.pools = default_pool_classes(cfg_.max_memory, cfg_.max_frame);
+  if (auto why = validate_pool_classes(cfg_.pools, cfg_.max_memory, cfg_.max_frame); !why.empty())
+    throw std::invalid_argument(why);
+  pool_ = std::make_unique<BufferPool>(cfg_.pools);
+}
+
+void Forwarder::release_buffer(const BufferPool::Buffer& b) {
+  pool_->release(b);
+  if (parked_.load(std::memory_order_relaxed) > 0) wake_all_receivers();
 }
 
 Forwarder::~Forwarder() { stop(); }
@@ -144,9 +152,9 @@ void Forwarder::start() {
     sides_.push_back(std::move(side));
   }
   spdlog::info(
-      "flow control: {} bytes of credit per connection, {} bytes of memory in total, "
-      "frames up to {} bytes",
-      cfg_.conn_credits, cfg_.max_memory, cfg_.max_frame);
+      "flow control: {} frames of credit per connection, frames up to {} bytes; payload "
+      "pools (at most {} bytes): {}",
+      cfg_.conn_credits, cfg_.max_frame, cfg_.max_memory, pool_->describe());
   started_ = true;
   for (auto& s : sides_) {
     s->rx = std::thread([this, side = s.get()] { recv_loop(*side); });
@@ -176,8 +184,9 @@ void Forwarder::stop() {
   const Stats st = stats();
   spdlog::info(
       "stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "
-      "peak payload memory {} bytes",
-      st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory);
+      "peak pool use {} of {} bytes",
+      st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory,
+      st.pool_bytes);
 }
 
 std::vector<std::string> Forwarder::addresses() const {
@@ -187,8 +196,9 @@ std::vector<std::string> Forwarder::addresses() const {
 }
 
 Stats Forwarder::stats() const {
-  return Stats{frames_relayed_.load(), bytes_relayed_.load(), connections_.load(),
-               protocol_errors_.load(), budget_.peak()};
+  return Stats{frames_relayed_.load(),  bytes_relayed_.load(), connections_.load(),
+               protocol_errors_.load(), pool_->peak_bytes(),   pool_->total_bytes(),
+               pool_->stats()};
 }
 
 void Forwarder::wake_all_receivers() {

@@ -8,10 +8,12 @@
 // disjoint threads and never wait on each other (full duplex), and chunk i is
 // written out while chunk i+1 is still being read (cut-through).
 //
-// Memory: each connection may hold at most `conn_credits` bytes inside
-// zipperd (credit-based flow control, as in Lustre LNet), and all payloads
-// together at most `max_memory` bytes; a receiver that finds the budget
-// exhausted pauses that connection until memory is released.
+// Memory: every payload lives in a buffer of a preallocated pool (size
+// classes, as Lustre LNet's router buffers; buffer_pool.h), all pools
+// together at most `max_memory` bytes. Each connection may hold at most
+// `conn_credits` frames inside zipperd (credit-based flow control counted in
+// buffers, as LNet's peer credits); a receiver that finds the pools empty
+// pauses that connection until a buffer is released.
 #pragma once
 
 #include <atomic>
@@ -22,10 +24,14 @@
 #include <vector>
 
 #include "../proto/link.h"
+#include "buffer_pool.h"
 #include "job_registry.h"
-#include "memory_budget.h"
 
 namespace zipper::forwarder {
+
+/// Upper bound on --conn-credits (frames): the wire's credit field is 32 bits,
+/// and a larger grant would only let one client occupy more of the pools.
+inline constexpr std::uint32_t kMaxConnCredits = 1u << 16;
 
 struct Config {
   struct ListenSpec {
@@ -33,10 +39,12 @@ struct Config {
     proto::Endpoint endpoint;
   };
   std::vector<ListenSpec> listen;
-  std::uint32_t conn_credits = 8u << 20;  // bytes a client may have in flight inside zipperd
-  std::uint64_t max_memory = 256u << 20;  // bytes of payload held at once, all connections
+  std::uint32_t conn_credits = 64;        // frames (buffers) a client may have inside zipperd
+  std::uint64_t max_memory = 256u << 20;  // bytes of all payload pools together
   std::uint32_t max_frame = 1u << 20;     // largest accepted payload (bytes)
-  int hello_timeout_ms = 10000;           // a connection must say hello within this time
+  /// Payload pool classes; empty = default_pool_classes(max_memory, max_frame).
+  std::vector<PoolClassConfig> pools;
+  int hello_timeout_ms = 10000;  // a connection must say hello within this time
 };
 
 struct Stats {
@@ -44,7 +52,9 @@ struct Stats {
   std::uint64_t bytes_relayed = 0;  // payload bytes
   std::uint64_t connections = 0;    // accepted so far
   std::uint64_t protocol_errors = 0;
-  std::uint64_t peak_memory = 0;  // bytes of payload held at once
+  std::uint64_t peak_memory = 0;  // bytes of pool buffers in use at once (capacities)
+  std::uint64_t pool_bytes = 0;   // bytes mapped by the pools
+  std::vector<PoolClassStats> pools;
 };
 
 class Forwarder {
@@ -84,9 +94,11 @@ class Forwarder {
   void send_control(const std::shared_ptr<Connection>& conn, proto::OutFrame frame);
   void return_credit(const std::shared_ptr<Connection>& conn, std::uint64_t cost);
   void wake_all_receivers();
+  /// Returns a pool buffer and wakes receivers paused for lack of one.
+  void release_buffer(const BufferPool::Buffer& b);
 
   Config cfg_;
-  MemoryBudget budget_;
+  std::unique_ptr<BufferPool> pool_;
   JobRegistry registry_;
   std::vector<std::unique_ptr<Side>> sides_;
   std::atomic<bool> stopping_{false};

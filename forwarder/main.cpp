@@ -1,5 +1,4 @@
 // zipperd: the zipper forwarder daemon.
-#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -28,19 +27,22 @@ zipper::forwarder::Config::ListenSpec parse_listen(const std::string& text) {
 int main(int argc, char** argv) {
   CLI::App app{"zipperd: relays MMPI traffic between two cluster subnets"};
   std::vector<std::string> listen;
-  std::uint64_t conn_credits = 8u << 20, max_memory = 256u << 20, max_frame = 1u << 20;
-  std::string log_level = "info", pid_file;
+  std::uint64_t conn_credits = 64, max_memory = 256u << 20, max_frame = 1u << 20;
+  std::string log_level = "info", pid_file, pools;
   int hello_timeout_s = 10;
   app.add_option("--listen", listen,
                  "NAME=[tcp:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470)")
       ->required();
   app.add_option("--conn-credits", conn_credits,
-                 "bytes one connection may have in flight inside zipperd (e.g. 8MiB)")
+                 "frames (pool buffers) one connection may have inside zipperd")
+      ->check(CLI::Range(2u, zipper::forwarder::kMaxConnCredits))
+      ->capture_default_str();
+  app.add_option("--max-memory", max_memory, "bytes of all payload buffer pools together")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  app.add_option("--max-memory", max_memory, "bytes of payload held at once, all connections")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  app.add_option("--pools", pools,
+                 "payload buffer pools, SIZE:COUNT per size class, e.g. "
+                 "1KiB:2048,16KiB:960,64KiB:1480,1MiB:152 (default: split --max-memory)");
   app.add_option("--max-frame", max_frame, "largest frame payload accepted (bytes)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
@@ -54,9 +56,6 @@ int main(int argc, char** argv) {
 
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [zipperd] [%l] %v");
-  // Payload buffers are malloc'd per frame; a fixed mmap threshold returns
-  // large ones to the kernel at once, so resident memory tracks the budget.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
   zipper::forwarder::Config cfg;
   try {
@@ -64,9 +63,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }
-  if (conn_credits > 0xffffffffull) {
-    spdlog::error("--conn-credits must be below 4 GiB");
-    return 2;
+  if (!pools.empty()) {
+    std::string why;
+    auto classes = zipper::forwarder::parse_pool_classes(pools, &why);
+    if (!classes) {
+      spdlog::error("--pools: {}", why);
+      return 2;
+    }
+    cfg.pools = *classes;
   }
   cfg.conn_credits = static_cast<std::uint32_t>(conn_credits);
   cfg.max_memory = max_memory;

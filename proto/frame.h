@@ -24,7 +24,7 @@ enum class FrameType : std::uint8_t {
   kRts = 5,       // rendezvous request-to-send: msg_len = message bytes, no payload
   kCts = 6,       // rendezvous clear-to-send (receiver -> sender): msg_len = bytes accepted
   kChunk = 7,     // rendezvous data at chunk_offset, payload_len bytes
-  kCredit = 8,    // credits (bytes) returned by zipperd; no payload
+  kCredit = 8,    // credits (frames) returned by zipperd; no payload
   kError = 9,     // error report: flags = ErrorCode, payload = UTF-8 text
   kBye = 10,      // orderly close
 };
@@ -53,7 +53,7 @@ struct FrameHeader {
   std::uint32_t context_id = 0;    // communicator context
   std::uint64_t seq = 0;           // per (src,dst) pair message sequence number
   std::uint32_t payload_len = 0;   // bytes following this header
-  std::uint32_t credits = 0;       // bytes of credit returned (zipperd -> client)
+  std::uint32_t credits = 0;       // credit returned (zipperd -> client): frames
   std::uint64_t msg_len = 0;       // whole message length (bytes)
   std::uint64_t chunk_offset = 0;  // byte offset of this chunk within the message
 };
@@ -91,7 +91,7 @@ inline constexpr std::size_t kHelloFixedSize = 16;
 
 /// kHelloAck payload.
 struct HelloAckPayload {
-  std::uint32_t credits = 0;      // initial credit grant (bytes)
+  std::uint32_t credits = 0;      // initial credit grant: frames zipperd may hold
   std::uint32_t max_payload = 0;  // largest payload zipperd accepts (bytes)
 };
 inline constexpr std::size_t kHelloAckSize = 8;
@@ -101,9 +101,8 @@ bool decode_hello(std::span<const std::byte> in, HelloPayload* out);
 void encode_hello_ack(const HelloAckPayload& p, std::span<std::byte, kHelloAckSize> out);
 bool decode_hello_ack(std::span<const std::byte> in, HelloAckPayload* out);
 
-/// Bytes of credit one frame consumes at zipperd: header plus payload.
-inline constexpr std::uint64_t credit_cost(std::uint32_t payload_len) {
-  return kHeaderSize + payload_len;
-}
+/// Credit one frame consumes at zipperd: one buffer, whatever its size (as
+/// Lustre LNet's peer credits). zipperd's pools bound the bytes.
+inline constexpr std::uint64_t credit_cost(std::uint32_t /*payload_len*/) { return 1; }
 
 }  // namespace zipper::proto

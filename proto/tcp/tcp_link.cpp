@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -183,9 +184,17 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       }
       if (rgot_ < rhdr_.payload_len && rhdr_.payload_len - rgot_ >= kDirectReadMin) {
         // Large remainder: read straight into the destination (zero copy).
-        const ssize_t r = ::read(fd_, rdest_->bytes.data() + rgot_, rhdr_.payload_len - rgot_);
+        // The staging buffer is empty here; the same system call picks up
+        // the next frame's header into it, and no more, so that a following
+        // large payload is not copied through staging either.
+        rpos_ = rend_ = 0;
+        iovec iov[2] = {{rdest_->bytes.data() + rgot_, rhdr_.payload_len - rgot_},
+                        {rbuf_.data(), kHeaderSize}};
+        const ssize_t r = ::readv(fd_, iov, 2);
         if (r > 0) {
-          rgot_ += static_cast<std::size_t>(r);
+          const std::size_t take = std::min<std::size_t>(r, rhdr_.payload_len - rgot_);
+          rgot_ += take;
+          rend_ = static_cast<std::size_t>(r) - take;
         } else if (r == 0) {
           return fail("connection closed by " + peer_ + " in the middle of a frame");
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -197,6 +206,7 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       }
       if (rgot_ == rhdr_.payload_len) {
         have_header_ = false;
+        large_stream_ = rhdr_.payload_len >= kDirectReadMin;
         Payload p = std::move(*rdest_);
         rdest_.reset();
         sink.on_frame(rhdr_, std::move(p));
@@ -212,7 +222,12 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       rend_ -= rpos_;
       rpos_ = 0;
     }
-    const ssize_t r = ::read(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_);
+    // After a large payload, expect another (a rendezvous chunk stream):
+    // read just the header, so the payload goes straight to its destination.
+    // Otherwise take many small frames in one system call.
+    const std::size_t want =
+        large_stream_ && !have_header_ ? kHeaderSize - (rend_ - rpos_) : rbuf_.size() - rend_;
+    const ssize_t r = ::read(fd_, rbuf_.data() + rend_, want);
     if (r > 0) {
       rend_ += static_cast<std::size_t>(r);
     } else if (r == 0) {

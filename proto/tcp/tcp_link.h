@@ -57,7 +57,8 @@ class TcpLink final : public Link {
   bool have_header_ = false;
   FrameHeader rhdr_;
   std::optional<Payload> rdest_;
-  std::size_t rgot_ = 0;  // payload bytes received so far
+  std::size_t rgot_ = 0;       // payload bytes received so far
+  bool large_stream_ = false;  // the last payload was read directly: expect another
 
   mutable std::mutex err_mu_;
   std::string error_;

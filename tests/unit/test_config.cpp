@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "client/chunking.h"
 #include "client/config.h"
 #include "test_util.h"
 
@@ -58,7 +59,7 @@ TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.np_low, 0u);
   EXPECT_EQ(c.np_high, 0u);
   EXPECT_EQ(c.eager_limit, 16384u);
-  EXPECT_EQ(c.chunk_size, 262144u);
+  EXPECT_EQ(c.chunk_size, 131072u);
   EXPECT_EQ(c.connect_timeout_s, 60);
   EXPECT_EQ(c.spin_rounds, 1000);
 }
@@ -70,7 +71,7 @@ TEST_F(ClientConfig, EmptyValuesKeepDefaults) {
   const auto c = accepted();
   EXPECT_FALSE(c.forwarder.has_value());
   EXPECT_EQ(c.eager_limit, 16384u);
-  EXPECT_EQ(c.chunk_size, 262144u);
+  EXPECT_EQ(c.chunk_size, 131072u);
   EXPECT_EQ(c.connect_timeout_s, 60);
   EXPECT_EQ(c.spin_rounds, 1000);
 }
@@ -202,6 +203,31 @@ TEST_F(ClientConfig, BadGroup) {
   set_forwarded();
   ::unsetenv("MMPI_GROUP");
   EXPECT_NE(rejected().find("MMPI_GROUP"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+using zipper::client::kMinChunk;
+using zipper::client::rendezvous_chunk;
+
+TEST(RendezvousChunk, AboutAnEighthOfTheMessageWithinBounds) {
+  constexpr std::uint64_t kMax = 128 * 1024;
+  EXPECT_EQ(rendezvous_chunk(16 * 1024 + 1, kMax), kMinChunk);
+  EXPECT_EQ(rendezvous_chunk(128 * 1024, kMax), 16u * 1024);
+  EXPECT_EQ(rendezvous_chunk(128 * 1024 + 1, kMax), 32u * 1024);
+  EXPECT_EQ(rendezvous_chunk(512 * 1024, kMax), 64u * 1024);
+  EXPECT_EQ(rendezvous_chunk(1 << 20, kMax), kMax);
+  EXPECT_EQ(rendezvous_chunk(64u << 20, kMax), kMax);
+  // MMPI_CHUNK_SIZE below the minimum wins; chunks never exceed it.
+  EXPECT_EQ(rendezvous_chunk(1 << 20, 1024), 1024u);
+  for (std::uint64_t m = 1; m < (8u << 20); m = m * 3 + 7) {
+    const auto c = rendezvous_chunk(m, kMax);
+    EXPECT_LE(c, kMax);
+    EXPECT_TRUE(c >= kMinChunk || c == kMax);
+    EXPECT_TRUE(c * 8 >= m || c == kMax) << m;
+  }
 }
 
 }  // namespace

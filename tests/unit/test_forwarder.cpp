@@ -34,7 +34,7 @@ fwd::Config base_config() {
   if (!ep) throw std::runtime_error(why);
   c.listen = {{"A", *ep}, {"B", *ep}};
   c.max_frame = 64u << 10;
-  c.conn_credits = 256u << 10;  // four maximum frames
+  c.conn_credits = 4;  // frames
   c.max_memory = 8u << 20;
   c.hello_timeout_ms = 10000;
   return c;
@@ -229,16 +229,25 @@ TEST_F(Forwarder, ConfigValidation) {
   c.conn_credits = 0xFFFFFFFFu;
   expect_invalid(c, "max_frame above 64 MiB");
   c = base_config();
-  c.conn_credits = static_cast<std::uint32_t>(2 * proto::credit_cost(c.max_frame) - 1);
+  c.conn_credits = 1;
   expect_invalid(c, "credits below two frames");
   c = base_config();
-  c.max_memory = c.conn_credits - 1;
-  expect_invalid(c, "memory below one connection's credits");
+  c.conn_credits = fwd::kMaxConnCredits + 1;
+  expect_invalid(c, "credits above the limit");
+  c = base_config();
+  c.max_memory = c.max_frame;
+  expect_invalid(c, "memory below two of the largest frames");
+  c = base_config();
+  c.pools = {{1024, 4}, {c.max_frame, 200}};  // 12.5 MiB > 8 MiB
+  expect_invalid(c, "pools larger than the memory limit");
+  c = base_config();
+  c.pools = {{1024, 4}, {c.max_frame / 2, 4}};
+  expect_invalid(c, "no pool buffer holds the largest frame");
   // The smallest valid settings.
   c = base_config();
   c.max_frame = 1024;
-  c.conn_credits = static_cast<std::uint32_t>(2 * proto::credit_cost(1024));
-  c.max_memory = c.conn_credits;
+  c.conn_credits = 2;
+  c.max_memory = 2 * 1024;
   EXPECT_NO_THROW(fwd::Forwarder f(c));
 }
 
@@ -502,14 +511,14 @@ TEST_F(Forwarder, CreditOverrunIsReported) {
   EXPECT_GE(fwd_->stats().protocol_errors, 1u);
 }
 
-TEST_F(Forwarder, SharedMemoryBudgetParksAndResumes) {
-  // Memory for only one connection's credit, shared by two streams whose
-  // receivers stall: zipperd must park a sender for lack of memory and resume
-  // it once memory is released.
+TEST_F(Forwarder, SharedPoolParksAndResumes) {
+  // Pool buffers for only one connection's credit, shared by two streams
+  // whose receivers stall: zipperd must park a sender for lack of a buffer
+  // and resume it once a buffer is released.
   fwd::Config cfg = base_config();
   cfg.max_frame = 16u << 10;
-  cfg.conn_credits = static_cast<std::uint32_t>(2 * proto::credit_cost(cfg.max_frame));
-  cfg.max_memory = cfg.conn_credits;
+  cfg.conn_credits = 2;
+  cfg.max_memory = 2 * cfg.max_frame;  // one class of two 16 KiB buffers
   start(cfg);
   auto [a1, b1] = join_pair(1);
   auto [a2, b2] = join_pair(2);
@@ -541,7 +550,7 @@ TEST_F(Forwarder, SharedMemoryBudgetParksAndResumes) {
     pump_until(
         {a1, a2}, [&] { return a1->credits() >= cost || a2->credits() >= cost; }, milliseconds(20));
   }
-  // Both connections' frames are held inside zipperd: the budget is exhausted.
+  // Both connections' frames are held inside zipperd: the pool is exhausted.
   EXPECT_EQ(fwd_->stats().peak_memory, cfg.max_memory);
   // Phase 2: the receivers drain, memory is released, the parked sender resumes.
   const std::uint64_t total1 = sent1 + 100, total2 = sent2 + 100;
@@ -588,7 +597,7 @@ TEST_F(Forwarder, DeadRanksWithFramesQueuedForEachOtherReleaseEverything) {
   // so frames for a rank that does not read certainly stay queued in zipperd.
   fwd::Config cfg = base_config();
   cfg.max_frame = 1u << 20;
-  cfg.conn_credits = static_cast<std::uint32_t>(2 * proto::credit_cost(cfg.max_frame));
+  cfg.conn_credits = 2;
   cfg.max_memory = 64u << 20;
   start(cfg);
   FrameClient& r0 = join(kA, 1, 0, 2, 2);
