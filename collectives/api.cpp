@@ -171,7 +171,19 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     sdispls = rdispls;
     sendtype = recvtype;
   }
-  Choice ch = g_selection.choose(Collective::kAlltoallv, 0, t.x, t.y);
+  // The rules go by the largest block of any rank, but each rank knows only
+  // its own: agree on it first (one 8-byte MAX allreduce) when the size
+  // decides anything.
+  std::uint64_t largest = 0;
+  if (g_selection.depends_on_size(Collective::kAlltoallv, t.x, t.y)) {
+    int type_size = 0;
+    MPI_Type_size(sendtype, &type_size);
+    for (int i = 0; i < t.size; ++i)
+      largest = std::max<std::uint64_t>(largest, std::uint64_t(sendcounts[i]) * type_size);
+    const std::uint64_t mine = largest;
+    if (int rc = allreduce_two_tier(t, &mine, &largest, 1, MPI_UINT64_T, MPI_MAX)) return rc;
+  }
+  Choice ch = g_selection.choose(Collective::kAlltoallv, largest, t.x, t.y);
   ch.inter_senders = senders(t, ch);
   const int rc = ch.algorithm == Algorithm::kAggregated
                      ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,

@@ -54,8 +54,9 @@ std::vector<Rule> builtin_rules(Collective c) {
       // emulation, 4+4: aggregated n=1 wins up to 2 KiB, direct from 4 KiB).
       return {{0, 2048, 0, 0, {A::kAggregated, 1}}, {0, UINT64_MAX, 0, 0, {A::kDirect, 0}}};
     case Collective::kAlltoallv:
-      // Block sizes differ per rank and are not known everywhere: one rule.
-      return {{0, UINT64_MAX, 0, 0, {A::kAggregated, 1}}};
+      // As alltoall, by the largest block of any rank (MMPI_Alltoallv agrees
+      // on it first, since each rank knows only its own blocks).
+      return {{0, 2048, 0, 0, {A::kAggregated, 1}}, {0, UINT64_MAX, 0, 0, {A::kDirect, 0}}};
     case Collective::kReduce:
       return {{0, UINT64_MAX, 0, 0, {A::kLeaders, 0}}};
     case Collective::kReduceScatterBlock:
@@ -316,6 +317,24 @@ Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const 
       ch->inter_senders = file_senders_;
   }
   return *ch;
+}
+
+bool Selection::depends_on_size(Collective c, int x, int y) const {
+  const PerCollective& pc = at(c);
+  if (runtime_[static_cast<int>(c)] || pc.fixed) return false;
+  // Walk the rules as choose() does; the first rule for this layout that
+  // covers every size ends the walk. Any differing choice before it means
+  // the size matters.
+  std::optional<Algorithm> first;
+  for (const auto* rules : {&pc.rules, &pc.builtin}) {
+    for (const Rule& r : *rules) {
+      if ((r.np_low != 0 && r.np_low != x) || (r.np_high != 0 && r.np_high != y)) continue;
+      if (!first) first = r.choice.algorithm;
+      if (r.choice.algorithm != *first) return true;
+      if (r.min_bytes == 0 && r.max_bytes == UINT64_MAX) return false;
+    }
+  }
+  return false;
 }
 
 }  // namespace zipper::coll

@@ -85,6 +85,11 @@ class Selection {
   /// size; alltoall: one block (sendcount x type size); reduce_scatter_block:
   /// the whole vector; others: 0. x, y: cluster sizes.
   Choice choose(Collective c, std::uint64_t bytes, int x, int y) const;
+  /// Whether choose(c, bytes, x, y) can differ between two values of
+  /// `bytes` (some rule for this layout ends before the full size range).
+  /// alltoallv uses it to skip agreeing on the largest block when the size
+  /// decides nothing.
+  bool depends_on_size(Collective c, int x, int y) const;
 
  private:
   struct PerCollective {

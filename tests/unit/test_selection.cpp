@@ -58,9 +58,37 @@ TEST_F(CollSelection, BuiltinRulesBySize) {
   expect(s.choose(Collective::kAlltoall, 2048, 4, 4), Algorithm::kAggregated, 1);
   expect(s.choose(Collective::kAlltoall, 2049, 4, 4), Algorithm::kDirect, 0);
   expect(s.choose(Collective::kAlltoallv, 0, 1, 4), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoallv, 2048, 2, 2), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoallv, 1 << 20, 2, 2), Algorithm::kDirect, 0);
   expect(s.choose(Collective::kReduce, 0, 1, 1), Algorithm::kLeaders, 0);
   expect(s.choose(Collective::kBarrier, 0, 3, 5), Algorithm::kTwoLevel, 0);
   expect(s.choose(Collective::kReduceScatterBlock, 9, 3, 5), Algorithm::kViaAllreduce, 0);
+}
+
+TEST_F(CollSelection, DependsOnSizeOnlyWhereARuleSplitsTheSizes) {
+  Selection s;
+  std::string why;
+  ASSERT_TRUE(s.load(&why)) << why;
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAllreduce, 4, 4));
+  EXPECT_FALSE(s.depends_on_size(Collective::kReduce, 4, 4));
+  EXPECT_FALSE(s.depends_on_size(Collective::kBarrier, 4, 4));
+  // A fixed choice (MMPIX_Coll_set here) makes the size irrelevant.
+  s.set_override(Collective::kAlltoallv, Algorithm::kDirect, 0);
+  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  s.set_override(Collective::kAlltoallv, std::nullopt, 0);
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  // A tuning-file rule for all sizes of this layout ends the walk; other
+  // layouts still see the built-in split.
+  ASSERT_TRUE(s.load_tuning(R"([[alltoallv.rule]]
+np_low = 2
+np_high = 2
+algorithm = "direct"
+)",
+                            "test.toml", &why))
+      << why;
+  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 4, 4));
 }
 
 TEST_F(CollSelection, EnvironmentFixesAlgorithmAndSenders) {
