@@ -187,6 +187,11 @@ void Forwarder::stop() {
       "peak pool use {} of {} bytes",
       st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory,
       st.pool_bytes);
+  for (const auto& c : st.pools)
+    spdlog::info(
+        "pool {} ({} bytes): peak {} of {} buffers in use, {} taken ({} lent to smaller "
+        "frames), {} times empty",
+        c.name, c.buffer_bytes, c.peak, c.buffers, c.taken, c.borrowed, c.exhausted);
 }
 
 std::vector<std::string> Forwarder::addresses() const {

@@ -1,7 +1,7 @@
 /* Integration test program for libmmpi: run across two clusters by
  * zipper-run. Every received byte is checked against the pattern its sender
  * wrote. Usage: mmpi_itest TEST   (ring, pingpong, anysource, big, many, mix,
- * errors, all). Exit 0 and "PASS <test>" on rank 0 when every rank passed. */
+ * errors, pipeline, all). Exit 0 and "PASS <test>" on rank 0 when every rank passed. */
 #include <mmpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -278,6 +278,61 @@ static void test_mix(void) {
   }
 }
 
+/* Many rendezvous chunks in flight at once: every rank sends W messages to
+ * every rank of the other cluster and receives W from each, all posted
+ * together, in both directions, with sizes on and off chunk boundaries.
+ * Receives are posted in a rotated order so that the pairs interleave
+ * differently on every rank. Every byte is checked. Under small zipperd
+ * pools (ITEST_ZIPPERD_ARGS) the pools run dry and connections pause. */
+static void test_pipeline(void) {
+  enum { W = 4 };
+  const size_t sizes[W] = {16385, (128 << 10) + 3, (1 << 20) + 17, (5 << 20) + 1};
+  const char* e = getenv("MMPI_NP_LOW");
+  const int np_low = e ? atoi(e) : size / 2;
+  const int low = rank < np_low;
+  const int first = low ? np_low : 0, npeers = low ? size - np_low : np_low;
+  const int nreq = 2 * W * npeers;
+  unsigned char** in = calloc((size_t)W * npeers, sizeof *in);
+  unsigned char** out = calloc((size_t)W * npeers, sizeof *out);
+  MPI_Request* rq = calloc((size_t)nreq, sizeof *rq);
+  for (int round = 0; round < 2; ++round) {
+    int k = 0;
+    for (int j = 0; j < npeers; ++j) {
+      const int p = (j + rank) % npeers;
+      for (int w = 0; w < W; ++w) {
+        const int i = p * W + (w + round) % W;
+        const size_t n = sizes[i % W];
+        in[i] = xmalloc(n);
+        memset(in[i], 0, n);
+        CHECK_MPI(
+            MMPI_Irecv(in[i], (int)n, MPI_BYTE, first + p, 100 + i % W, MMPI_COMM_WORLD, &rq[k++]));
+      }
+    }
+    for (int p = 0; p < npeers; ++p)
+      for (int w = 0; w < W; ++w) {
+        const int i = p * W + w;
+        const size_t n = sizes[w];
+        out[i] = xmalloc(n);
+        fill(out[i], n, (uint64_t)rank * 7919 + (uint64_t)(first + p) * 104729 + w + 11u * round);
+        CHECK_MPI(
+            MMPI_Isend(out[i], (int)n, MPI_BYTE, first + p, 100 + w, MMPI_COMM_WORLD, &rq[k++]));
+      }
+    CHECK_MPI(MMPI_Waitall(nreq, rq, MPI_STATUSES_IGNORE));
+    for (int p = 0; p < npeers; ++p)
+      for (int w = 0; w < W; ++w) {
+        const int i = p * W + w;
+        verify(in[i], sizes[w],
+               (uint64_t)(first + p) * 7919 + (uint64_t)rank * 104729 + w + 11u * round,
+               "pipelined message");
+        free(in[i]);
+        free(out[i]);
+      }
+  }
+  free(in);
+  free(out);
+  free(rq);
+}
+
 /* Error semantics: truncation, MPI_PROC_NULL, bad rank, null requests. */
 static void test_errors(void) {
   int x = 5;
@@ -353,7 +408,7 @@ int main(int argc, char** argv) {
   } tests[] = {
       {"ring", test_ring},     {"pingpong", test_pingpong},   {"anysource", test_anysource},
       {"big", test_big},       {"many", test_many},           {"mix", test_mix},
-      {"errors", test_errors}, {"peerdeath", test_peerdeath},
+      {"errors", test_errors}, {"peerdeath", test_peerdeath}, {"pipeline", test_pipeline},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {

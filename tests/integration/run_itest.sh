@@ -18,6 +18,8 @@ else
     # A port of our own, so that it never meets an emulation's zipperd.
     args+=(--local --port 7479)
 fi
+# Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
+for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
 # peerdeath kills a rank on purpose: cluster B fails, A must still report PASS.
 [[ $test != peerdeath ]] || args+=(--grace 30)
 log=$(mktemp)
