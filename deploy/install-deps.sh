@@ -7,7 +7,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  iproute2 util-linux procps
+  iproute2 util-linux procps python3 python3-matplotlib
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 missing=()
