@@ -7,31 +7,65 @@
 #include "typed_buffer.h"
 
 namespace zipper::coll {
+namespace {
+
+// Steps 2-4 for group j: gather at the leader, exchange with the far leader,
+// hand back. `recvbuf` holds this rank's reduced piece at its displacement.
+int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf, MPI_Datatype type,
+                     MPI_Op op) {
+  const int me = t.local_rank, j = g.group_of(me);
+  const int lead = g.leader(j, t.local_size), end = g.leader(j + 1, t.local_size);
+  if (me != lead) {
+    Pending p(t);
+    void* piece = elem(recvbuf, g.displs[me], type);
+    p.isend(piece, g.counts[me], type, t.offset + lead, kTagAllreduce);
+    p.irecv(piece, g.counts[me], type, t.offset + lead, kTagAllreduce);
+    return p.wait();
+  }
+  {
+    Pending p(t);
+    for (int m = lead + 1; m < end; ++m)
+      p.irecv(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.offset + m, kTagAllreduce);
+    if (int rc = p.wait()) return rc;
+  }
+  void* seg = elem(recvbuf, g.seg_displs[j], type);
+  const int n = g.seg_counts[j];
+  if (n > 0) {
+    TypedBuffer far(n, type);
+    Pending p(t);
+    const int far_lead = t.remote_offset + g.leader(j, t.remote_size);
+    p.irecv(far.data(), n, type, far_lead, kTagAllreduce);
+    p.isend(seg, n, type, far_lead, kTagAllreduce);
+    if (int rc = p.wait()) return rc;
+    if (int rc = combine(t.high(), seg, far.data(), n, type, op)) return rc;
+  }
+  Pending p(t);
+  for (int m = lead + 1; m < end; ++m)
+    p.isend(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.offset + m, kTagAllreduce);
+  return p.wait();
+}
+
+}  // namespace
 
 int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf, int count,
                            MPI_Datatype type, MPI_Op op, int n) {
-  const Segments seg(count, t.clamp_senders(n), t.local_size);
+  const GroupedSegments g(count, t.clamp_senders(n), t.local_size);
   const int me = t.local_rank;
-  void* mine = elem(recvbuf, seg.displs[me], type);
   // Where MPI_Reduce_scatter puts an in-place result is easy to get wrong;
-  // reducing from a copy keeps every segment at its own displacement.
+  // reducing from a copy keeps every piece at its own displacement.
   TypedBuffer copy;
   if (sendbuf == MPI_IN_PLACE) {
     copy = TypedBuffer(count, type);
     if (int rc = copy_typed(recvbuf, copy.data(), count, type)) return rc;
     sendbuf = copy.data();
   }
-  if (int rc = MPI_Reduce_scatter(sendbuf, mine, seg.counts.data(), type, op, t.local)) return rc;
-  if (seg.counts[me] > 0 && !t.standalone()) {
-    TypedBuffer far(seg.counts[me], type);
-    Pending p(t);
-    p.irecv(far.data(), seg.counts[me], type, t.remote_offset + me, kTagAllreduce);
-    p.isend(mine, seg.counts[me], type, t.remote_offset + me, kTagAllreduce);
-    if (int rc = p.wait()) return rc;
-    if (int rc = combine(t.high(), mine, far.data(), seg.counts[me], type, op)) return rc;
-  }
-  return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, seg.counts.data(),
-                        seg.displs.data(), type, t.local);
+  if (int rc = MPI_Reduce_scatter(sendbuf, elem(recvbuf, g.displs[me], type), g.counts.data(), type,
+                                  op, t.local))
+    return rc;
+  if (!t.standalone())
+    if (int rc = exchange_segment(t, g, recvbuf, type, op)) return rc;
+  return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, g.counts.data(),
+                        g.displs.data(), type, t.local);
 }
 
 }  // namespace zipper::coll

@@ -2,12 +2,20 @@
 #include "topology.h"
 namespace zipper::coll {
 /// Allreduce of `count` elements with n concurrent inter-cluster senders
-/// (1 <= n <= min(x, y)): each cluster reduce-scatters natively into n
-/// segments held by local ranks 0..n-1; local rank j exchanges its segment
-/// with the far cluster's local rank j through zipperd (counter_reduce) and
-/// both combine low (op) high; each cluster allgathers natively. Every rank
-/// ends with identical bits. `sendbuf` may be MPI_IN_PLACE.
-/// Algorithm: modified Rabenseifner allreduce, Matsuda et al. §2.4.
+/// (1 <= n <= min(x, y)). The vector is cut into n segments S_j, each owned
+/// by a group of consecutive local ranks (segments.h GroupedSegments):
+///   1. each cluster reduce-scatters natively, every local rank getting one
+///      piece (balanced: about M/p each);
+///   2. the pieces of S_j gather at group j's leader (native);
+///   3. leader j exchanges S_j with the far cluster's leader j through
+///      zipperd, both combine low (op) high;
+///   4. the leader hands the combined pieces back (native) and each cluster
+///      allgathers them natively.
+/// With n = local size, steps 2 and 4 vanish. Every rank ends with identical
+/// bits. `sendbuf` may be MPI_IN_PLACE. Returns an MPI error code.
+/// Algorithm: modified Rabenseifner allreduce, Matsuda et al. §2.4; the
+/// balanced reduce-scatter and allgather (instead of n owners and p - n
+/// empty pieces) keep Open MPI's native steps bandwidth-optimal.
 int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf, int count,
                            MPI_Datatype type, MPI_Op op, int n);
 }  // namespace zipper::coll
