@@ -22,6 +22,10 @@ namespace zipper::proto::tcp {
 namespace {
 
 constexpr std::size_t kStagingSize = 256 * 1024;  // bytes; one read() picks up many small frames
+// Staging starts small and grows to kStagingSize only when a read fills it:
+// idle and pre-hello connections (thousands, on a shared zipperd) then cost
+// 4 KiB each instead of 256 KiB.
+constexpr std::size_t kInitialStagingSize = 4096;
 constexpr std::size_t kDirectReadMin =
     16 * 1024;  // bytes; larger payload remainders bypass staging
 constexpr int kMaxIov = 64;
@@ -48,7 +52,7 @@ std::string sockaddr_text(const sockaddr_in& a) {
 
 }  // namespace
 
-TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)), rbuf_(kStagingSize) {
+TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {
   set_nonblocking_nodelay(fd_);
 }
 
@@ -212,8 +216,11 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       rend_ -= rpos_;
       rpos_ = 0;
     }
+    if (rbuf_.empty()) rbuf_.resize(kInitialStagingSize);
     const ssize_t r = ::read(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_);
     if (r > 0) {
+      if (rend_ + static_cast<std::size_t>(r) == rbuf_.size() && rbuf_.size() < kStagingSize)
+        rbuf_.resize(kStagingSize);  // a full read: traffic, not an idle link
       rend_ += static_cast<std::size_t>(r);
     } else if (r == 0) {
       if (have_header_ || rend_ != rpos_)
@@ -272,7 +279,11 @@ std::unique_ptr<Link> TcpListener::accept() {
   sockaddr_in a{};
   socklen_t len = sizeof a;
   const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC);
-  if (fd < 0) return nullptr;  // EAGAIN or a transient error: nothing to accept
+  if (fd < 0) {
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+      accept_error_ = errno;
+    return nullptr;  // EAGAIN or a transient error: nothing to accept
+  }
   return std::make_unique<TcpLink>(fd, sockaddr_text(a));
 }
 
