@@ -42,8 +42,13 @@ struct Connection {
   std::chrono::steady_clock::time_point frame_started;
 
   std::atomic<bool> closed{false};
+  std::atomic<bool> doomed{false};  // about to be closed (timeout sweep): tell it nothing
   std::atomic<bool> credit_frame_queued{false};
   bool parked = false;  // receive paused for lack of memory (receive thread only)
+  // Bytes of the frame it waits for when parked by its job's fair share
+  // (0: parked by the global budget); receive thread only.
+  std::uint64_t share_wait = 0;
+  int park_kind = 0;  // 0 not parked, 1 by the budget, 2 by the job's share (Forwarder::set_parked)
 
   std::string name() const {
     return job ? "rank " + std::to_string(vrank) + " (" + link->peer() + ")" : link->peer();

@@ -114,7 +114,9 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     auto& held = conn_->job->memory_held;
     // The job's fair share first: a job over it parks (only its own frames
     // leaving zipperd let it go on), however much of the budget is free.
+    conn_->share_wait = 0;
     if (!f_.share_.try_acquire(held, cost)) {
+      conn_->share_wait = cost;
       f_.warn_limited("share", "job {} holds its fair share of memory ({} bytes); pausing {}",
                       conn_->job->log_name(), f_.share_.share(), conn_->name());
       return std::nullopt;
@@ -144,6 +146,7 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
         mem.get(), [&f = f_, w = std::weak_ptr<Connection>(conn_), job = conn_->job, mem,
                     cost](void*) {
           f.share_.release(job->memory_held, cost);
+          if (job->share_parked.load(std::memory_order_relaxed) > 0) f.wake_all_receivers();
           f.budget_.release(cost);
           if (auto c = w.lock()) f.return_credit(c, cost);
         });
@@ -308,8 +311,14 @@ void Forwarder::recv_loop(Side& side) {
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
+          // A job at its fair share stays parked until its own frames
+          // leave; waking it for every other job's release would cost a
+          // pass over all its connections per frame.
+          const std::uint64_t share = share_.share();
           for (auto& [cid, c] : side.conns)
-            if (c->parked) parked.push_back(c);
+            if (c->parked &&
+                !(c->share_wait > 0 && c->job->memory_held.load() + c->share_wait > share))
+              parked.push_back(c);
         }
         for (auto& c : parked) progress_conn(side, c);
       } else if (auto conn = side.find(id)) {
@@ -334,9 +343,11 @@ void Forwarder::sweep(Side& side) {
   using std::chrono::milliseconds;
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::pair<std::shared_ptr<Connection>, const char*>> expired;
+  std::vector<std::shared_ptr<Connection>> parked;
   {
     std::lock_guard lk(side.mu);
     for (auto& [cid, c] : side.conns) {
+      if (c->parked) parked.push_back(c);  // shares change as jobs come and go
       if (!c->job) {
         if (now - c->accepted > milliseconds(cfg_.hello_timeout_ms))
           expired.emplace_back(c, "no hello and authentication within the hello timeout");
@@ -347,6 +358,10 @@ void Forwarder::sweep(Side& side) {
       }
     }
   }
+  for (auto& c : parked) progress_conn(side, c);
+  // Marked first: ranks of one job that time out together are not told
+  // about each other (n^2 error frames on this thread).
+  for (auto& [c, why] : expired) c->doomed = true;
   for (auto& [c, why] : expired) {
     ++timeouts_;
     send_error(c, c->job ? ErrorCode::kBadHello : ErrorCode::kUnknownJob, c->vrank, 0, why);
@@ -428,6 +443,21 @@ void Forwarder::accept_all(Side& side) {
   if (const int err = side.listener->take_accept_error()) pause_accepting(side, err);
 }
 
+// Parked connections are counted by what they wait for: the global budget
+// (parked_: any release wakes the receivers) or their job's share
+// (Job::share_parked: only that job's releases do), so that a job parked at
+// its share does not cost a wake-up per frame of every other job.
+void Forwarder::set_parked(Connection& c, bool on) {
+  const int kind = !on ? 0 : c.share_wait > 0 ? 2 : 1;
+  if (kind == c.park_kind) return;
+  if (c.park_kind == 1) --parked_;
+  if (c.park_kind == 2) --c.job->share_parked;
+  if (kind == 1) ++parked_;
+  if (kind == 2) ++c.job->share_parked;
+  c.park_kind = kind;
+  c.parked = kind != 0;
+}
+
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
   (void)side;
   if (conn->closed) return;
@@ -437,13 +467,10 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     // Out of memory. Count the connection as parked before trying once more:
     // memory released between the failed reservation and now woke nobody (no
     // receiver was parked yet), and its socket may never signal again.
-    conn->parked = true;
-    ++parked_;
+    set_parked(*conn, true);
     st = conn->link->progress_recv(sink, 0);
   }
-  const bool was_parked = conn->parked;
-  conn->parked = st == LinkStatus::kPaused && !sink.fatal();
-  if (conn->parked != was_parked) parked_ += conn->parked ? 1 : -1;
+  set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
     ++protocol_errors_;
     close_conn(conn, "protocol violation");
@@ -465,10 +492,7 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   const int fd = conn->link->poll_fd();
   epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, fd, nullptr);
   epoll_ctl(side.epoll_tx, EPOLL_CTL_DEL, fd, nullptr);
-  if (conn->parked) {
-    conn->parked = false;
-    --parked_;
-  }
+  set_parked(*conn, false);
   // Give queued frames (e.g. an error report) a last chance, then close.
   conn->link->progress_send();
   conn->link->shutdown();
@@ -488,8 +512,9 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
     share_.set_jobs(registry_.job_count());
     if (!orderly) {
       for (auto& other : conn->job->members())
-        send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
-                   "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
+        if (!other->doomed)
+          send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
+                     "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
     }
   } else {
     warn_limited("unadmitted", "connection from {} ended before admission: {}",

@@ -112,6 +112,7 @@ class Forwarder {
   void refuse(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
               const std::string& why);
   void sweep(Side& side);
+  void set_parked(Connection& c, bool on);
   void pause_accepting(Side& side, int err);
   /// Logs a warning unless too many of its kind came lately (WarnLimiter).
   template <typename... Args>
@@ -133,7 +134,7 @@ class Forwarder {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> next_conn_id_{1};
-  std::atomic<int> parked_{0};
+  std::atomic<int> parked_{0};  // connections parked by the global budget
   std::atomic<std::uint64_t> frames_relayed_{0}, bytes_relayed_{0}, connections_{0},
       protocol_errors_{0}, auth_failures_{0}, refused_admissions_{0}, timeouts_{0},
       accept_pauses_{0};

@@ -64,6 +64,8 @@ class Job {
 
   /// Payload bytes this job's frames hold inside zipperd (JobMemoryShare).
   std::atomic<std::uint64_t> memory_held{0};
+  /// Connections of this job parked because the job is at its share.
+  std::atomic<int> share_parked{0};
 
  private:
   friend class JobRegistry;
