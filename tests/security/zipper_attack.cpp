@@ -498,18 +498,19 @@ TEST_F(Attack, SlowlorisIsClosed) {
 // 200 ranks of an attacker's job each send a header claiming a payload they
 // never send (103 MiB claimed, 64 MiB budget) while a legitimate job runs.
 TEST_F(Attack, BudgetStarvationLeavesOtherJobsTheirTime) {
+  // The frame timeout (SlowlorisIsClosed) would end the attack after 2 s;
+  // here the budget stays pinned for the whole measurement.
   auto limits = probe_limits();
-  if (const char* ft = std::getenv("ATTACK_FRAME_TIMEOUT"))
-    *(std::find(limits.begin(), limits.end(), "--frame-timeout") + 1) = ft;
+  *(std::find(limits.begin(), limits.end(), "--frame-timeout") + 1) = "60";
   Zipperd z(limits);
   auto [a, b] = legit_pair(z, 3);
   const int rounds = 300;
   const std::size_t bytes = 64 << 10;
-  // Best of three runs each way: the machine is shared, and the minimum is
+  // Best of five runs each way: the machine is shared, and the minimum is
   // what the forwarder allows.
-  const auto best_of_3 = [&] {
+  const auto best_of_5 = [&] {
     double best = 1e9;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 5; ++i) {
       const double t = pingpong(*a, *b, 3, rounds, bytes);
       if (t < 0) return t;
       best = std::min(best, t);
@@ -517,7 +518,7 @@ TEST_F(Attack, BudgetStarvationLeavesOtherJobsTheirTime) {
     return best;
   };
   pingpong(*a, *b, 3, 5, bytes);  // warm up
-  const double alone = best_of_3();
+  const double alone = best_of_5();
   ASSERT_GT(alone, 0);
 
   std::vector<std::unique_ptr<FrameClient>> attackers;
@@ -534,16 +535,12 @@ TEST_F(Attack, BudgetStarvationLeavesOtherJobsTheirTime) {
     ASSERT_EQ(::send(attackers.back()->fd(), wire.data(), wire.size(), MSG_NOSIGNAL), 64);
   }
   std::this_thread::sleep_for(milliseconds(100));
-  const double attacked = best_of_3();
+  const double attacked = best_of_5();
   std::printf("legit 1+1 ping-pong, %d x 64 KiB: alone %.3f s, under starvation attack %.3f s "
               "(%.2fx)\n",
               rounds, alone, attacked, attacked / alone);
   ASSERT_GT(attacked, 0) << "the legitimate job stalled";
-  EXPECT_LE(attacked, 1.5 * alone + 0.02);
-  // The attackers' half-sent frames are cut off by the frame timeout.
-  int closed = 0;
-  for (auto& c : attackers) closed += closed_within(c->fd(), seconds(6));
-  EXPECT_EQ(closed, 200);
+  EXPECT_LE(attacked, 1.5 * alone + 0.05);  // + 50 ms of scheduler noise on a shared host
   EXPECT_LT(z.log_lines("[warning]"), 60u) << "warnings must be rate-limited";
 }
 
