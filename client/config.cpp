@@ -41,9 +41,28 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
   if (fwd == nullptr || *fwd == '\0') return c;  // standalone: one cluster only
   c.forwarder = fwd;
   std::uint64_t x = 0, y = 0;
-  if (!parse_u64("MMPI_JOB_ID", &c.job_id, why) || !parse_u64("MMPI_NP_LOW", &x, why) ||
-      !parse_u64("MMPI_NP_HIGH", &y, why))
+  if (!parse_u64("MMPI_NP_LOW", &x, why) || !parse_u64("MMPI_NP_HIGH", &y, why))
     return std::nullopt;
+  const char* secret = std::getenv("MMPI_JOB_SECRET");
+  const char* secret_file = std::getenv("MMPI_JOB_SECRET_FILE");
+  if (secret != nullptr && *secret != '\0') {
+    c.job_secret = proto::auth::parse_secret(secret, why);
+    if (!c.job_secret) {
+      *why = "MMPI_JOB_SECRET: " + *why;
+      return std::nullopt;
+    }
+    ::unsetenv("MMPI_JOB_SECRET");
+  } else if (secret_file != nullptr && *secret_file != '\0') {
+    c.job_secret = proto::auth::read_secret_file(secret_file, why);
+    if (!c.job_secret) return std::nullopt;
+  } else {
+    *why =
+        "MMPI_JOB_SECRET or MMPI_JOB_SECRET_FILE must give the job secret (zipper-run creates "
+        "one per run)";
+    return std::nullopt;
+  }
+  c.job_id = proto::auth::job_id_from_secret(*c.job_secret);
+  if (!parse_u64("MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
   if (x == 0 || y == 0 || x + y > (1u << 24)) {
     *why = "MMPI_NP_LOW and MMPI_NP_HIGH must both be set to positive rank counts";
     return std::nullopt;

@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include "../proto/munge.h"
+
 #include <poll.h>
 #include <sched.h>
 
@@ -162,6 +164,38 @@ int Runtime::connect_forwarder(const ClientConfig& cfg) {
   }
   if (!link_) return MPI_ERR_OTHER;  // link_error_ says why
   return MPI_SUCCESS;
+}
+
+// zipperd's CHALLENGE after our HELLO: prove the job secret for this
+// connection's nonce (proto/auth.h); the secret itself goes sealed to
+// zipperd's key, which only zipperd can open.
+void Runtime::answer_challenge(const FrameHeader& h, const Payload& payload) {
+  namespace auth = proto::auth;
+  auth::ChallengePayload ch;
+  if (hello_acked_ || !cfg_.job_secret || !auth::decode_challenge(payload.bytes, &ch))
+    return fail_soon("unexpected or malformed CHALLENGE from zipperd");
+  const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
+                                cfg_.np_high};
+  auth::AuthPayload a;
+  a.fingerprint = auth::fingerprint(*cfg_.job_secret);
+  a.tag = auth::make_tag(auth::auth_key(*cfg_.job_secret), ch, a.fingerprint, who);
+  a.sealed_secret = auth::seal(*cfg_.job_secret, ch.server_key);
+  if (h.flags & auth::kWantMunge) {
+    std::string why;
+    auto cred = auth::munge_credential(ch.nonce, &why);
+    if (!cred) return fail_soon(why);
+    a.munge_cred = std::move(*cred);
+  }
+  const auto bytes = auth::encode_auth(a);
+  OutFrame f;
+  f.hdr.type = FrameType::kAuth;
+  f.hdr.job_id = cfg_.job_id;
+  f.hdr.src = who.vrank;
+  f.payload = Payload::allocate(bytes.size());
+  std::memcpy(f.payload.bytes.data(), bytes.data(), bytes.size());
+  link_->post(std::move(f));  // before the credit grant, like HELLO
+  if (link_->progress_send() == proto::LinkStatus::kError)
+    fail_soon("cannot send AUTH to zipperd: " + link_->error());
 }
 
 int Runtime::finalize() {
@@ -520,6 +554,8 @@ void Runtime::on_frame(const FrameHeader& h, Payload payload) {
       hello_acked_ = true;
       break;
     }
+    case FrameType::kChallenge:
+      return answer_challenge(h, payload);
     case FrameType::kJobReady:
       job_ready_ = true;
       break;

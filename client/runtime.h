@@ -109,6 +109,7 @@ class Runtime {
   void stream_chunks(Request* s, std::uint64_t accepted);
   void complete(Request* r, int error);
   Request* match_header(const proto::FrameHeader& h);
+  void answer_challenge(const proto::FrameHeader& h, const proto::Payload& payload);
   void fail_soon(std::string why);
   void on_frame(const proto::FrameHeader& h, proto::Payload payload);
   void on_error_frame(const proto::FrameHeader& h, const proto::Payload& payload);

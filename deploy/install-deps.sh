@@ -7,6 +7,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libsodium-dev libmunge-dev munge clang libclang-rt-14-dev
   iproute2 util-linux procps python3 python3-matplotlib
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "../proto/auth.h"
 #include "../proto/link.h"
 #include "credit_account.h"
 
@@ -25,14 +26,29 @@ struct Connection {
   CreditAccount credit;
   const std::chrono::steady_clock::time_point accepted = std::chrono::steady_clock::now();
 
-  // Set once by the side's receive thread when the hello is accepted.
+  // Set once, by JobRegistry::join under the job's lock, before the
+  // connection is published in the job's rank table.
   std::shared_ptr<Job> job;
   std::uint32_t vrank = 0;
   bool said_bye = false;
 
+  // Admission state (receive thread only): the HELLO, then the CHALLENGE
+  // zipperd sent; the AUTH frame must answer exactly this challenge.
+  bool hello_seen = false;
+  proto::ConnectHello hello;
+  proto::auth::ChallengePayload challenge;
+  // A frame whose payload is still arriving, since when (receive thread only).
+  bool mid_frame = false;
+  std::chrono::steady_clock::time_point frame_started;
+
   std::atomic<bool> closed{false};
+  std::atomic<bool> doomed{false};  // about to be closed (timeout sweep): tell it nothing
   std::atomic<bool> credit_frame_queued{false};
   bool parked = false;  // receive paused for lack of memory (receive thread only)
+  // Bytes of the frame it waits for when parked by its job's fair share
+  // (0: parked by the global budget); receive thread only.
+  std::uint64_t share_wait = 0;
+  int park_kind = 0;  // 0 not parked, 1 by the budget, 2 by the job's share (Forwarder::set_parked)
 
   std::string name() const {
     return job ? "rank " + std::to_string(vrank) + " (" + link->peer() + ")" : link->peer();

@@ -1,15 +1,20 @@
 #include "forwarder.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "../proto/munge.h"
 
 namespace zipper::forwarder {
 
@@ -23,7 +28,8 @@ using proto::Payload;
 namespace {
 constexpr std::uint64_t kListenerId = 0;
 constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
-constexpr std::uint32_t kPreHelloMaxPayload = 4096;  // bytes; hello plus a generous auth proof
+constexpr std::uint32_t kPreHelloMaxPayload =
+    4096;  // bytes; hello, or AUTH with a MUNGE credential
 
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   epoll_event ev{};
@@ -36,7 +42,31 @@ void wake(int efd) {
   const std::uint64_t one = 1;
   [[maybe_unused]] auto r = ::write(efd, &one, sizeof one);
 }
+
+// Dead peers (a powered-off node, a cut cable) are found by the kernel even
+// on a link that carries nothing. Fails harmlessly (ENOTSOCK) on links whose
+// poll fd is not a socket (verbs).
+void set_keepalive(int fd, int idle_s) {
+  if (idle_s <= 0) return;
+  int one = 1, idle = idle_s, intvl = std::max(1, idle_s / 6), count = 3;
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) != 0) return;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
 }  // namespace
+
+template <typename... Args>
+void Forwarder::warn_limited(const std::string& kind, fmt::format_string<Args...> f,
+                             Args&&... args) {
+  std::uint64_t suppressed = 0;
+  if (!warn_limiter_.allow(kind, &suppressed)) return;
+  if (suppressed > 0)
+    spdlog::warn("({} similar warnings suppressed) {}", suppressed,
+                 fmt::format(f, std::forward<Args>(args)...));
+  else
+    spdlog::warn(f, std::forward<Args>(args)...);
+}
 
 struct Forwarder::Side {
   Side(std::string n, int i) : name(std::move(n)), index(i) {
@@ -64,6 +94,10 @@ struct Forwarder::Side {
   std::unique_ptr<proto::Listener> listener;
   int epoll_rx = -1, epoll_tx = -1, wake_rx = -1, wake_tx = -1;
   std::thread rx, tx;
+  // Accepting is paused (listener out of epoll) until this time, after
+  // EMFILE/ENFILE: the pending connection would wake us at once again.
+  bool accept_paused = false;
+  std::chrono::steady_clock::time_point accept_resume;
   std::mutex mu;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
 };
@@ -77,14 +111,29 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     if (fatal_) return std::nullopt;
     if (!conn_->job)
       return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
+    // The job's fair share first: a job over it parks (only its own frames
+    // leaving zipperd let it go on), however many buffers are free.
+    auto& held = conn_->job->memory_held;
+    const std::uint64_t bytes = hdr.payload_len;
+    conn_->share_wait = 0;
+    if (bytes > 0 && !f_.share_.try_acquire(held, bytes)) {
+      conn_->share_wait = bytes;
+      f_.warn_limited("share", "job {} holds its fair share of memory ({} bytes); pausing {}",
+                      conn_->job->log_name(), f_.share_.share(), conn_->name());
+      return std::nullopt;
+    }
     std::optional<BufferPool::Buffer> buf;
-    if (hdr.payload_len > 0) {
+    if (bytes > 0) {
       buf = f_.pool_->acquire(hdr.payload_len);
-      if (!buf) return std::nullopt;  // park until a buffer frees up
+      if (!buf) {  // park until a buffer frees up
+        f_.share_.release(held, bytes);
+        return std::nullopt;
+      }
     }
     const std::uint64_t cost = proto::credit_cost(hdr.payload_len);
     if (!conn_->credit.charge(cost)) {
       conn_->credit.release(cost);
+      f_.share_.release(held, bytes);
       if (buf) f_.pool_->release(*buf);
       f_.send_error(
           conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
@@ -92,23 +141,31 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
       fatal_ = true;
       return std::nullopt;
     }
-    // The owner returns the buffer and the credit when the last reference
-    // (the destination's send queue, normally) drops the payload. It must
-    // not keep the sender alive: two connections that die with frames queued
-    // for each other would otherwise hold each other (and every buffer
-    // queued on them) forever, leaking pool buffers, peers' credit and sockets.
-    auto owner =
-        std::shared_ptr<void>(buf ? static_cast<void*>(buf->data) : nullptr,
-                              [&f = f_, w = std::weak_ptr<Connection>(conn_), buf, cost](void*) {
-                                if (buf) f.release_buffer(*buf);
-                                if (auto c = w.lock()) f.return_credit(c, cost);
-                              });
+    // The owner returns the buffer, the job's share and the credit when the
+    // last reference (the destination's send queue, normally) drops the
+    // payload. It must not keep the sender alive: two connections that die
+    // with frames queued for each other would otherwise hold each other (and
+    // every buffer queued on them) forever, leaking pool buffers, peers'
+    // credit and sockets.
+    auto owner = std::shared_ptr<void>(
+        buf ? static_cast<void*>(buf->data) : nullptr,
+        [&f = f_, w = std::weak_ptr<Connection>(conn_), job = conn_->job, buf, bytes, cost](void*) {
+          f.share_.release(job->memory_held, bytes);
+          if (job->share_parked.load(std::memory_order_relaxed) > 0) f.wake_all_receivers();
+          if (buf) f.release_buffer(*buf);
+          if (auto c = w.lock()) f.return_credit(c, cost);
+        });
+    if (hdr.payload_len > 0) {
+      conn_->mid_frame = true;
+      conn_->frame_started = std::chrono::steady_clock::now();
+    }
     return Payload{std::span<std::byte>(buf ? buf->data : nullptr, hdr.payload_len),
                    std::move(owner)};
   }
 
   void on_frame(const FrameHeader& hdr, Payload payload) override {
     if (fatal_) return;
+    conn_->mid_frame = false;
     f_.on_frame(conn_, hdr, std::move(payload));
     if (conn_->closed) fatal_ = true;
   }
@@ -122,7 +179,10 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
   bool fatal_ = false;
 };
 
-Forwarder::Forwarder(Config cfg) : cfg_(std::move(cfg)) {
+Forwarder::Forwarder(Config cfg)
+    : cfg_(std::move(cfg)),
+      share_(cfg_.max_memory, 2 * std::uint64_t{cfg_.max_frame}),
+      registry_(cfg_.max_jobs, cfg_.max_ranks) {
   if (cfg_.listen.empty()) throw std::invalid_argument("at least one --listen is required");
   if (cfg_.max_frame < 1024 || cfg_.max_frame > proto::kMaxPayloadLimit)
     throw std::invalid_argument("max frame must be between 1 KiB and 64 MiB");
@@ -133,7 +193,21 @@ Forwarder::Forwarder(Config cfg) : cfg_(std::move(cfg)) {
   if (cfg_.pools.empty()) cfg_.pools = default_pool_classes(cfg_.max_memory, cfg_.max_frame);
   if (auto why = validate_pool_classes(cfg_.pools, cfg_.max_memory, cfg_.max_frame); !why.empty())
     throw std::invalid_argument(why);
+  if (cfg_.auth != "secret" && cfg_.auth != "munge")
+    throw std::invalid_argument("auth must be 'secret' or 'munge', got '" + cfg_.auth + "'");
+  if (cfg_.max_ranks < 2 || cfg_.max_ranks > (1u << 24))
+    throw std::invalid_argument("max ranks must be between 2 and 16777216");
+  if (cfg_.max_jobs == 0 || cfg_.max_connections == 0)
+    throw std::invalid_argument("max jobs and max connections must be positive");
+  if (cfg_.hello_timeout_ms <= 0 || cfg_.ready_timeout_ms <= 0 || cfg_.frame_timeout_ms <= 0 ||
+      cfg_.accept_pause_ms <= 0 || cfg_.keepalive_s < 0)
+    throw std::invalid_argument("timeouts must be positive (keepalive 0 = off)");
   pool_ = std::make_unique<BufferPool>(cfg_.pools);
+  keys_ = std::make_unique<proto::auth::KeyPair>();
+  if (cfg_.auth == "munge")
+    for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
+      munge_.push_back(std::make_unique<proto::auth::MungeVerifier>(
+          i < cfg_.munge_socket.size() ? cfg_.munge_socket[i] : std::string()));
 }
 
 void Forwarder::release_buffer(const BufferPool::Buffer& b) {
@@ -155,6 +229,16 @@ void Forwarder::start() {
       "flow control: {} frames of credit per connection, frames up to {} bytes; payload "
       "pools (at most {} bytes): {}",
       cfg_.conn_credits, cfg_.max_frame, cfg_.max_memory, pool_->describe());
+  spdlog::info(
+      "admission: auth {}, at most {} jobs of at most {} ranks, {} connections; each job may "
+      "hold at least {} bytes and a fair share of {} bytes; ranks must use their group's side: {}",
+      cfg_.auth, cfg_.max_jobs, cfg_.max_ranks, cfg_.max_connections, share_.share(),
+      cfg_.max_memory, cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
+  spdlog::info(
+      "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
+      "accept pause on EMFILE {} ms",
+      cfg_.hello_timeout_ms, cfg_.ready_timeout_ms, cfg_.frame_timeout_ms, cfg_.keepalive_s,
+      cfg_.accept_pause_ms);
   started_ = true;
   for (auto& s : sides_) {
     s->rx = std::thread([this, side = s.get()] { recv_loop(*side); });
@@ -203,7 +287,8 @@ std::vector<std::string> Forwarder::addresses() const {
 Stats Forwarder::stats() const {
   return Stats{frames_relayed_.load(),  bytes_relayed_.load(), connections_.load(),
                protocol_errors_.load(), pool_->peak_bytes(),   pool_->total_bytes(),
-               pool_->stats()};
+               pool_->stats(),          auth_failures_.load(), refused_admissions_.load(),
+               timeouts_.load(),        accept_pauses_.load()};
 }
 
 void Forwarder::wake_all_receivers() {
@@ -242,8 +327,14 @@ void Forwarder::recv_loop(Side& side) {
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
+          // A job at its fair share stays parked until its own frames
+          // leave; waking it for every other job's release would cost a
+          // pass over all its connections per frame.
+          const std::uint64_t share = share_.share();
           for (auto& [cid, c] : side.conns)
-            if (c->parked) parked.push_back(c);
+            if (c->parked &&
+                !(c->share_wait > 0 && c->job->memory_held.load() + c->share_wait > share))
+              parked.push_back(c);
         }
         for (auto& c : parked) progress_conn(side, c);
       } else if (auto conn = side.find(id)) {
@@ -251,18 +342,58 @@ void Forwarder::recv_loop(Side& side) {
       }
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_sweep > std::chrono::seconds(1)) {
+    if (side.accept_paused && now >= side.accept_resume) {
+      side.accept_paused = false;
+      epoll_add(side.epoll_rx, side.listener->poll_fd(), EPOLLIN, kListenerId);
+      spdlog::info("side {}: accepting connections again", side.name);
+    }
+    // Every 250 ms: at most a quarter of a second late on any timeout.
+    if (now - last_sweep > std::chrono::milliseconds(250)) {
       last_sweep = now;
-      std::vector<std::shared_ptr<Connection>> silent;
-      {
-        std::lock_guard lk(side.mu);
-        for (auto& [cid, c] : side.conns)
-          if (!c->job && now - c->accepted > std::chrono::milliseconds(cfg_.hello_timeout_ms))
-            silent.push_back(c);
-      }
-      for (auto& c : silent) close_conn(c, "no hello within the hello timeout");
+      sweep(side);
     }
   }
+}
+
+void Forwarder::sweep(Side& side) {
+  using std::chrono::milliseconds;
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::shared_ptr<Connection>, const char*>> expired;
+  std::vector<std::shared_ptr<Connection>> parked;
+  {
+    std::lock_guard lk(side.mu);
+    for (auto& [cid, c] : side.conns) {
+      if (c->parked) parked.push_back(c);  // shares change as jobs come and go
+      if (!c->job) {
+        if (now - c->accepted > milliseconds(cfg_.hello_timeout_ms))
+          expired.emplace_back(c, "no hello and authentication within the hello timeout");
+      } else if (c->mid_frame && now - c->frame_started > milliseconds(cfg_.frame_timeout_ms)) {
+        expired.emplace_back(c, "a frame's payload did not arrive within the frame timeout");
+      } else if (now - c->accepted > milliseconds(cfg_.ready_timeout_ms) && !c->job->ready()) {
+        expired.emplace_back(c, "the job's other ranks did not connect within the ready timeout");
+      }
+    }
+  }
+  for (auto& c : parked) progress_conn(side, c);
+  // Marked first: ranks of one job that time out together are not told
+  // about each other (n^2 error frames on this thread).
+  for (auto& [c, why] : expired) c->doomed = true;
+  for (auto& [c, why] : expired) {
+    ++timeouts_;
+    send_error(c, c->job ? ErrorCode::kBadHello : ErrorCode::kUnknownJob, c->vrank, 0, why);
+    close_conn(c, why);
+  }
+}
+
+void Forwarder::pause_accepting(Side& side, int err) {
+  if (side.accept_paused) return;
+  side.accept_paused = true;
+  side.accept_resume =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.accept_pause_ms);
+  epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, side.listener->poll_fd(), nullptr);
+  ++accept_pauses_;
+  warn_limited("accept", "side {}: cannot accept ({}); pausing accepts for {} ms", side.name,
+               std::strerror(err), cfg_.accept_pause_ms);
 }
 
 void Forwarder::send_loop(Side& side) {
@@ -278,7 +409,7 @@ void Forwarder::send_loop(Side& side) {
       }
       if (auto conn = side.find(id)) {
         if (conn->link->progress_send() == LinkStatus::kError) {
-          spdlog::warn("send to {} failed: {}", conn->name(), conn->link->error());
+          warn_limited("send", "send to {} failed: {}", conn->name(), conn->link->error());
           conn->link->shutdown();  // its receive thread sees the error and closes it
         }
       }
@@ -290,11 +421,19 @@ void Forwarder::accept_all(Side& side) {
   const auto log_refused = [&] {
     for (const auto& r : side.listener->take_refused()) {
       ++protocol_errors_;
-      spdlog::warn("side {}: refused a connection from {}", side.name, r);
+      warn_limited("refused", "side {}: refused a connection from {}", side.name, r);
     }
   };
   while (auto link = side.listener->accept()) {
     log_refused();
+    if (open_conns_.load() >= cfg_.max_connections) {
+      warn_limited("max-connections",
+                   "side {}: closing a connection from {}: {} connections open (--max-connections)",
+                   side.name, link->peer(), open_conns_.load());
+      continue;  // the link's destructor closes it
+    }
+    ++open_conns_;
+    set_keepalive(link->poll_fd(), cfg_.keepalive_s);
     const std::uint64_t id = next_conn_id_++;
     auto conn = std::make_shared<Connection>(id, side.index, std::move(link), cfg_.conn_credits);
     conn->link->set_max_payload(kPreHelloMaxPayload);
@@ -317,6 +456,22 @@ void Forwarder::accept_all(Side& side) {
     epoll_add(side.epoll_rx, fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
   }
   log_refused();
+  if (const int err = side.listener->take_accept_error()) pause_accepting(side, err);
+}
+
+// Parked connections are counted by what they wait for: the global budget
+// (parked_: any release wakes the receivers) or their job's share
+// (Job::share_parked: only that job's releases do), so that a job parked at
+// its share does not cost a wake-up per frame of every other job.
+void Forwarder::set_parked(Connection& c, bool on) {
+  const int kind = !on ? 0 : c.share_wait > 0 ? 2 : 1;
+  if (kind == c.park_kind) return;
+  if (c.park_kind == 1) --parked_;
+  if (c.park_kind == 2) --c.job->share_parked;
+  if (kind == 1) ++parked_;
+  if (kind == 2) ++c.job->share_parked;
+  c.park_kind = kind;
+  c.parked = kind != 0;
 }
 
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
@@ -328,13 +483,10 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     // Out of memory. Count the connection as parked before trying once more:
     // memory released between the failed reservation and now woke nobody (no
     // receiver was parked yet), and its socket may never signal again.
-    conn->parked = true;
-    ++parked_;
+    set_parked(*conn, true);
     st = conn->link->progress_recv(sink, 0);
   }
-  const bool was_parked = conn->parked;
-  conn->parked = st == LinkStatus::kPaused && !sink.fatal();
-  if (conn->parked != was_parked) parked_ += conn->parked ? 1 : -1;
+  set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
     ++protocol_errors_;
     close_conn(conn, "protocol violation");
@@ -356,10 +508,7 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   const int fd = conn->link->poll_fd();
   epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, fd, nullptr);
   epoll_ctl(side.epoll_tx, EPOLL_CTL_DEL, fd, nullptr);
-  if (conn->parked) {
-    conn->parked = false;
-    --parked_;
-  }
+  set_parked(*conn, false);
   // Give queued frames (e.g. an error report) a last chance, then close.
   conn->link->progress_send();
   conn->link->shutdown();
@@ -367,20 +516,25 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
     std::lock_guard lk(side.mu);
     side.conns.erase(conn->id);
   }
+  --open_conns_;
   if (conn->job) {
     const bool orderly = conn->said_bye;
     if (orderly)
       spdlog::debug("connection of {} ended: {}", conn->name(), why);
     else
-      spdlog::warn("connection of {} ended: {}", conn->name(), why);
+      warn_limited("ended", "job {}: connection of {} ended: {}", conn->job->log_name(),
+                   conn->name(), why);
     registry_.leave(conn);
+    share_.set_jobs(registry_.job_count());
     if (!orderly) {
       for (auto& other : conn->job->members())
-        send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
-                   "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
+        if (!other->doomed)
+          send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
+                     "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
     }
   } else {
-    spdlog::info("connection from {} ended before hello: {}", conn->link->peer(), why);
+    warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
+                 why);
   }
 }
 
@@ -422,27 +576,97 @@ void Forwarder::return_credit(const std::shared_ptr<Connection>& conn, std::uint
   send_control(conn, std::move(f));
 }
 
+void Forwarder::refuse(const std::shared_ptr<Connection>& conn, ErrorCode code,
+                       const std::string& why) {
+  if (code == ErrorCode::kAuth)
+    ++auth_failures_;
+  else
+    ++refused_admissions_;
+  warn_limited("refuse", "refused {}: {}", conn->link->peer(), why);
+  send_error(conn, code, conn->hello.vrank, 0, why);
+  close_conn(conn, "admission refused: " + why);
+}
+
+// HELLO: check what can be checked without the secret, then challenge.
 void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
                          const Payload& payload) {
   proto::HelloPayload hello;
-  if (!proto::decode_hello(payload.bytes, &hello)) {
-    send_error(conn, ErrorCode::kBadHello, 0, 0, "malformed hello payload");
-    return close_conn(conn, "malformed hello");
+  if (conn->hello_seen) return refuse(conn, ErrorCode::kBadHello, "second HELLO");
+  if (!proto::decode_hello(payload.bytes, &hello))
+    return refuse(conn, ErrorCode::kBadHello, "malformed hello payload");
+  conn->hello_seen = true;
+  conn->hello = {hdr.job_id, hello.vrank, hello.np_low, hello.np_high};
+  const std::string bad = registry_.check_layout(hello.np_low, hello.np_high, hello.vrank);
+  if (!bad.empty()) return refuse(conn, ErrorCode::kBadHello, bad);
+  if (cfg_.group_sides && sides_.size() == 2) {
+    const int group_side = hello.vrank < hello.np_low ? 0 : 1;
+    if (conn->side != group_side)
+      return refuse(conn, ErrorCode::kBadHello,
+                    "rank " + std::to_string(hello.vrank) + " belongs to the " +
+                        (group_side == 0 ? "low" : "high") + " group, which connects on side " +
+                        sides_[group_side]->name + ", not " + sides_[conn->side]->name);
   }
-  auto r = registry_.join(hdr.job_id, hello.np_low, hello.np_high, hello.vrank, conn);
-  if (!r.job) {
-    send_error(conn, ErrorCode::kBadHello, hello.vrank, 0, r.error);
-    return close_conn(conn, "hello refused: " + r.error);
+  conn->challenge.nonce = proto::auth::random_nonce();
+  conn->challenge.server_key = keys_->public_key();
+  OutFrame ch;
+  ch.hdr.type = FrameType::kChallenge;
+  ch.hdr.flags = munge_.empty() ? 0 : proto::auth::kWantMunge;
+  ch.hdr.job_id = hdr.job_id;
+  ch.hdr.dst = hello.vrank;
+  ch.payload = Payload::allocate(proto::auth::kChallengeSize);
+  proto::auth::encode_challenge(conn->challenge,
+                                ch.payload.bytes.first<proto::auth::kChallengeSize>());
+  send_control(conn, std::move(ch));
+}
+
+// AUTH: the proof of the job secret (and the MUNGE credential) for this
+// connection's challenge.
+void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& payload) {
+  namespace auth = proto::auth;
+  if (!conn->hello_seen) return refuse(conn, ErrorCode::kAuth, "AUTH before HELLO");
+  auth::AuthPayload a;
+  if (!auth::decode_auth(payload.bytes, &a))
+    return refuse(conn, ErrorCode::kAuth, "malformed AUTH payload");
+  JobRegistry::JoinRequest req;
+  req.job_id = conn->hello.job_id;
+  req.fingerprint = a.fingerprint;
+  req.np_low = conn->hello.np_low;
+  req.np_high = conn->hello.np_high;
+  req.vrank = conn->hello.vrank;
+  if (!munge_.empty()) {
+    std::string why;
+    auto uid = munge_[conn->side]->verify(a.munge_cred, conn->challenge.nonce, &why);
+    if (!uid) return refuse(conn, ErrorCode::kAuth, why);
+    req.uid = uid;
   }
-  conn->job = r.job;
-  conn->vrank = hello.vrank;
+  if (auto job = registry_.find(req.job_id, req.fingerprint)) {
+    req.key = job->auth_key();
+  } else {
+    // An unknown job: its secret must come sealed to our key and hash to
+    // the fingerprint (one X25519 operation, once per job).
+    auto secret = keys_->open(a.sealed_secret);
+    if (!secret || auth::fingerprint(*secret) != a.fingerprint)
+      return refuse(conn, ErrorCode::kAuth, "job secret does not match its fingerprint");
+    req.key = auth::auth_key(*secret);
+    auth::wipe(*secret);
+  }
+  if (!auth::check_tag(req.key, a.tag, conn->challenge, a.fingerprint, conn->hello))
+    return refuse(conn, ErrorCode::kAuth, "wrong proof of the job secret");
+  admit(conn, req);
+}
+
+void Forwarder::admit(const std::shared_ptr<Connection>& conn,
+                      const JobRegistry::JoinRequest& req) {
+  auto r = registry_.join(req, conn);
+  if (!r.job) return refuse(conn, ErrorCode::kBadHello, r.error);
+  share_.set_jobs(registry_.job_count());
   conn->link->set_max_payload(cfg_.max_frame);
-  spdlog::info("job {}: rank {} of {}+{} connected from {}", hdr.job_id, hello.vrank, hello.np_low,
-               hello.np_high, conn->link->peer());
+  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
+               req.np_low, req.np_high, conn->link->peer());
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
-  ack.hdr.job_id = hdr.job_id;
-  ack.hdr.dst = hello.vrank;
+  ack.hdr.job_id = req.job_id;
+  ack.hdr.dst = req.vrank;
   ack.payload = Payload::allocate(proto::kHelloAckSize);
   proto::encode_hello_ack({cfg_.conn_credits, cfg_.max_frame},
                           ack.payload.bytes.first<proto::kHelloAckSize>());
@@ -450,12 +674,12 @@ void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;
     f.hdr.type = FrameType::kJobReady;
-    f.hdr.job_id = hdr.job_id;
+    f.hdr.job_id = req.job_id;
     f.hdr.dst = c->vrank;
     send_control(c, std::move(f));
   };
   if (r.now_ready) {
-    spdlog::info("job {}: all {} ranks connected", hdr.job_id, r.job->size());
+    spdlog::info("job {}: all {} ranks connected", r.job->log_name(), r.job->size());
     for (auto& c : r.job->members()) ready(c);
   } else if (r.ready) {
     ready(conn);
@@ -466,7 +690,9 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
                          Payload payload) {
   if (!conn->job) {
     if (hdr.type == FrameType::kHello) return on_hello(conn, hdr, payload);
-    send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq, "the first frame must be HELLO");
+    if (hdr.type == FrameType::kAuth) return on_auth(conn, payload);
+    send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq,
+               "a connection must be admitted (HELLO, AUTH) before anything else");
     ++protocol_errors_;
     return close_conn(conn,
                       std::string("first frame was ") + std::string(proto::to_string(hdr.type)));

@@ -16,6 +16,8 @@
 // pauses that connection until a buffer is released.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,7 +27,13 @@
 
 #include "../proto/link.h"
 #include "buffer_pool.h"
+#include "job_memory_share.h"
 #include "job_registry.h"
+#include "warn_limiter.h"
+
+namespace zipper::proto::auth {
+class MungeVerifier;
+}
 
 namespace zipper::forwarder {
 
@@ -44,7 +52,23 @@ struct Config {
   std::uint32_t max_frame = 1u << 20;     // largest accepted payload (bytes)
   /// Payload pool classes; empty = default_pool_classes(max_memory, max_frame).
   std::vector<PoolClassConfig> pools;
-  int hello_timeout_ms = 10000;  // a connection must say hello within this time
+  int hello_timeout_ms = 10000;  // a connection must say hello and authenticate within
+  // Admission: "secret" (proof of the job secret, proto/auth.h) or "munge"
+  // (also a MUNGE credential; a job is kept to one uid).
+  std::string auth = "secret";
+  // munged socket per listener, in listener order (clusters with different
+  // MUNGE keys); empty or missing entries use libmunge's default socket.
+  std::vector<std::string> munge_socket;
+  std::uint32_t max_ranks = 65536;        // largest layout x+y a job may claim
+  std::uint32_t max_jobs = 64;            // jobs served at once
+  std::uint32_t max_connections = 16384;  // client connections at once, admitted or not
+  int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
+  int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
+  int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
+  int accept_pause_ms = 1000;     // accepting pauses this long when out of file descriptors
+  // With exactly two listeners, the low group must arrive on the first and
+  // the high group on the second.
+  bool group_sides = true;
 };
 
 struct Stats {
@@ -55,6 +79,10 @@ struct Stats {
   std::uint64_t peak_memory = 0;  // bytes of pool buffers in use at once (capacities)
   std::uint64_t pool_bytes = 0;   // bytes mapped by the pools
   std::vector<PoolClassStats> pools;
+  std::uint64_t auth_failures = 0;       // AUTH frames refused
+  std::uint64_t refused_admissions = 0;  // hellos refused (limits, layout, side, slot)
+  std::uint64_t timeouts = 0;            // connections closed by a timeout
+  std::uint64_t accept_pauses = 0;       // times accepting paused for lack of descriptors
 };
 
 class Forwarder {
@@ -89,6 +117,16 @@ class Forwarder {
                 proto::Payload payload);
   void on_hello(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
                 const proto::Payload& payload);
+  void on_auth(const std::shared_ptr<Connection>& conn, const proto::Payload& payload);
+  void admit(const std::shared_ptr<Connection>& conn, const JobRegistry::JoinRequest& req);
+  void refuse(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
+              const std::string& why);
+  void sweep(Side& side);
+  void set_parked(Connection& c, bool on);
+  void pause_accepting(Side& side, int err);
+  /// Logs a warning unless too many of its kind came lately (WarnLimiter).
+  template <typename... Args>
+  void warn_limited(const std::string& kind, fmt::format_string<Args...> f, Args&&... args);
   void send_error(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
                   std::uint32_t about_rank, std::uint64_t seq, const std::string& text);
   void send_control(const std::shared_ptr<Connection>& conn, proto::OutFrame frame);
@@ -99,14 +137,20 @@ class Forwarder {
 
   Config cfg_;
   std::unique_ptr<BufferPool> pool_;
+  JobMemoryShare share_;
   JobRegistry registry_;
+  std::unique_ptr<proto::auth::KeyPair> keys_;  // sealed job secrets are opened with it
+  std::vector<std::unique_ptr<proto::auth::MungeVerifier>> munge_;  // per side, --auth munge
+  WarnLimiter warn_limiter_;
   std::vector<std::unique_ptr<Side>> sides_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> next_conn_id_{1};
-  std::atomic<int> parked_{0};
+  std::atomic<int> parked_{0};  // connections parked by the global budget
   std::atomic<std::uint64_t> frames_relayed_{0}, bytes_relayed_{0}, connections_{0},
-      protocol_errors_{0};
+      protocol_errors_{0}, auth_failures_{0}, refused_admissions_{0}, timeouts_{0},
+      accept_pauses_{0};
+  std::atomic<std::uint64_t> open_conns_{0};
 };
 
 }  // namespace zipper::forwarder

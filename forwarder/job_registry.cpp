@@ -5,42 +5,76 @@ namespace zipper::forwarder {
 std::vector<std::shared_ptr<Connection>> Job::members() const {
   std::lock_guard lk(mu_);
   std::vector<std::shared_ptr<Connection>> out;
-  for (const auto& c : slots_)
-    if (c) out.push_back(c);
+  out.reserve(slots_.size());
+  for (const auto& [rank, c] : slots_) out.push_back(c);
   return out;
 }
 
-JobRegistry::JoinResult JobRegistry::join(std::uint64_t job_id, std::uint32_t np_low,
-                                          std::uint32_t np_high, std::uint32_t vrank,
+std::string JobRegistry::check_layout(std::uint32_t np_low, std::uint32_t np_high,
+                                      std::uint32_t vrank) const {
+  const std::uint64_t n = std::uint64_t{np_low} + np_high;
+  if (np_low == 0 || np_high == 0 || n > max_ranks_)
+    return "invalid layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
+           " (each group at least 1, at most " + std::to_string(max_ranks_) +
+           " ranks in all: --max-ranks)";
+  if (vrank >= n)
+    return "rank " + std::to_string(vrank) + " outside layout " + std::to_string(np_low) + "+" +
+           std::to_string(np_high);
+  return {};
+}
+
+std::shared_ptr<Job> JobRegistry::find(std::uint64_t job_id,
+                                       const proto::auth::Fingerprint& fp) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(Key{job_id, fp});
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
                                           const std::shared_ptr<Connection>& conn) {
   JoinResult r;
-  if (np_low == 0 || np_high == 0 || np_low > (1u << 24) || np_high > (1u << 24)) {
-    r.error = "invalid layout " + std::to_string(np_low) + "+" + std::to_string(np_high);
-    return r;
-  }
-  if (vrank >= np_low + np_high) {
-    r.error = "rank " + std::to_string(vrank) + " outside layout " + std::to_string(np_low) + "+" +
-              std::to_string(np_high);
-    return r;
-  }
+  r.error = check_layout(req.np_low, req.np_high, req.vrank);
+  if (!r.error.empty()) return r;
   std::lock_guard lk(mu_);
-  auto& job = jobs_[job_id];
-  if (!job) job = std::make_shared<Job>(job_id, np_low, np_high);
-  if (job->np_low_ != np_low || job->np_high_ != np_high) {
-    r.error = "layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
-              " does not match job " + std::to_string(job_id) + "'s " +
-              std::to_string(job->np_low_) + "+" + std::to_string(job->np_high_);
+  auto it = jobs_.find(Key{req.job_id, req.fingerprint});
+  std::shared_ptr<Job> job;
+  if (it != jobs_.end()) {
+    job = it->second;
+  } else {
+    if (jobs_.size() >= max_jobs_) {
+      r.error = "zipperd serves its maximum of " + std::to_string(max_jobs_) +
+                " jobs (--max-jobs); try again later";
+      return r;
+    }
+    job = std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.np_low, req.np_high,
+                                req.uid);
+    jobs_.emplace(Key{req.job_id, req.fingerprint}, job);
+  }
+  if (job->np_low_ != req.np_low || job->np_high_ != req.np_high) {
+    r.error = "layout " + std::to_string(req.np_low) + "+" + std::to_string(req.np_high) +
+              " does not match the job's " + std::to_string(job->np_low_) + "+" +
+              std::to_string(job->np_high_);
+    return r;
+  }
+  if (job->uid_ != req.uid) {
+    r.error = "the job belongs to another user";
     return r;
   }
   std::lock_guard jl(job->mu_);
-  if (job->slots_[vrank]) {
-    r.error = "rank " + std::to_string(vrank) + " of job " + std::to_string(job_id) +
-              " is already connected";
+  if (job->slots_.count(req.vrank)) {
+    r.error = "rank " + std::to_string(req.vrank) + " of the job is already connected";
     return r;
   }
-  job->slots_[vrank] = conn;
-  ++job->connected_;
-  if (!job->ready_ && job->connected_ == job->size()) {
+  if (job->departed_.count(req.vrank)) {
+    r.error = "rank " + std::to_string(req.vrank) + " already left the job; its slot is closed";
+    return r;
+  }
+  // Publish only a complete connection: other threads find it through the
+  // slot table (under this lock) and read its job and rank.
+  conn->job = job;
+  conn->vrank = req.vrank;
+  job->slots_.emplace(req.vrank, conn);
+  if (!job->ready_ && job->slots_.size() == job->size()) {
     job->ready_ = true;
     r.now_ready = true;
   }
@@ -56,13 +90,15 @@ void JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
   bool empty = false;
   {
     std::lock_guard jl(job->mu_);
-    if (conn->vrank < job->slots_.size() && job->slots_[conn->vrank] == conn) {
-      job->slots_[conn->vrank].reset();
-      empty = --job->connected_ == 0;
+    auto it = job->slots_.find(conn->vrank);
+    if (it != job->slots_.end() && it->second == conn) {
+      job->slots_.erase(it);
+      job->departed_.insert(conn->vrank);
+      empty = job->slots_.empty();
     }
   }
   if (empty) {
-    auto it = jobs_.find(job->id());
+    auto it = jobs_.find(Key{job->id(), job->fingerprint_});
     if (it != jobs_.end() && it->second == job) jobs_.erase(it);
   }
 }

@@ -48,6 +48,42 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--hello-timeout", hello_timeout_s, "seconds a new connection has to say hello")
       ->capture_default_str();
+  zipper::forwarder::Config defaults;
+  std::string auth = defaults.auth;
+  std::vector<std::string> munge_socket;
+  std::uint32_t max_ranks = defaults.max_ranks, max_jobs = defaults.max_jobs,
+                max_connections = defaults.max_connections;
+  double ready_timeout_s = defaults.ready_timeout_ms / 1000.0,
+         frame_timeout_s = defaults.frame_timeout_ms / 1000.0,
+         accept_pause_s = defaults.accept_pause_ms / 1000.0;
+  int keepalive_s = defaults.keepalive_s;
+  bool any_side = false;
+  app.add_option("--auth", auth,
+                 "admission: 'secret' (proof of the job secret) or 'munge' (also a MUNGE "
+                 "credential; a job is kept to one uid)")
+      ->check(CLI::IsMember({"secret", "munge"}))
+      ->capture_default_str();
+  app.add_option("--munge-socket", munge_socket,
+                 "munged socket per listener, in --listen order (clusters with different keys)");
+  app.add_option("--max-ranks", max_ranks, "largest layout x+y a job may claim")
+      ->capture_default_str();
+  app.add_option("--max-jobs", max_jobs, "jobs served at once")->capture_default_str();
+  app.add_option("--max-connections", max_connections, "client connections at once")
+      ->capture_default_str();
+  app.add_option("--ready-timeout", ready_timeout_s,
+                 "seconds an admitted rank waits for the rest of its job before it is closed")
+      ->capture_default_str();
+  app.add_option("--frame-timeout", frame_timeout_s,
+                 "seconds a frame's payload may take to arrive after its header")
+      ->capture_default_str();
+  app.add_option("--keepalive", keepalive_s, "TCP keepalive idle seconds on client links (0: off)")
+      ->capture_default_str();
+  app.add_option("--accept-pause", accept_pause_s,
+                 "seconds accepting pauses when zipperd runs out of file descriptors")
+      ->capture_default_str();
+  app.add_flag("--any-side", any_side,
+               "admit a rank on any listener (default: with two listeners, the low group must "
+               "use the first and the high group the second)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -76,6 +112,16 @@ int main(int argc, char** argv) {
   cfg.max_memory = max_memory;
   cfg.max_frame = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_frame, 0xffffffffu));
   cfg.hello_timeout_ms = hello_timeout_s * 1000;
+  cfg.auth = auth;
+  cfg.munge_socket = munge_socket;
+  cfg.max_ranks = max_ranks;
+  cfg.max_jobs = max_jobs;
+  cfg.max_connections = max_connections;
+  cfg.ready_timeout_ms = static_cast<int>(ready_timeout_s * 1000);
+  cfg.frame_timeout_ms = static_cast<int>(frame_timeout_s * 1000);
+  cfg.accept_pause_ms = static_cast<int>(accept_pause_s * 1000);
+  cfg.keepalive_s = keepalive_s;
+  cfg.group_sides = !any_side;
 
   // Signals are taken synchronously by sigwait below, so block them in every thread.
   sigset_t sigs;

@@ -81,6 +81,10 @@ std::string_view to_string(FrameType t) {
       return "ERROR";
     case FrameType::kBye:
       return "BYE";
+    case FrameType::kChallenge:
+      return "CHALLENGE";
+    case FrameType::kAuth:
+      return "AUTH";
   }
   return "?";
 }
@@ -170,7 +174,9 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
       if (h.payload_len != kHelloAckSize) return DecodeError::kBadLength;
       break;
     case FrameType::kError:
-      break;
+    case FrameType::kChallenge:
+    case FrameType::kAuth:
+      break;  // payload checked by its decoder (proto/auth.h)
   }
   *out = h;
   return DecodeError::kOk;

@@ -27,8 +27,10 @@ enum class FrameType : std::uint8_t {
   kCredit = 8,    // credits (frames) returned by zipperd; no payload
   kError = 9,     // error report: flags = ErrorCode, payload = UTF-8 text
   kBye = 10,      // orderly close
+  kChallenge = 11,  // zipperd -> client after HELLO: payload ChallengePayload (proto/auth.h)
+  kAuth = 12,       // client -> zipperd: payload AuthPayload, the answer to the challenge
 };
-inline constexpr std::uint8_t kMaxFrameType = 10;
+inline constexpr std::uint8_t kMaxFrameType = 12;
 
 /// Error codes carried in the flags byte of a kError frame.
 enum class ErrorCode : std::uint8_t {

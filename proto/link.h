@@ -108,6 +108,9 @@ class Listener {
   /// Connection attempts refused since the last call, "PEER: reason" each
   /// (for the log; e.g. a verbs connect request with a malformed hello).
   virtual std::vector<std::string> take_refused() { return {}; }
+  /// errno of the last accept that failed for lack of a resource (EMFILE,
+  /// ENFILE, ENOBUFS, ENOMEM), then 0: the caller should pause accepting.
+  virtual int take_accept_error() { return 0; }
 };
 
 /// "scheme:host:port" with scheme tcp (default) or verbs.

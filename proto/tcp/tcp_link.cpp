@@ -23,6 +23,10 @@ namespace zipper::proto::tcp {
 namespace {
 
 constexpr std::size_t kStagingSize = 256 * 1024;  // bytes; one read() picks up many small frames
+// Staging starts small and grows to kStagingSize only when a read fills it:
+// idle and pre-hello connections (thousands, on a shared zipperd) then cost
+// 4 KiB each instead of 256 KiB.
+constexpr std::size_t kInitialStagingSize = 4096;
 constexpr std::size_t kDirectReadMin =
     16 * 1024;  // bytes; larger payload remainders bypass staging
 constexpr int kMaxIov = 64;
@@ -49,7 +53,7 @@ std::string sockaddr_text(const sockaddr_in& a) {
 
 }  // namespace
 
-TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)), rbuf_(kStagingSize) {
+TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {
   set_nonblocking_nodelay(fd_);
 }
 
@@ -222,6 +226,7 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       rend_ -= rpos_;
       rpos_ = 0;
     }
+    if (rbuf_.empty()) rbuf_.resize(kInitialStagingSize);
     // After a large payload, expect another (a rendezvous chunk stream):
     // read just the header, so the payload goes straight to its destination.
     // Otherwise take many small frames in one system call.
@@ -229,6 +234,8 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
         large_stream_ && !have_header_ ? kHeaderSize - (rend_ - rpos_) : rbuf_.size() - rend_;
     const ssize_t r = ::read(fd_, rbuf_.data() + rend_, want);
     if (r > 0) {
+      if (rend_ + static_cast<std::size_t>(r) == rbuf_.size() && rbuf_.size() < kStagingSize)
+        rbuf_.resize(kStagingSize);  // a full read: traffic, not an idle link
       rend_ += static_cast<std::size_t>(r);
     } else if (r == 0) {
       if (have_header_ || rend_ != rpos_)
@@ -287,7 +294,11 @@ std::unique_ptr<Link> TcpListener::accept() {
   sockaddr_in a{};
   socklen_t len = sizeof a;
   const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC);
-  if (fd < 0) return nullptr;  // EAGAIN or a transient error: nothing to accept
+  if (fd < 0) {
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+      accept_error_ = errno;
+    return nullptr;  // EAGAIN or a transient error: nothing to accept
+  }
   return std::make_unique<TcpLink>(fd, sockaddr_text(a));
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <deque>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "../link.h"
@@ -71,9 +72,11 @@ class TcpListener final : public Listener {
   int poll_fd() const override { return fd_; }
   std::unique_ptr<Link> accept() override;
   std::string address() const override { return address_; }
+  int take_accept_error() override { return std::exchange(accept_error_, 0); }
 
  private:
   int fd_ = -1;
+  int accept_error_ = 0;
   std::string address_;
 };
 

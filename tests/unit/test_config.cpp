@@ -19,7 +19,8 @@ class ClientConfig : public ::testing::Test {
  protected:
   zipper::test::EnvGuard env_{"MMPI_FORWARDER",  "MMPI_JOB_ID",          "MMPI_GROUP",
                               "MMPI_NP_LOW",     "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
-                              "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS"};
+                              "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS",
+                              "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE"};
   static void set(const char* name, const std::string& value) {
     ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
   }
@@ -27,6 +28,7 @@ class ClientConfig : public ::testing::Test {
   static void set_forwarded() {
     set("MMPI_FORWARDER", "tcp:10.0.0.1:7470");
     set("MMPI_JOB_ID", "42");
+    set("MMPI_JOB_SECRET", std::string(64, 'a'));
     set("MMPI_GROUP", "low");
     set("MMPI_NP_LOW", "2");
     set("MMPI_NP_HIGH", "3");

@@ -312,31 +312,37 @@ TEST_F(Forwarder, HelloAckThenJobReadyOnceAllRanksConnected) {
   EXPECT_EQ(fwd_->stats().connections, 3u);
 }
 
-TEST_F(Forwarder, HelloWithAuthProofIsAccepted) {
+// A proof inside the HELLO (the old, unchecked field) earns nothing: the
+// client is challenged, and without an AUTH it is never acknowledged.
+TEST_F(Forwarder, ProofInHelloIsNotAdmission) {
   start();
   FrameClient& c = connect(kA);
-  std::vector<std::byte> p(proto::kHelloFixedSize + 32, std::byte{0x5C});
-  proto::encode_hello({0, 1, 1, 32}, std::span<std::byte, proto::kHelloFixedSize>(
+  c.set_auto_auth(false);
+  std::vector<std::byte> p(proto::kHelloFixedSize + 23, std::byte{0x5C});
+  proto::encode_hello({0, 1, 1, 23}, std::span<std::byte, proto::kHelloFixedSize>(
                                          p.data(), proto::kHelloFixedSize));
   c.send(header(FrameType::kHello, 3, 0, 0), p);
-  const Frame ack = expect(c, FrameType::kHelloAck);
-  EXPECT_EQ(ack.hdr.job_id, 3u);
+  const Frame ch = expect(c, FrameType::kChallenge);
+  proto::auth::ChallengePayload cp;
+  EXPECT_TRUE(proto::auth::decode_challenge(ch.payload, &cp));
+  expect_silence(c);
 }
 
-TEST_F(Forwarder, RankRejoiningAReadyJobGetsJobReady) {
+// A slot left by BYE is closed for good, even to a holder of the secret.
+TEST_F(Forwarder, DepartedRankIsNeverReadmitted) {
   start();
   auto [a, b] = join_pair(5);
   b->send(header(FrameType::kBye, 5, 1, 0));
   ASSERT_TRUE(pump_until(all(), [&] { return !b->link().send_pending(); }));
   drop(*b);
   expect_silence(*a);  // orderly goodbye: no PEER_GONE
-  FrameClient& b2 = join(kB, 5, 1, 1, 1);
-  const Frame r = expect(b2, FrameType::kJobReady);
-  EXPECT_EQ(r.hdr.dst, 1u);
-  const auto data = pattern(1, 100);
-  a->send(eager(5, 0, 1, 1, data.size()), data);
-  const Frame f = expect(b2, FrameType::kEager);
-  EXPECT_EQ(f.payload, data);
+  FrameClient& b2 = connect(kB);
+  send_hello(b2, 5, 1, 1, 1);
+  auto f = next(b2);
+  expect_error(f, ErrorCode::kBadHello, 0, 1, 0);
+  EXPECT_NE(f->text().find("already left"), std::string::npos) << f->text();
+  EXPECT_TRUE(wait_closed(b2));
+  expect_silence(*a);
 }
 
 // ---- relaying --------------------------------------------------------------
@@ -909,9 +915,167 @@ TEST_F(Forwarder, SilentConnectionIsClosedAfterHelloTimeout) {
   FrameClient& c = connect(kA);
   EXPECT_TRUE(wait_closed(c, milliseconds(4000)));
   EXPECT_EQ(c.final_status(), proto::LinkStatus::kClosed);
-  EXPECT_TRUE(c.inbox().empty());
+  ASSERT_LE(c.inbox().size(), 1u);  // at most the error saying why
+  if (!c.inbox().empty()) EXPECT_EQ(c.inbox().front().hdr.type, FrameType::kError);
   // A client that does say hello is kept.
   join_pair(1);
+}
+
+// ---- admission: authentication, isolation, limits -------------------------
+
+// Says HELLO and waits for the CHALLENGE without answering it.
+proto::auth::ChallengePayload challenged(FrameClient& c, std::uint64_t job, std::uint32_t vrank,
+                                         std::uint32_t np_low, std::uint32_t np_high,
+                                         const std::function<Frame(FrameClient&)>& next_of) {
+  c.set_auto_auth(false);
+  send_hello(c, job, vrank, np_low, np_high);
+  const Frame f = next_of(c);
+  proto::auth::ChallengePayload ch;
+  if (f.hdr.type != FrameType::kChallenge || !proto::auth::decode_challenge(f.payload, &ch))
+    throw std::runtime_error("expected a CHALLENGE, got " + describe(f));
+  return ch;
+}
+
+TEST_F(Forwarder, WrongSecretIsRefused) {
+  start();
+  auto [a, b] = join_pair(9);
+  FrameClient& x = connect(kB);
+  const auto ch = challenged(x, 9, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
+  // The attacker knows the job id but not the secret: its own secret names
+  // another job, and it cannot take rank 1 of that one either... so it
+  // claims the real job's fingerprint with a guessed key.
+  auto forged = proto::auth::AuthPayload{};
+  forged.fingerprint = proto::auth::fingerprint(test_secret(9));
+  forged.tag = proto::auth::make_tag(proto::auth::auth_key(test_secret(1234)), ch,
+                                     forged.fingerprint, {9, 1, 1, 1});
+  forged.sealed_secret = proto::auth::seal(test_secret(1234), ch.server_key);
+  x.send(header(FrameType::kAuth, 9, 1, 0), proto::auth::encode_auth(forged));
+  expect_error(next(x), ErrorCode::kAuth, 0, 1, 0);
+  EXPECT_TRUE(wait_closed(x));
+  expect_silence(*a);
+  expect_silence(*b);
+  EXPECT_EQ(fwd_->stats().auth_failures, 1u);
+}
+
+TEST_F(Forwarder, ReplayedAuthIsRefused) {
+  start();
+  FrameClient& r0 = connect(kA);
+  send_hello(r0, 4, 0, 1, 1);  // answered automatically
+  expect(r0, FrameType::kHelloAck);
+  ASSERT_TRUE(r0.challenge().has_value());
+  // Everything rank 0 sent, replayed on a new connection: the nonce differs.
+  const auto recorded = auth_payload(test_secret(4), *r0.challenge(), {4, 0, 1, 1});
+  FrameClient& x = connect(kA);
+  x.set_auto_auth(false);
+  send_hello(x, 4, 0, 1, 1);
+  expect(x, FrameType::kChallenge);
+  x.send(header(FrameType::kAuth, 4, 0, 0), recorded);
+  expect_error(next(x), ErrorCode::kAuth, 0, 0, 0);
+  EXPECT_TRUE(wait_closed(x));
+}
+
+TEST_F(Forwarder, SquattedJobIdIsAnotherJob) {
+  start();
+  // An outsider registers job id 6 first, with a secret of its own.
+  FrameClient& x = connect(kB);
+  x.set_auto_auth(false);
+  const auto ch = challenged(x, 6, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
+  x.send(header(FrameType::kAuth, 6, 1, 0), auth_payload(test_secret(777), ch, {6, 1, 1, 1}));
+  expect(x, FrameType::kHelloAck);
+  // The real job still forms, and the outsider cannot reach it.
+  auto [a, b] = join_pair(6);
+  x.send(eager(6, 1, 0, 1, 4), pattern(1, 4));
+  expect_error(next(x), ErrorCode::kPeerGone, 6, 0, 1, 1);
+  expect_silence(*a);
+  expect_silence(*b);
+}
+
+TEST_F(Forwarder, RankMustUseItsGroupsSide) {
+  start();
+  FrameClient& c = connect(kB);
+  send_hello(c, 2, 0, 1, 1);  // rank 0 is in the low group: side A
+  auto f = next(c);
+  expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
+  EXPECT_NE(f->text().find("side A"), std::string::npos) << f->text();
+  EXPECT_TRUE(wait_closed(c));
+  EXPECT_EQ(fwd_->stats().refused_admissions, 1u);
+}
+
+TEST_F(Forwarder, LayoutAboveMaxRanksIsRefusedBeforeAuth) {
+  fwd::Config cfg = base_config();
+  cfg.max_ranks = 64;
+  start(cfg);
+  FrameClient& c = connect(kA);
+  send_hello(c, 2, 0, 1u << 24, 1u << 24);
+  auto f = next(c);
+  expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
+  EXPECT_NE(f->text().find("--max-ranks"), std::string::npos) << f->text();
+  // The largest allowed layout is accepted with one rank connected.
+  join(kA, 3, 0, 32, 32);
+}
+
+TEST_F(Forwarder, MaxJobsIsEnforced) {
+  fwd::Config cfg = base_config();
+  cfg.max_jobs = 2;
+  start(cfg);
+  join(kA, 1, 0, 1, 1);
+  join(kA, 2, 0, 1, 1);
+  FrameClient& c = connect(kA);
+  send_hello(c, 3, 0, 1, 1);
+  auto f = next(c);
+  expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
+  EXPECT_NE(f->text().find("--max-jobs"), std::string::npos) << f->text();
+  // A rank of a job already served is still admitted.
+  join(kB, 1, 1, 1, 1);
+}
+
+TEST_F(Forwarder, HalfReceivedFrameTimesOutAndFreesItsMemory) {
+  fwd::Config cfg = base_config();
+  cfg.frame_timeout_ms = 300;
+  start(cfg);
+  auto [a, b] = join_pair(1);
+  // A header claiming 60 KiB, then 10 bytes, then nothing.
+  auto h = eager(1, 0, 1, 1, 60000);
+  h.payload_len = 60000;
+  std::array<std::byte, proto::kHeaderSize> wire;
+  proto::encode_header(h, wire);
+  ASSERT_EQ(::write(a->fd(), wire.data(), wire.size()), static_cast<ssize_t>(wire.size()));
+  ASSERT_EQ(::write(a->fd(), wire.data(), 10), 10);
+  EXPECT_TRUE(wait_closed(*a, milliseconds(5000)));
+  EXPECT_GE(fwd_->stats().timeouts, 1u);
+  expect_error(next(*b), ErrorCode::kPeerGone, 1, 0, 1);
+}
+
+TEST_F(Forwarder, RankWhoseJobNeverCompletesTimesOut) {
+  fwd::Config cfg = base_config();
+  cfg.ready_timeout_ms = 300;
+  start(cfg);
+  FrameClient& c = join(kA, 8, 0, 1, 1);
+  EXPECT_TRUE(wait_closed(c, milliseconds(5000)));
+  ASSERT_FALSE(c.inbox().empty());
+  EXPECT_EQ(c.inbox().front().hdr.type, FrameType::kError);
+  EXPECT_NE(c.inbox().front().text().find("ready timeout"), std::string::npos);
+}
+
+TEST_F(Forwarder, OneJobCannotHoldMoreThanItsShareOfMemory) {
+  fwd::Config cfg = base_config();
+  cfg.max_memory = 1u << 20;  // 1 MiB; floor: two 64 KiB frames
+  cfg.conn_credits = 64;
+  start(cfg);
+  // Job 1's receiver reads nothing, so job 1's frames pile up in zipperd.
+  auto [a, b] = join_pair(1);
+  b->set_paused(true);
+  auto [c, d] = join_pair(2);  // two jobs: a share is 512 KiB each
+  const auto data = pattern(5, 60000);
+  std::uint64_t seq = 1;
+  for (int i = 0; i < 16; ++i) a->send(eager(1, 0, 1, seq++, data.size()), data);
+  pump_for(all(), milliseconds(300));
+  // Job 2 still gets its messages through at once.
+  for (std::uint64_t s2 = 1; s2 <= 8; ++s2) {
+    c->send(eager(2, 0, 1, s2, data.size()), data);
+    const Frame f = expect(*d, FrameType::kEager);
+    EXPECT_EQ(f.payload, data);
+  }
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ FrameHeader valid_of_type(FrameType t) {
 
 TEST(FrameCodec, HeaderSizeAndConstants) {
   EXPECT_EQ(kHeaderSize, 64u);
-  EXPECT_EQ(kMaxFrameType, static_cast<std::uint8_t>(FrameType::kBye));
+  EXPECT_EQ(kMaxFrameType, static_cast<std::uint8_t>(FrameType::kAuth));
   EXPECT_EQ(credit_cost(0), 1u);  // one buffer per frame, whatever its size
   EXPECT_EQ(credit_cost(1000), 1u);
 }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/auth.h"
 #include "proto/frame.h"
 #include "proto/link.h"
 
@@ -90,6 +91,29 @@ inline proto::Payload make_payload(const std::vector<std::byte>& bytes) {
   return p;
 }
 
+// ---- job authentication ----------------------------------------------------
+
+/// The secret tests use for job `job` (any fixed 32 bytes will do).
+inline proto::auth::Secret test_secret(std::uint64_t job) {
+  proto::auth::Secret s{};
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::byte((job >> (8 * (i % 8))) + i);
+  return s;
+}
+
+/// AUTH payload proving `secret` for challenge `ch` on a connection that said `who`.
+inline std::vector<std::byte> auth_payload(const proto::auth::Secret& secret,
+                                           const proto::auth::ChallengePayload& ch,
+                                           const proto::ConnectHello& who) {
+  proto::auth::AuthPayload a;
+  a.fingerprint = proto::auth::fingerprint(secret);
+  a.tag = proto::auth::make_tag(proto::auth::auth_key(secret), ch, a.fingerprint, who);
+  a.sealed_secret = proto::auth::seal(secret, ch.server_key);
+  return proto::auth::encode_auth(a);
+}
+
+inline proto::FrameHeader header(proto::FrameType type, std::uint64_t job, std::uint32_t src,
+                                 std::uint32_t dst);
+
 /// A client end of a link. Not thread-safe; driven by Pump.
 class FrameClient : public proto::RecvSink {
  public:
@@ -111,7 +135,10 @@ class FrameClient : public proto::RecvSink {
   void send(proto::FrameHeader hdr, const std::vector<std::byte>& payload = {},
             std::function<void()> on_sent = {}) {
     hdr.payload_len = static_cast<std::uint32_t>(payload.size());
-    if (hdr.type != proto::FrameType::kHello)
+    proto::HelloPayload hp;
+    if (hdr.type == proto::FrameType::kHello && proto::decode_hello(payload, &hp))
+      hello_ = proto::ConnectHello{hdr.job_id, hp.vrank, hp.np_low, hp.np_high};
+    if (hdr.type != proto::FrameType::kHello && hdr.type != proto::FrameType::kAuth)
       credits_ -= static_cast<std::int64_t>(proto::credit_cost(hdr.payload_len));
     link_->post(proto::OutFrame{hdr, make_payload(payload), std::move(on_sent)});
     progress_send();
@@ -154,6 +181,11 @@ class FrameClient : public proto::RecvSink {
   std::uint64_t credits_returned() const { return credits_returned_; }
   std::size_t credit_frames() const { return credit_frames_; }
   void keep_credit_frames(bool keep) { keep_credit_frames_ = keep; }
+  /// While set (the default), a CHALLENGE is answered at once with the
+  /// proof of test_secret(job id) and not queued in the inbox.
+  void set_auto_auth(bool on) { auto_auth_ = on; }
+  /// The last challenge answered automatically.
+  const std::optional<proto::auth::ChallengePayload>& challenge() const { return challenge_; }
   /// While set, payload_dest refuses every frame (the link reports kPaused).
   void set_paused(bool paused) { paused_ = paused; }
 
@@ -163,6 +195,15 @@ class FrameClient : public proto::RecvSink {
     return proto::Payload::allocate(hdr.payload_len);
   }
   void on_frame(const proto::FrameHeader& hdr, proto::Payload payload) override {
+    if (hdr.type == proto::FrameType::kChallenge && auto_auth_) {
+      proto::auth::ChallengePayload ch;
+      if (proto::auth::decode_challenge(payload.bytes, &ch)) {
+        challenge_ = ch;
+        send(header(proto::FrameType::kAuth, hello_.job_id, hello_.vrank, 0),
+             auth_payload(test_secret(hello_.job_id), ch, hello_));
+        return;
+      }
+    }
     credits_ += hdr.credits;
     credits_returned_ += hdr.credits;
     if (hdr.type == proto::FrameType::kHelloAck) {
@@ -184,6 +225,9 @@ class FrameClient : public proto::RecvSink {
   std::uint64_t credits_returned_ = 0;
   std::size_t credit_frames_ = 0;
   bool keep_credit_frames_ = false;
+  bool auto_auth_ = true;
+  proto::ConnectHello hello_{};
+  std::optional<proto::auth::ChallengePayload> challenge_;
   bool paused_ = false;
   bool done_ = false;
   bool send_failed_ = false;
