@@ -9,6 +9,7 @@
 
 #include "../proto/link.h"
 #include "credit_account.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
@@ -32,7 +33,13 @@ struct Connection {
 
   std::atomic<bool> closed{false};
   std::atomic<bool> credit_frame_queued{false};
-  bool parked = false;  // receive paused for lack of memory (receive thread only)
+  bool parked = false;            // receive paused for lack of memory (receive thread only)
+  bool credit_exhausted = false;  // last frame left no room for a largest frame (receive thread)
+
+  // Counters for zipperctl and /metrics (relaxed; see traffic_counters.h).
+  TrafficCounters received;  // relayed frames from this client
+  TrafficCounters sent;      // relayed frames to this client
+  std::atomic<std::uint64_t> credit_stalls{0}, memory_stalls{0}, errors{0};
 
   std::string name() const {
     return job ? "rank " + std::to_string(vrank) + " (" + link->peer() + ")" : link->peer();

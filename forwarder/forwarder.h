@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "../proto/link.h"
 #include "job_registry.h"
 #include "memory_budget.h"
+#include "snapshot.h"
 
 namespace zipper::forwarder {
 
@@ -66,6 +68,19 @@ class Forwarder {
   Stats stats() const;
   const Config& config() const { return cfg_; }
 
+  /// Counters of sides, jobs (active and recently finished), connections and
+  /// pools, for zipperctl and /metrics. Thread-safe; takes the side and
+  /// registry locks briefly.
+  Snapshot snapshot() const;
+  /// Draining: hellos of jobs not yet known are refused (kBadHello, "draining"),
+  /// ranks of running jobs are still admitted; running jobs finish normally.
+  void set_draining(bool on);
+  bool draining() const { return draining_.load(std::memory_order_relaxed); }
+  /// One counter per receive and send loop, advanced on every round (a round
+  /// ends at least every 500 ms while the loop is healthy). The watchdog
+  /// compares two readings to prove the loops are alive.
+  std::vector<std::uint64_t> loop_rounds() const;
+
  private:
   struct Side;
   class RecvSinkImpl;
@@ -84,6 +99,7 @@ class Forwarder {
   void send_control(const std::shared_ptr<Connection>& conn, proto::OutFrame frame);
   void return_credit(const std::shared_ptr<Connection>& conn, std::uint64_t cost);
   void wake_all_receivers();
+  void note_protocol_error(const std::shared_ptr<Connection>& conn);
 
   Config cfg_;
   MemoryBudget budget_;
@@ -95,6 +111,9 @@ class Forwarder {
   std::atomic<int> parked_{0};
   std::atomic<std::uint64_t> frames_relayed_{0}, bytes_relayed_{0}, connections_{0},
       protocol_errors_{0};
+  std::atomic<bool> draining_{false};
+  std::atomic<std::uint64_t> refused_draining_{0}, credit_stalls_{0}, memory_stalls_{0};
+  const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace zipper::forwarder

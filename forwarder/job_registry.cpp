@@ -63,8 +63,29 @@ void JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
   }
   if (empty) {
     auto it = jobs_.find(job->id());
-    if (it != jobs_.end() && it->second == job) jobs_.erase(it);
+    if (it != jobs_.end() && it->second == job) {
+      jobs_.erase(it);
+      finished_.push_back(job);
+      if (finished_.size() > kFinishedKept) finished_.pop_front();
+    }
   }
+}
+
+bool JobRegistry::contains(std::uint64_t job_id) const {
+  std::lock_guard lk(mu_);
+  return jobs_.count(job_id) != 0;
+}
+
+std::vector<std::shared_ptr<Job>> JobRegistry::active() const {
+  std::lock_guard lk(mu_);
+  std::vector<std::shared_ptr<Job>> out;
+  for (const auto& [id, j] : jobs_) out.push_back(j);
+  return out;
+}
+
+std::vector<std::shared_ptr<Job>> JobRegistry::finished() const {
+  std::lock_guard lk(mu_);
+  return {finished_.begin(), finished_.end()};
 }
 
 std::size_t JobRegistry::job_count() const {

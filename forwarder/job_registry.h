@@ -3,7 +3,9 @@
 // destination only inside the sender's own Job.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "connection.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
@@ -31,6 +34,17 @@ class Job {
   }
   /// All connected ranks (snapshot).
   std::vector<std::shared_ptr<Connection>> members() const;
+  std::uint32_t connected() const {
+    std::lock_guard lk(mu_);
+    return connected_;
+  }
+  /// Relayed traffic by direction: low group (ranks < np_low) to high, and back.
+  TrafficCounters from_low, from_high;
+  /// Counts one relayed frame sent by `src`.
+  void count(std::uint32_t src, std::uint64_t payload_bytes) {
+    (src < np_low_ ? from_low : from_high).add(payload_bytes);
+  }
+  const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
 
  private:
   friend class JobRegistry;
@@ -57,10 +71,19 @@ class JobRegistry {
   /// Removes `conn` from its job; drops the job when its last rank leaves.
   void leave(const std::shared_ptr<Connection>& conn);
   std::size_t job_count() const;
+  /// True while job `job_id` has at least one rank connected.
+  bool contains(std::uint64_t job_id) const;
+  /// Jobs with ranks connected, by id.
+  std::vector<std::shared_ptr<Job>> active() const;
+  /// The last kFinishedKept jobs whose ranks have all left, oldest first.
+  std::vector<std::shared_ptr<Job>> finished() const;
+
+  static constexpr std::size_t kFinishedKept = 64;
 
  private:
   mutable std::mutex mu_;
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;
+  std::deque<std::shared_ptr<Job>> finished_;
 };
 
 }  // namespace zipper::forwarder
