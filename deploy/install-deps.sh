@@ -6,6 +6,7 @@ PKGS=(
   build-essential cmake pkg-config clang-format
   libopenmpi-dev openmpi-bin
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libsystemd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 util-linux procps
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -49,15 +50,17 @@ void reload(const std::string& file, const fw::CommandLine& cli, fw::DaemonConfi
     return;
   }
   const fw::ConfigDiff d = fw::diff(running, fresh);
-  for (const auto& key : d.applicable) {
+  for (const auto& key : d.applicable)
     if (key == "log.level") set_log_level(fresh.log_level);
-    spdlog::info("SIGHUP: applied {} = {}", key, fw::value_of(fresh, key));
-  }
+  // What a reload did must reach the log even when the new level is above info.
+  const auto level = std::max(spdlog::level::info, spdlog::get_level());
+  for (const auto& key : d.applicable)
+    spdlog::log(level, "SIGHUP: applied {} = {}", key, fw::value_of(fresh, key));
   for (const auto& key : d.needs_restart)
     spdlog::warn("SIGHUP: {} changed to '{}' but needs a restart (running: '{}')", key,
                  fw::value_of(fresh, key), fw::value_of(running, key));
   if (d.applicable.empty() && d.needs_restart.empty())
-    spdlog::info("SIGHUP: {} re-read, no setting changed", file);
+    spdlog::log(level, "SIGHUP: {} re-read, no setting changed", file);
 }
 
 }  // namespace

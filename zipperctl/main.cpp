@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", as_json, "print the answer as JSON (stable field names, for scripts)");
   app.set_version_flag("--version", std::string("zipperctl ") + ZIPPER_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // --json and --socket also after the command (inherited by the subcommands)
   app.footer("Exit status: 0 done, 1 zipperd unreachable or refused, 2 usage.");
 
   auto* status = app.add_subcommand("status", "state (running or draining), totals and sides");
