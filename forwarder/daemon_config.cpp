@@ -1,5 +1,8 @@
 #include "daemon_config.h"
 
+// As in collectives/selection.cpp: one toml++ configuration per program.
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
 #include <CLI/CLI.hpp>
@@ -210,6 +213,16 @@ void apply_table(DaemonConfig& cfg, const std::string& file, const toml::table& 
       std::string why;
       const auto v = texts_of(*s, node, &why);
       if (why.empty()) why = s->set(cfg, v);
+      if (!why.empty() && s->shape == Shape::kListen && node.is_table()) {
+        // Name the listener entry at fault, with its own line.
+        for (const auto& [name, addr] : *node.as_table()) {
+          DaemonConfig scratch;
+          const std::string one = std::string(name.str()) + "=" + addr.value_or(std::string());
+          if (auto w = s->set(scratch, {one}); !w.empty())
+            throw ConfigError(where(file, addr) + "key '" + key + "." + std::string(name.str()) +
+                              "': " + w);
+        }
+      }
       if (!why.empty()) throw ConfigError(where(file, node) + "key '" + key + "': " + why);
     } else if (node.is_table() && is_section(key)) {
       apply_table(cfg, file, *node.as_table(), key);
@@ -246,16 +259,15 @@ void add_options(CLI::App& app, CommandLine& out) {
 DaemonConfig load(const std::string& file, const CommandLine& cli) {
   DaemonConfig cfg;
   if (!file.empty()) {
-    toml::table doc;
-    try {
-      doc = toml::parse_file(file);
-    } catch (const toml::parse_error& e) {
+    toml::parse_result doc = toml::parse_file(file);
+    if (!doc) {
+      const auto& e = doc.error();
       const auto& b = e.source().begin;
       if (b.line == 0) throw ConfigError(file + ": " + std::string(e.description()));
       throw ConfigError(file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
                         ": " + std::string(e.description()));
     }
-    apply_table(cfg, file, doc, "");
+    apply_table(cfg, file, doc.table(), "");
   }
   for (const auto& s : table()) {
     auto it = cli.find(s.info.flag);
