@@ -12,6 +12,8 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# RelWithDebInfo binaries carry their debug info; the package does not.
+set(CPACK_STRIP_FILES ON)
 # zipper-run and its helpers are bash and need mpirun and ip.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash, openmpi-bin, iproute2")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

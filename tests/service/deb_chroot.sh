@@ -96,7 +96,9 @@ for _ in $(seq 100); do [[ -S $root/run/zipper/zipperd.sock ]] && break; sleep 0
 in_root zipperctl status || { cat "$work/zipperd.log"; fail "zipperctl status in the clean root"; }
 [[ $(in_root zipperctl status --json | grep -c '"state": "running"') == 1 ]] || fail "not running"
 # chroot execs zipperd: the pid is zipperd's.
-[[ $(ps -o user= -p "$zpid") == zipper ]] || fail "zipperd does not run as user zipper"
+uid=$(in_root id -u zipper)
+[[ $(ps -o uid= -p "$zpid" | tr -d ' ') == "$uid" ]] || fail "zipperd does not run as user zipper (uid $uid)"
+echo "zipperd runs as zipper (uid $uid) from the package"
 echo "control socket: $(stat -c '%A %U:%G' "$root/run/zipper/zipperd.sock")"
 kill -TERM "$zpid"
 rc=0
