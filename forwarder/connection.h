@@ -10,6 +10,7 @@
 #include "../proto/auth.h"
 #include "../proto/link.h"
 #include "credit_account.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
@@ -41,6 +42,10 @@ struct Connection {
   bool mid_frame = false;
   std::chrono::steady_clock::time_point frame_started;
 
+  // Set (release) once job and vrank are final; threads that find the
+  // connection other than through its job's slot table read those only
+  // after seeing this (acquire).
+  std::atomic<bool> admitted{false};
   std::atomic<bool> closed{false};
   std::atomic<bool> doomed{false};  // about to be closed (timeout sweep): tell it nothing
   std::atomic<bool> credit_frame_queued{false};
@@ -49,6 +54,12 @@ struct Connection {
   // (0: parked by the global budget); receive thread only.
   std::uint64_t share_wait = 0;
   int park_kind = 0;  // 0 not parked, 1 by the budget, 2 by the job's share (Forwarder::set_parked)
+  bool credit_exhausted = false;  // last frame left no room for a largest frame (receive thread)
+
+  // Counters for zipperctl and /metrics (relaxed; see traffic_counters.h).
+  TrafficCounters received;  // relayed frames from this client
+  TrafficCounters sent;      // relayed frames to this client
+  std::atomic<std::uint64_t> credit_stalls{0}, memory_stalls{0}, errors{0};
 
   std::string name() const {
     return job ? "rank " + std::to_string(vrank) + " (" + link->peer() + ")" : link->peer();

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -98,8 +99,11 @@ struct Forwarder::Side {
   // EMFILE/ENFILE: the pending connection would wake us at once again.
   bool accept_paused = false;
   std::chrono::steady_clock::time_point accept_resume;
-  std::mutex mu;
+  mutable std::mutex mu;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
+  // Counters (relaxed): see snapshot.h.
+  TrafficCounters received, sent;
+  std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};
 };
 
 // Receives one connection's frames: charges credit and memory, then routes.
@@ -132,6 +136,7 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     }
     const std::uint64_t cost = proto::credit_cost(hdr.payload_len);
     if (!conn_->credit.charge(cost)) {
+      ++conn_->errors;
       conn_->credit.release(cost);
       f_.share_.release(held, bytes);
       if (buf) f_.pool_->release(*buf);
@@ -141,6 +146,14 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
       fatal_ = true;
       return std::nullopt;
     }
+    // The client can no longer send a largest frame: it stalls until credit returns.
+    const bool exhausted =
+        conn_->credit.granted() - conn_->credit.in_use() < proto::credit_cost(f_.cfg_.max_frame);
+    if (exhausted && !conn_->credit_exhausted) {
+      conn_->credit_stalls.fetch_add(1, std::memory_order_relaxed);
+      f_.credit_stalls_.fetch_add(1, std::memory_order_relaxed);
+    }
+    conn_->credit_exhausted = exhausted;
     // The owner returns the buffer, the job's share and the credit when the
     // last reference (the destination's send queue, normally) drops the
     // payload. It must not keep the sender alive: two connections that die
@@ -291,6 +304,94 @@ Stats Forwarder::stats() const {
                timeouts_.load(),        accept_pauses_.load()};
 }
 
+void Forwarder::note_protocol_error(const std::shared_ptr<Connection>& conn) {
+  ++protocol_errors_;
+  conn->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Forwarder::set_draining(bool on) {
+  if (draining_.exchange(on) == on) return;
+  if (on)
+    spdlog::info("draining: no new jobs are admitted, {} running", registry_.job_count());
+  else
+    spdlog::info("drain ended: admitting new jobs ({} running)", registry_.job_count());
+}
+
+std::vector<std::uint64_t> Forwarder::loop_rounds() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& s : sides_) {
+    out.push_back(s->rx_rounds.load(std::memory_order_relaxed));
+    out.push_back(s->tx_rounds.load(std::memory_order_relaxed));
+  }
+  return out;
+}
+
+Snapshot Forwarder::snapshot() const {
+  using namespace std::chrono;
+  const auto now = steady_clock::now();
+  const auto secs = [&](steady_clock::time_point t) { return duration<double>(now - t).count(); };
+  Snapshot s;
+  s.uptime_s = secs(started_at_);
+  s.draining = draining();
+  s.relayed = {frames_relayed_.load(), bytes_relayed_.load()};
+  s.connections_accepted = connections_.load();
+  s.protocol_errors = protocol_errors_.load();
+  s.jobs_refused_draining = refused_draining_.load();
+  s.credit_stalls = credit_stalls_.load();
+  s.memory_stalls = memory_stalls_.load();
+  for (const auto& side : sides_) {
+    struct Seen {
+      std::shared_ptr<Connection> conn;
+      std::uint64_t job;
+      std::uint32_t vrank;
+    };
+    std::vector<Seen> conns;
+    {
+      std::lock_guard lk(side->mu);
+      for (const auto& [id, c] : side->conns)
+        if (c->admitted.load(std::memory_order_acquire))
+          conns.push_back({c, c->job->id(), c->vrank});
+        else
+          conns.push_back({c, 0, 0});
+    }
+    std::sort(conns.begin(), conns.end(),
+              [](const Seen& a, const Seen& b) { return a.conn->id < b.conn->id; });
+    s.sides.push_back({side->name, side->listener->address(), side->received.load(),
+                       side->sent.load(), side->accepted.load(), conns.size()});
+    for (const auto& [c, job, vrank] : conns) {
+      LinkSnapshot l;
+      l.id = c->id;
+      l.side = side->name;
+      l.peer = c->link->peer();
+      l.job = job;  // 0 before hello
+      l.vrank = vrank;
+      l.credits_granted = c->credit.granted();
+      l.credits_in_use = c->credit.in_use();
+      l.queued_bytes = c->link->send_queued_bytes();
+      l.received = c->received.load();
+      l.sent = c->sent.load();
+      l.credit_stalls = c->credit_stalls.load();
+      l.memory_stalls = c->memory_stalls.load();
+      l.errors = c->errors.load();
+      l.age_s = secs(c->accepted);
+      s.links.push_back(std::move(l));
+    }
+  }
+  const auto add_job = [&](const Job& j, bool finished) {
+    s.jobs.push_back({j.id(), j.np_low(), j.np_high(), j.connected(), finished, secs(j.created),
+                      j.from_low.load(), j.from_high.load()});
+  };
+  for (const auto& j : registry_.active()) {
+    add_job(*j, false);
+    ++s.jobs_active;
+    s.ranks_connected += j->connected();
+  }
+  for (const auto& j : registry_.finished()) add_job(*j, true);
+  for (const auto& c : pool_->stats())
+    s.pools.push_back({c.name, c.buffer_bytes, c.buffers, c.in_use, c.peak});
+  return s;
+}
+
 void Forwarder::wake_all_receivers() {
   for (auto& s : sides_) wake(s->wake_rx);
 }
@@ -305,6 +406,7 @@ void Forwarder::recv_loop(Side& side) {
   constexpr int kSpinRounds = 200;
   int spin = 0;
   while (!stopping_) {
+    side.rx_rounds.fetch_add(1, std::memory_order_relaxed);
     int n = 0;
     if (spin > 0) {
       n = epoll_wait(side.epoll_rx, evs, 64, 0);
@@ -399,6 +501,7 @@ void Forwarder::pause_accepting(Side& side, int err) {
 void Forwarder::send_loop(Side& side) {
   epoll_event evs[64];
   while (!stopping_) {
+    side.tx_rounds.fetch_add(1, std::memory_order_relaxed);
     const int n = epoll_wait(side.epoll_tx, evs, 64, 500);
     for (int i = 0; i < n; ++i) {
       const std::uint64_t id = evs[i].data.u64;
@@ -450,6 +553,7 @@ void Forwarder::accept_all(Side& side) {
       side.conns.emplace(id, conn);
     }
     ++connections_;
+    ++side.accepted;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
     const int fd = conn->link->poll_fd();
     epoll_add(side.epoll_tx, fd, EPOLLOUT | EPOLLET, id);
@@ -484,18 +588,20 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     // memory released between the failed reservation and now woke nobody (no
     // receiver was parked yet), and its socket may never signal again.
     set_parked(*conn, true);
+    conn->memory_stalls.fetch_add(1, std::memory_order_relaxed);
+    memory_stalls_.fetch_add(1, std::memory_order_relaxed);
     st = conn->link->progress_recv(sink, 0);
   }
   set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
-    ++protocol_errors_;
+    note_protocol_error(conn);
     close_conn(conn, "protocol violation");
   } else if (st == LinkStatus::kClosed) {
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
   } else if (st == LinkStatus::kError) {
     const std::string why = conn->link->error();
     if (why.rfind("malformed", 0) == 0) {
-      ++protocol_errors_;
+      note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, why);
     }
     close_conn(conn, why);
@@ -657,6 +763,10 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
 
 void Forwarder::admit(const std::shared_ptr<Connection>& conn,
                       const JobRegistry::JoinRequest& req) {
+  if (draining() && !registry_.contains(req.job_id)) {
+    refused_draining_.fetch_add(1, std::memory_order_relaxed);
+    return refuse(conn, ErrorCode::kBadHello, "zipperd is draining for maintenance: no new jobs");
+  }
   auto r = registry_.join(req, conn);
   if (!r.job) return refuse(conn, ErrorCode::kBadHello, r.error);
   share_.set_jobs(registry_.job_count());
@@ -693,7 +803,7 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     if (hdr.type == FrameType::kAuth) return on_auth(conn, payload);
     send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq,
                "a connection must be admitted (HELLO, AUTH) before anything else");
-    ++protocol_errors_;
+    note_protocol_error(conn);
     return close_conn(conn,
                       std::string("first frame was ") + std::string(proto::to_string(hdr.type)));
   }
@@ -707,14 +817,14 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
       conn->said_bye = true;
       return;
     default:
-      ++protocol_errors_;
+      note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, hdr.seq,
                  std::string("unexpected ") + std::string(proto::to_string(hdr.type)) +
                      " frame from a client");
       return close_conn(conn, "unexpected frame type");
   }
   if (hdr.job_id != conn->job->id() || hdr.src != conn->vrank) {
-    ++protocol_errors_;
+    note_protocol_error(conn);
     send_error(conn, ErrorCode::kUnknownJob, conn->vrank, hdr.seq,
                "frame claims job " + std::to_string(hdr.job_id) + " rank " +
                    std::to_string(hdr.src) + " on a connection of job " +
@@ -729,6 +839,11 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
   }
   ++frames_relayed_;
   bytes_relayed_ += hdr.payload_len;
+  conn->received.add(hdr.payload_len);
+  sides_[conn->side]->received.add(hdr.payload_len);
+  dest->sent.add(hdr.payload_len);
+  sides_[dest->side]->sent.add(hdr.payload_len);
+  conn->job->count(hdr.src, hdr.payload_len);
   // A CTS lets the opposite direction's rendezvous go on: it must not wait
   // behind the data queued for this client (it is matched by sequence
   // number, not by order, so overtaking is safe).

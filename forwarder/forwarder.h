@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@
 namespace zipper::proto::auth {
 class MungeVerifier;
 }
+#include "snapshot.h"
 
 namespace zipper::forwarder {
 
@@ -104,6 +106,19 @@ class Forwarder {
   Stats stats() const;
   const Config& config() const { return cfg_; }
 
+  /// Counters of sides, jobs (active and recently finished), connections and
+  /// pools, for zipperctl and /metrics. Thread-safe; takes the side and
+  /// registry locks briefly.
+  Snapshot snapshot() const;
+  /// Draining: hellos of jobs not yet known are refused (kBadHello, "draining"),
+  /// ranks of running jobs are still admitted; running jobs finish normally.
+  void set_draining(bool on);
+  bool draining() const { return draining_.load(std::memory_order_relaxed); }
+  /// One counter per receive and send loop, advanced on every round (a round
+  /// ends at least every 500 ms while the loop is healthy). The watchdog
+  /// compares two readings to prove the loops are alive.
+  std::vector<std::uint64_t> loop_rounds() const;
+
  private:
   struct Side;
   class RecvSinkImpl;
@@ -134,6 +149,7 @@ class Forwarder {
   void wake_all_receivers();
   /// Returns a pool buffer and wakes receivers paused for lack of one.
   void release_buffer(const BufferPool::Buffer& b);
+  void note_protocol_error(const std::shared_ptr<Connection>& conn);
 
   Config cfg_;
   std::unique_ptr<BufferPool> pool_;
@@ -151,6 +167,9 @@ class Forwarder {
       protocol_errors_{0}, auth_failures_{0}, refused_admissions_{0}, timeouts_{0},
       accept_pauses_{0};
   std::atomic<std::uint64_t> open_conns_{0};
+  std::atomic<bool> draining_{false};
+  std::atomic<std::uint64_t> refused_draining_{0}, credit_stalls_{0}, memory_stalls_{0};
+  const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace zipper::forwarder

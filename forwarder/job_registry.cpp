@@ -73,6 +73,7 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   // slot table (under this lock) and read its job and rank.
   conn->job = job;
   conn->vrank = req.vrank;
+  conn->admitted.store(true, std::memory_order_release);  // Forwarder::snapshot reads them
   job->slots_.emplace(req.vrank, conn);
   if (!job->ready_ && job->slots_.size() == job->size()) {
     job->ready_ = true;
@@ -99,8 +100,31 @@ void JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
   }
   if (empty) {
     auto it = jobs_.find(Key{job->id(), job->fingerprint_});
-    if (it != jobs_.end() && it->second == job) jobs_.erase(it);
+    if (it != jobs_.end() && it->second == job) {
+      jobs_.erase(it);
+      finished_.push_back(job);
+      if (finished_.size() > kFinishedKept) finished_.pop_front();
+    }
   }
+}
+
+bool JobRegistry::contains(std::uint64_t job_id) const {
+  std::lock_guard lk(mu_);
+  // Jobs are keyed by id and secret fingerprint; any job with this id counts.
+  auto it = jobs_.lower_bound(Key{job_id, proto::auth::Fingerprint{}});
+  return it != jobs_.end() && it->first.first == job_id;
+}
+
+std::vector<std::shared_ptr<Job>> JobRegistry::active() const {
+  std::lock_guard lk(mu_);
+  std::vector<std::shared_ptr<Job>> out;
+  for (const auto& [id, j] : jobs_) out.push_back(j);
+  return out;
+}
+
+std::vector<std::shared_ptr<Job>> JobRegistry::finished() const {
+  std::lock_guard lk(mu_);
+  return {finished_.begin(), finished_.end()};
 }
 
 std::size_t JobRegistry::job_count() const {

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,7 @@
 
 #include "../proto/auth.h"
 #include "connection.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
@@ -61,6 +64,18 @@ class Job {
   }
   /// All connected ranks (snapshot).
   std::vector<std::shared_ptr<Connection>> members() const;
+  /// Ranks connected now.
+  std::uint32_t connected() const {
+    std::lock_guard lk(mu_);
+    return static_cast<std::uint32_t>(slots_.size());
+  }
+  /// Relayed traffic by direction: low group (ranks < np_low) to high, and back.
+  TrafficCounters from_low, from_high;
+  /// Counts one relayed frame sent by `src`.
+  void count(std::uint32_t src, std::uint64_t payload_bytes) {
+    (src < np_low_ ? from_low : from_high).add(payload_bytes);
+  }
+  const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
 
   /// Payload bytes this job's frames hold inside zipperd (JobMemoryShare).
   std::atomic<std::uint64_t> memory_held{0};
@@ -117,6 +132,14 @@ class JobRegistry {
   /// the job when its last rank leaves.
   void leave(const std::shared_ptr<Connection>& conn);
   std::size_t job_count() const;
+  /// True while job `job_id` has at least one rank connected.
+  bool contains(std::uint64_t job_id) const;
+  /// Jobs with ranks connected, by id.
+  std::vector<std::shared_ptr<Job>> active() const;
+  /// The last kFinishedKept jobs whose ranks have all left, oldest first.
+  std::vector<std::shared_ptr<Job>> finished() const;
+
+  static constexpr std::size_t kFinishedKept = 64;
 
  private:
   using Key = std::pair<std::uint64_t, proto::auth::Fingerprint>;
@@ -124,6 +147,7 @@ class JobRegistry {
   const std::uint32_t max_ranks_;
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<Job>> jobs_;
+  std::deque<std::shared_ptr<Job>> finished_;
 };
 
 }  // namespace zipper::forwarder

@@ -3,7 +3,10 @@
 # with soft-RoCE (rdma_rxe) and two RoCE subnets, and returns its output and
 # exit status.
 #
-#   rxe-guest.sh [--timeout SECONDS] [--mem MiB] [--smp N] -- COMMAND [ARGS...]
+#   rxe-guest.sh [--timeout SECONDS] [--mem MiB] [--smp N] [--stage2 FILE] -- COMMAND [ARGS...]
+#
+# --stage2 replaces rxe-stage2.sh (what PID 1 runs after the overlay root is
+# mounted), e.g. tests/service/systemd-stage2.sh, which boots systemd.
 #
 # Guest layout (all in the init network namespace: rxe on the 6.1 kernel does
 # not work in other namespaces; see docs/verbs.md):
@@ -23,14 +26,15 @@
 # ZIPPER_RXE_KEEP=1 keeps the per-run directory (console log) for debugging.
 set -euo pipefail
 PROG=${0##*/}
-TIMEOUT=300 MEM=2048 SMP=2
+TIMEOUT=300 MEM=2048 SMP=2 STAGE2=''
 while (($#)); do
     case $1 in
         --timeout) TIMEOUT=$2; shift 2 ;;
         --mem) MEM=$2; shift 2 ;;
         --smp) SMP=$2; shift 2 ;;
+        --stage2) STAGE2=$2; shift 2 ;;
         --) shift; break ;;
-        -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
         *) break ;;
     esac
 done
@@ -133,7 +137,7 @@ trap cleanup EXIT
     printf ' %q' "$@"
     printf '\n'
 } >"$RUN/cmd.sh"
-cp "$HERE/rxe-stage2.sh" "$RUN/stage2.sh"
+cp "${STAGE2:-$HERE/rxe-stage2.sh}" "$RUN/stage2.sh"
 
 accel=(-accel tcg,thread=multi -cpu max)
 if [[ ${ZIPPER_RXE_ACCEL:-tcg} == kvm ]]; then accel=(-accel kvm -cpu host); fi

@@ -1,0 +1,456 @@
+#include "daemon_config.h"
+
+// As in collectives/selection.cpp: one toml++ configuration per program.
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <functional>
+
+namespace zipper::forwarder {
+
+namespace {
+
+// A setting's values arrive as text, from the command line or converted from
+// TOML, and pass the same parser; `set` returns an error text or "".
+using Setter = std::function<std::string(DaemonConfig&, const std::vector<std::string>&)>;
+using Getter = std::function<std::string(const DaemonConfig&)>;
+
+enum class Shape { kScalar, kSize, kInteger, kSeconds, kBool, kListen };
+
+struct Setting {
+  SettingInfo info;
+  Shape shape;
+  Setter set;
+  Getter get;
+};
+
+// Bytes, as a number or with a unit ("8MiB", "1GB"); CLI11's parser, so the
+// file and the command line accept the same spellings.
+std::string parse_size(std::string text, std::uint64_t lo, std::uint64_t hi, std::uint64_t* out) {
+  const std::string given = text;
+  try {
+    const std::string err = CLI::AsSizeValue(false)(text);
+    if (!err.empty()) throw std::invalid_argument(err);
+    *out = std::stoull(text);
+  } catch (const std::exception&) {
+    return "expected a size in bytes (e.g. 8388608 or 8MiB), got '" + given + "'";
+  }
+  if (*out < lo || *out > hi)
+    return "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " bytes, got " +
+           given;
+  return "";
+}
+
+template <class Access>
+Setting size(const char* key, const char* flag, const char* help, bool reloadable, std::uint64_t lo,
+             std::uint64_t hi, Access field) {
+  return {
+      {key, flag, help, reloadable},
+      Shape::kSize,
+      [=](DaemonConfig& c, const std::vector<std::string>& v) {
+        std::uint64_t n = 0;
+        std::string err = parse_size(v.back(), lo, hi, &n);
+        if (err.empty()) field(c) = static_cast<std::remove_reference_t<decltype(field(c))>>(n);
+        return err;
+      },
+      [=](const DaemonConfig& c) { return std::to_string(field(const_cast<DaemonConfig&>(c))); }};
+}
+
+template <class Access>
+Setting text(const char* key, const char* flag, const char* help, bool reloadable, Access field,
+             std::vector<std::string> choices = {}) {
+  return {{key, flag, help, reloadable},
+          Shape::kScalar,
+          [=](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+            if (!choices.empty() &&
+                std::find(choices.begin(), choices.end(), v.back()) == choices.end()) {
+              std::string all;
+              for (const auto& ch : choices) all += (all.empty() ? "" : ", ") + ch;
+              return "expected one of " + all + ", got '" + v.back() + "'";
+            }
+            field(c) = v.back();
+            return "";
+          },
+          [=](const DaemonConfig& c) { return field(const_cast<DaemonConfig&>(c)); }};
+}
+
+// A whole number in [lo, hi]; `scale` turns it into the field's unit.
+template <class Access>
+Setting integer(const char* key, const char* flag, const char* help, bool reloadable, long long lo,
+                long long hi, Access field) {
+  return {
+      {key, flag, help, reloadable},
+      Shape::kInteger,
+      [=](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+        try {
+          std::size_t used = 0;
+          const long long n = std::stoll(v.back(), &used);
+          if (used != v.back().size() || n < lo || n > hi) throw std::out_of_range("");
+          field(c) = static_cast<std::remove_reference_t<decltype(field(c))>>(n);
+          return "";
+        } catch (const std::exception&) {
+          return "expected a whole number from " + std::to_string(lo) + " to " +
+                 std::to_string(hi) + ", got '" + v.back() + "'";
+        }
+      },
+      [=](const DaemonConfig& c) { return std::to_string(field(const_cast<DaemonConfig&>(c))); }};
+}
+
+// Seconds (fractions allowed) in [lo, hi], kept in a millisecond field.
+template <class Access>
+Setting seconds(const char* key, const char* flag, const char* help, bool reloadable, double lo,
+                double hi, Access field_ms) {
+  return {{key, flag, help, reloadable},
+          Shape::kSeconds,
+          [=](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              const double s = std::stod(v.back(), &used);
+              if (used != v.back().size() || !(s >= lo && s <= hi)) throw std::out_of_range("");
+              field_ms(c) = static_cast<int>(s * 1000 + 0.5);
+              return "";
+            } catch (const std::exception&) {
+              return "expected seconds from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ", got '" + v.back() + "'";
+            }
+          },
+          [=](const DaemonConfig& c) {
+            const int ms = field_ms(const_cast<DaemonConfig&>(c));
+            return ms % 1000 == 0 ? std::to_string(ms / 1000) : std::to_string(ms / 1000.0);
+          }};
+}
+
+template <class Access>
+Setting boolean(const char* key, const char* flag, const char* help, bool reloadable,
+                Access field) {
+  return {{key, flag, help, reloadable},
+          Shape::kBool,
+          [=](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+            if (v.back() != "true" && v.back() != "false")
+              return "expected true or false, got '" + v.back() + "'";
+            field(c) = v.back() == "true";
+            return "";
+          },
+          [=](const DaemonConfig& c) {
+            return std::string(field(const_cast<DaemonConfig&>(c)) ? "true" : "false");
+          }};
+}
+
+std::string set_pools(DaemonConfig& c, const std::vector<std::string>& v) {
+  if (v.back().empty()) {
+    c.forwarder.pools.clear();
+    return "";
+  }
+  std::string why;
+  auto classes = parse_pool_classes(v.back(), &why);
+  if (!classes) return why;
+  c.forwarder.pools = *classes;
+  return "";
+}
+
+std::string get_pools(const DaemonConfig& c) {
+  std::string out;
+  for (const auto& k : c.forwarder.pools)
+    out +=
+        (out.empty() ? "" : ",") + std::to_string(k.buffer_bytes) + ":" + std::to_string(k.buffers);
+  return out;
+}
+
+std::string set_munge_sockets(DaemonConfig& c, const std::vector<std::string>& v) {
+  c.forwarder.munge_socket.clear();
+  std::size_t at = 0;
+  const std::string& t = v.back();
+  while (at <= t.size() && !t.empty()) {
+    const std::size_t comma = std::min(t.find(',', at), t.size());
+    c.forwarder.munge_socket.push_back(t.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return "";
+}
+
+std::string get_munge_sockets(const DaemonConfig& c) {
+  std::string out;
+  for (const auto& m : c.forwarder.munge_socket) out += (out.empty() ? "" : ",") + m;
+  return out;
+}
+
+std::string set_listen(DaemonConfig& c, const std::vector<std::string>& v) {
+  c.forwarder.listen.clear();
+  for (const auto& spec : v) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return "expected NAME=[tcp:|verbs:]HOST:PORT, got '" + spec + "'";
+    std::string why;
+    auto ep = proto::parse_endpoint(spec.substr(eq + 1), &why);
+    if (!ep) return why;
+    c.forwarder.listen.push_back({spec.substr(0, eq), *ep});
+  }
+  return "";
+}
+
+std::string get_listen(const DaemonConfig& c) {
+  std::string out;
+  for (const auto& l : c.forwarder.listen)
+    out += (out.empty() ? "" : " ") + l.name + "=" + l.endpoint.to_string();
+  return out;
+}
+
+// The table: one line per setting. To add one, add a field to Config or
+// DaemonConfig and a line here; flag, key, parsing and SIGHUP follow.
+const std::vector<Setting>& table() {
+  static const std::vector<Setting> t = {
+      {{"listen", "--listen",
+        "NAME=[tcp:|verbs:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470); in the file a "
+        "[listen] table of NAME = \"ADDRESS\"",
+        false},
+       Shape::kListen,
+       set_listen,
+       get_listen},
+      integer(
+          "flow.conn_credits", "--conn-credits",
+          "frames (pool buffers) one connection may have inside zipperd", false, 2, kMaxConnCredits,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.conn_credits; }),
+      size(
+          "flow.max_memory", "--max-memory", "bytes of all payload buffer pools together", false, 1,
+          ~0ull, [](DaemonConfig & c) -> auto& { return c.forwarder.max_memory; }),
+      {{"flow.pools", "--pools",
+        "payload buffer pools, SIZE:COUNT per size class, e.g. 1KiB:2048,16KiB:960,128KiB:816,"
+        "1MiB:136 (empty: split flow.max_memory)",
+        false},
+       Shape::kScalar,
+       set_pools,
+       get_pools},
+      size(
+          "flow.max_frame", "--max-frame", "largest frame payload accepted (bytes)", false, 1024,
+          proto::kMaxPayloadLimit, [](DaemonConfig & c) -> auto& { return c.forwarder.max_frame; }),
+      {{"flow.hello_timeout", "--hello-timeout", "seconds a new connection has to say hello",
+        false},
+       Shape::kInteger,
+       [](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+         try {
+           std::size_t used = 0;
+           const long s = std::stol(v.back(), &used);
+           if (used != v.back().size() || s < 1 || s > 3600) throw std::out_of_range("");
+           c.forwarder.hello_timeout_ms = static_cast<int>(s * 1000);
+           return "";
+         } catch (const std::exception&) {
+           return "expected whole seconds from 1 to 3600, got '" + v.back() + "'";
+         }
+       },
+       [](const DaemonConfig& c) { return std::to_string(c.forwarder.hello_timeout_ms / 1000); }},
+      text("admission.auth", "--auth",
+           "'secret' (proof of the job secret) or 'munge' (also a MUNGE credential; a job is "
+           "kept to one uid)",
+           false, [](DaemonConfig & c) -> auto& { return c.forwarder.auth; }, {"secret", "munge"}),
+      {{"admission.munge_sockets", "--munge-socket",
+        "munged socket per listener, comma-separated in listener order (clusters with different "
+        "MUNGE keys); empty: libmunge's default",
+        false},
+       Shape::kScalar,
+       set_munge_sockets,
+       get_munge_sockets},
+      boolean(
+          "admission.group_sides", "--group-sides",
+          "true: with two listeners, the low group must use the first and the high group the "
+          "second",
+          false, [](DaemonConfig & c) -> auto& { return c.forwarder.group_sides; }),
+      integer(
+          "limits.max_ranks", "--max-ranks", "largest layout x+y a job may claim", false, 2,
+          1 << 24, [](DaemonConfig & c) -> auto& { return c.forwarder.max_ranks; }),
+      integer(
+          "limits.max_jobs", "--max-jobs", "jobs served at once", false, 1, 1 << 20,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.max_jobs; }),
+      integer(
+          "limits.max_connections", "--max-connections",
+          "client connections at once, admitted or not", false, 1, 1 << 24,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.max_connections; }),
+      seconds(
+          "timeouts.ready", "--ready-timeout",
+          "seconds an admitted rank waits for the rest of its job before it is closed", false,
+          0.001, 86400, [](DaemonConfig & c) -> auto& { return c.forwarder.ready_timeout_ms; }),
+      seconds(
+          "timeouts.frame", "--frame-timeout",
+          "seconds a frame's payload may take to arrive after its header", false, 0.001, 86400,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.frame_timeout_ms; }),
+      seconds(
+          "timeouts.accept_pause", "--accept-pause",
+          "seconds accepting pauses when zipperd runs out of file descriptors", false, 0.001, 3600,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.accept_pause_ms; }),
+      integer(
+          "timeouts.keepalive", "--keepalive",
+          "TCP keepalive idle seconds on client links (0: off)", false, 0, 86400,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.keepalive_s; }),
+      text("log.level", "--log-level", "trace, debug, info, warn, error", true,
+           [](DaemonConfig & c) -> auto& { return c.log_level; },
+           {"trace", "debug", "info", "warn", "error"}),
+      text(
+          "service.pid_file", "--pid-file", "write the pid here once every listener is bound",
+          false, [](DaemonConfig & c) -> auto& { return c.pid_file; }),
+      text(
+          "control.socket", "--control-socket",
+          "Unix socket for zipperctl (e.g. /run/zipper/zipperd.sock); empty: none", false,
+          [](DaemonConfig & c) -> auto& { return c.control_socket; }),
+      text(
+          "metrics.listen", "--metrics-listen",
+          "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: none", false,
+          [](DaemonConfig & c) -> auto& { return c.metrics_listen; }),
+  };
+  return t;
+}
+
+const Setting* find_key(const std::string& key) {
+  for (const auto& s : table())
+    if (s.info.key == key) return &s;
+  return nullptr;
+}
+
+bool is_section(const std::string& prefix) {
+  for (const auto& s : table())
+    if (s.info.key.rfind(prefix + ".", 0) == 0) return true;
+  return false;
+}
+
+std::string where(const std::string& file, const toml::node& n) {
+  const auto& src = n.source();
+  return file + ":" + std::to_string(src.begin.line) + ": ";
+}
+
+// TOML value -> the texts the setter takes; empty optional with `why` on a wrong type.
+std::vector<std::string> texts_of(const Setting& s, const toml::node& n, std::string* why) {
+  std::vector<std::string> out;
+  switch (s.shape) {
+    case Shape::kListen:
+      if (const auto* t = n.as_table()) {
+        for (const auto& [name, addr] : *t) {
+          if (!addr.is_string()) {
+            *why = "listener '" + std::string(name.str()) + "' must be a string \"HOST:PORT\"";
+            return {};
+          }
+          out.push_back(std::string(name.str()) + "=" + *addr.value<std::string>());
+        }
+        return out;  // empty: none from the file (the command line may give them)
+      }
+      *why = "expected a table of NAME = \"HOST:PORT\" ([listen])";
+      return {};
+    case Shape::kSize:
+      if (n.is_integer()) return {std::to_string(*n.value<std::int64_t>())};
+      if (n.is_string()) return {*n.value<std::string>()};
+      *why = "expected a size (an integer number of bytes or a string like \"8MiB\")";
+      return {};
+    case Shape::kInteger:
+      if (n.is_integer()) return {std::to_string(*n.value<std::int64_t>())};
+      *why = "expected an integer";
+      return {};
+    case Shape::kBool:
+      if (n.is_boolean()) return {*n.value<bool>() ? "true" : "false"};
+      *why = "expected true or false";
+      return {};
+    case Shape::kSeconds:
+      if (n.is_integer()) return {std::to_string(*n.value<std::int64_t>())};
+      if (n.is_floating_point()) return {std::to_string(*n.value<double>())};
+      *why = "expected a number of seconds";
+      return {};
+    case Shape::kScalar:
+      if (n.is_string()) return {*n.value<std::string>()};
+      *why = "expected a string";
+      return {};
+  }
+  return {};
+}
+
+void apply_table(DaemonConfig& cfg, const std::string& file, const toml::table& t,
+                 const std::string& prefix) {
+  for (const auto& [k, node] : t) {
+    const std::string key =
+        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const Setting* s = find_key(key)) {
+      std::string why;
+      const auto v = texts_of(*s, node, &why);
+      if (why.empty()) why = s->set(cfg, v);
+      if (!why.empty() && s->shape == Shape::kListen && node.is_table()) {
+        // Name the listener entry at fault, with its own line.
+        for (const auto& [name, addr] : *node.as_table()) {
+          DaemonConfig scratch;
+          const std::string one = std::string(name.str()) + "=" + addr.value_or(std::string());
+          if (auto w = s->set(scratch, {one}); !w.empty())
+            throw ConfigError(where(file, addr) + "key '" + key + "." + std::string(name.str()) +
+                              "': " + w);
+        }
+      }
+      if (!why.empty()) throw ConfigError(where(file, node) + "key '" + key + "': " + why);
+    } else if (node.is_table() && is_section(key)) {
+      apply_table(cfg, file, *node.as_table(), key);
+    } else {
+      throw ConfigError(where(file, node) + "unknown key '" + key +
+                        "' (zipperd --help lists the settings; the file's keys are in "
+                        "/usr/share/doc/zipper/examples/zipperd.toml)");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<SettingInfo> settings() {
+  std::vector<SettingInfo> out;
+  for (const auto& s : table()) out.push_back(s.info);
+  return out;
+}
+
+void add_options(CLI::App& app, CommandLine& out) {
+  for (const auto& s : table()) {
+    const std::string flag = s.info.flag;
+    const std::string help = s.info.help + " [file: " + s.info.key + "]";
+    if (s.shape == Shape::kListen) {
+      app.add_option_function<std::vector<std::string>>(
+          flag, [&out, flag](const std::vector<std::string>& v) { out[flag] = v; }, help);
+    } else {
+      app.add_option_function<std::string>(
+          flag, [&out, flag](const std::string& v) { out[flag] = {v}; }, help);
+    }
+  }
+}
+
+DaemonConfig load(const std::string& file, const CommandLine& cli) {
+  DaemonConfig cfg;
+  if (!file.empty()) {
+    toml::parse_result doc = toml::parse_file(file);
+    if (!doc) {
+      const auto& e = doc.error();
+      const auto& b = e.source().begin;
+      if (b.line == 0) throw ConfigError(file + ": " + std::string(e.description()));
+      throw ConfigError(file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                        ": " + std::string(e.description()));
+    }
+    apply_table(cfg, file, doc.table(), "");
+  }
+  for (const auto& s : table()) {
+    auto it = cli.find(s.info.flag);
+    if (it == cli.end()) continue;
+    if (auto why = s.set(cfg, it->second); !why.empty())
+      throw ConfigError(s.info.flag + ": " + why);
+  }
+  if (cfg.forwarder.listen.empty())
+    throw ConfigError("no listener: give --listen NAME=HOST:PORT" +
+                      (file.empty() ? std::string() : " or a [listen] table in " + file));
+  return cfg;
+}
+
+ConfigDiff diff(const DaemonConfig& running, const DaemonConfig& reloaded) {
+  ConfigDiff d;
+  for (const auto& s : table()) {
+    if (s.get(running) == s.get(reloaded)) continue;
+    (s.info.reloadable ? d.applicable : d.needs_restart).push_back(s.info.key);
+  }
+  return d;
+}
+
+std::string value_of(const DaemonConfig& cfg, const std::string& key) {
+  const Setting* s = find_key(key);
+  if (!s) throw std::invalid_argument("no setting '" + key + "'");
+  return s->get(cfg);
+}
+
+}  // namespace zipper::forwarder

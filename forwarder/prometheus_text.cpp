@@ -1,0 +1,142 @@
+#include "prometheus_text.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#ifndef ZIPPER_VERSION
+#define ZIPPER_VERSION "unknown"
+#endif
+#ifndef ZIPPER_GIT_COMMIT
+#define ZIPPER_GIT_COMMIT "unknown"
+#endif
+
+namespace zipper::forwarder {
+
+namespace {
+
+// Label values escape backslash, double quote and newline.
+std::string esc(const std::string& v) {
+  std::string o;
+  for (char c : v) {
+    if (c == '\\' || c == '"') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
+class Writer {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    name_ = name;
+  }
+  void sample(const std::string& labels, double v) {
+    out_ += name_;
+    if (!labels.empty()) out_ += "{" + labels + "}";
+    out_ += fmt::format(" {}\n", v);
+  }
+  void sample(const std::string& labels, std::uint64_t v) {
+    out_ += name_;
+    if (!labels.empty()) out_ += "{" + labels + "}";
+    out_ += fmt::format(" {}\n", v);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_, name_;
+};
+
+}  // namespace
+
+BuildInfo build_info() { return {ZIPPER_VERSION, ZIPPER_GIT_COMMIT}; }
+
+std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
+  Writer w;
+  w.family("zipper_build_info", "gauge", "zipperd build; always 1.");
+  w.sample(fmt::format("version=\"{}\",commit=\"{}\"", esc(b.version), esc(b.commit)),
+           std::uint64_t{1});
+  w.family("zipper_uptime_seconds", "gauge", "Seconds since zipperd started.");
+  w.sample("", s.uptime_s);
+  w.family("zipper_draining", "gauge", "1 while draining for maintenance (no new jobs).");
+  w.sample("", std::uint64_t{s.draining});
+  w.family("zipper_jobs", "gauge", "Jobs with at least one rank connected.");
+  w.sample("", s.jobs_active);
+  w.family("zipper_ranks", "gauge", "Ranks connected, all jobs.");
+  w.sample("", s.ranks_connected);
+
+  const auto per_side = [&](const char* name, const char* type, const char* help,
+                            const std::function<std::uint64_t(const SideSnapshot&)>& f) {
+    w.family(name, type, help);
+    for (const auto& d : s.sides) w.sample(fmt::format("side=\"{}\"", esc(d.name)), f(d));
+  };
+  per_side("zipper_side_received_bytes_total", "counter",
+           "Payload bytes of relayed frames that arrived on this side.",
+           [](const SideSnapshot& d) { return d.received.bytes; });
+  per_side("zipper_side_received_frames_total", "counter",
+           "Relayed frames that arrived on this side.",
+           [](const SideSnapshot& d) { return d.received.frames; });
+  per_side("zipper_side_sent_bytes_total", "counter",
+           "Payload bytes of relayed frames queued to clients on this side.",
+           [](const SideSnapshot& d) { return d.sent.bytes; });
+  per_side("zipper_side_sent_frames_total", "counter",
+           "Relayed frames queued to clients on this side.",
+           [](const SideSnapshot& d) { return d.sent.frames; });
+  per_side("zipper_side_connections_accepted_total", "counter",
+           "Client connections accepted on this side.",
+           [](const SideSnapshot& d) { return d.connections_accepted; });
+  per_side("zipper_side_connections", "gauge", "Client connections open on this side.",
+           [](const SideSnapshot& d) { return d.connections_open; });
+
+  const auto per_job = [&](const char* name, const char* help, bool bytes) {
+    w.family(name, "counter", help);
+    for (const auto& j : s.jobs) {
+      w.sample(fmt::format("job=\"{}\",direction=\"low_to_high\"", j.id),
+               bytes ? j.from_low.bytes : j.from_low.frames);
+      w.sample(fmt::format("job=\"{}\",direction=\"high_to_low\"", j.id),
+               bytes ? j.from_high.bytes : j.from_high.frames);
+    }
+  };
+  per_job("zipper_job_bytes_total",
+          "Payload bytes relayed for a job, by direction (running and recently finished jobs).",
+          true);
+  per_job("zipper_job_frames_total", "Frames relayed for a job, by direction.", false);
+  w.family("zipper_job_ranks", "gauge", "Ranks of a running job connected to this zipperd.");
+  for (const auto& j : s.jobs)
+    if (!j.finished) w.sample(fmt::format("job=\"{}\"", j.id), std::uint64_t{j.ranks_connected});
+
+  w.family("zipper_credit_stalls_total", "counter",
+           "Times a connection's credit ran out, so its client had to wait.");
+  w.sample("", s.credit_stalls);
+  w.family("zipper_memory_stalls_total", "counter",
+           "Times a connection's receive paused because zipperd's payload memory was full.");
+  w.sample("", s.memory_stalls);
+  w.family("zipper_protocol_errors_total", "counter",
+           "Malformed, spoofed or out-of-order frames, and credit overruns.");
+  w.sample("", s.protocol_errors);
+  w.family("zipper_auth_errors_total", "counter", "Connections refused by authentication.");
+  w.sample("", s.auth_errors);
+  w.family("zipper_jobs_refused_draining_total", "counter", "New jobs refused while draining.");
+  w.sample("", s.jobs_refused_draining);
+
+  const auto per_pool = [&](const char* name, const char* help,
+                            const std::function<std::uint64_t(const PoolStats&)>& f) {
+    w.family(name, "gauge", help);
+    for (const auto& p : s.pools) w.sample(fmt::format("pool=\"{}\"", esc(p.name)), f(p));
+  };
+  per_pool("zipper_pool_buffer_size_bytes", "Size of one buffer of the pool.",
+           [](const PoolStats& p) { return p.buffer_bytes; });
+  per_pool("zipper_pool_buffers", "Buffers in the pool.",
+           [](const PoolStats& p) { return p.buffers; });
+  per_pool("zipper_pool_buffers_in_use", "Buffers held now.",
+           [](const PoolStats& p) { return p.in_use; });
+  per_pool("zipper_pool_buffers_peak", "Most buffers held at once since start.",
+           [](const PoolStats& p) { return p.peak; });
+  return w.take();
+}
+
+}  // namespace zipper::forwarder

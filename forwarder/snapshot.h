@@ -1,0 +1,83 @@
+// A read-only picture of a running zipperd: what zipperctl shows and /metrics
+// exports. Forwarder::snapshot() fills it from relaxed counters, so totals
+// are exact once traffic has stopped and may lag by in-flight frames while it
+// runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traffic_counters.h"
+
+namespace zipper::forwarder {
+
+/// One listener ("side"), e.g. the cluster A subnet.
+struct SideSnapshot {
+  std::string name;     // listener name from --listen NAME=...
+  std::string address;  // bound address
+  Traffic received;     // relayed frames that arrived on this side
+  Traffic sent;         // relayed frames queued to connections of this side
+  std::uint64_t connections_accepted = 0;
+  std::uint64_t connections_open = 0;
+};
+
+/// One job (all ranks sharing a job id). Kept after its last rank left, in a
+/// short history, so that its final counters stay readable.
+struct JobSnapshot {
+  std::uint64_t id = 0;
+  std::uint32_t np_low = 0, np_high = 0;  // layout x+y
+  std::uint32_t ranks_connected = 0;
+  bool finished = false;  // every rank has left
+  double age_s = 0;       // seconds since its first rank said hello
+  Traffic from_low;       // low group (ranks 0..x-1) to high group
+  Traffic from_high;      // high group to low group
+};
+
+/// One client connection.
+struct LinkSnapshot {
+  std::uint64_t id = 0;
+  std::string side;
+  std::string peer;
+  std::uint64_t job = 0;  // 0 before hello
+  std::uint32_t vrank = 0;
+  std::uint64_t credits_granted = 0;  // bytes
+  std::uint64_t credits_in_use = 0;   // bytes the client has inside zipperd now
+  std::uint64_t queued_bytes = 0;     // bytes queued towards this client
+  Traffic received;                   // relayed frames from this client
+  Traffic sent;                       // relayed frames to this client
+  std::uint64_t credit_stalls = 0;    // times its credit ran out (the client had to wait)
+  std::uint64_t memory_stalls = 0;    // times its receive paused for lack of memory
+  std::uint64_t errors = 0;           // protocol errors charged to it
+  double age_s = 0;
+};
+
+/// One buffer pool (by size class). Until pools exist the whole payload
+/// memory budget is reported as one class of 1-byte "buffers".
+struct PoolStats {
+  std::string name;
+  std::uint64_t buffer_bytes = 0;  // size of one buffer
+  std::uint64_t buffers = 0;       // buffers in the pool
+  std::uint64_t in_use = 0;        // buffers held now
+  std::uint64_t peak = 0;          // most buffers held at once
+};
+
+struct Snapshot {
+  double uptime_s = 0;
+  bool draining = false;  // no new jobs admitted
+  std::uint64_t jobs_active = 0;
+  std::uint64_t ranks_connected = 0;
+  Traffic relayed;  // all sides
+  std::uint64_t connections_accepted = 0;
+  std::uint64_t protocol_errors = 0;
+  std::uint64_t auth_errors = 0;  // refused authentications (none until auth exists)
+  std::uint64_t jobs_refused_draining = 0;
+  std::uint64_t credit_stalls = 0;  // summed over connections, closed ones included
+  std::uint64_t memory_stalls = 0;
+  std::vector<SideSnapshot> sides;
+  std::vector<JobSnapshot> jobs;  // active first, then recently finished
+  std::vector<LinkSnapshot> links;
+  std::vector<PoolStats> pools;
+};
+
+}  // namespace zipper::forwarder

@@ -1,0 +1,71 @@
+#include "snapshot_json.h"
+
+namespace zipper::forwarder {
+
+namespace {
+nlohmann::json traffic(const Traffic& t) { return {{"frames", t.frames}, {"bytes", t.bytes}}; }
+}  // namespace
+
+nlohmann::json to_json(const Snapshot& s) {
+  using nlohmann::json;
+  json out;
+  out["status"] = {{"state", s.draining ? "draining" : "running"},
+                   {"uptime_s", s.uptime_s},
+                   {"jobs_active", s.jobs_active},
+                   {"ranks_connected", s.ranks_connected},
+                   {"relayed", traffic(s.relayed)},
+                   {"connections_accepted", s.connections_accepted},
+                   {"protocol_errors", s.protocol_errors},
+                   {"auth_errors", s.auth_errors},
+                   {"jobs_refused_draining", s.jobs_refused_draining},
+                   {"credit_stalls", s.credit_stalls},
+                   {"memory_stalls", s.memory_stalls}};
+  json sides = json::array();
+  for (const auto& d : s.sides)
+    sides.push_back({{"name", d.name},
+                     {"address", d.address},
+                     {"received", traffic(d.received)},
+                     {"sent", traffic(d.sent)},
+                     {"connections_accepted", d.connections_accepted},
+                     {"connections_open", d.connections_open}});
+  out["status"]["sides"] = sides;
+  json jobs = json::array();
+  for (const auto& j : s.jobs)
+    jobs.push_back({{"id", j.id},
+                    {"np_low", j.np_low},
+                    {"np_high", j.np_high},
+                    {"ranks_connected", j.ranks_connected},
+                    {"state", j.finished ? "finished" : "running"},
+                    {"age_s", j.age_s},
+                    {"low_to_high", traffic(j.from_low)},
+                    {"high_to_low", traffic(j.from_high)}});
+  out["jobs"] = jobs;
+  json links = json::array();
+  for (const auto& l : s.links)
+    links.push_back({{"id", l.id},
+                     {"side", l.side},
+                     {"peer", l.peer},
+                     {"job", l.job},
+                     {"rank", l.vrank},
+                     {"credits_granted_bytes", l.credits_granted},
+                     {"credits_in_use_bytes", l.credits_in_use},
+                     {"queued_bytes", l.queued_bytes},
+                     {"received", traffic(l.received)},
+                     {"sent", traffic(l.sent)},
+                     {"credit_stalls", l.credit_stalls},
+                     {"memory_stalls", l.memory_stalls},
+                     {"errors", l.errors},
+                     {"age_s", l.age_s}});
+  out["links"] = links;
+  json pools = json::array();
+  for (const auto& p : s.pools)
+    pools.push_back({{"name", p.name},
+                     {"buffer_bytes", p.buffer_bytes},
+                     {"buffers", p.buffers},
+                     {"in_use", p.in_use},
+                     {"peak", p.peak}});
+  out["pools"] = pools;
+  return out;
+}
+
+}  // namespace zipper::forwarder

@@ -1,0 +1,98 @@
+#include "tables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace zipper::ctl {
+
+namespace {
+
+using nlohmann::json;
+using Row = std::vector<std::string>;
+
+// Left-aligned first column, right-aligned numbers, two spaces apart.
+std::string table(const Row& head, const std::vector<Row>& rows) {
+  std::vector<std::size_t> w(head.size());
+  for (std::size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  const auto line = [&](const Row& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) s += "  ";
+      s += i == 0 ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(head);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string num(const json& j) { return j.dump(); }
+std::string secs(const json& j) { return fmt::format("{:.0f}", j.get<double>()); }
+
+}  // namespace
+
+std::string render_status(const json& a) {
+  const json& s = a.at("status");
+  std::string out = fmt::format(
+      "state        {}\nuptime       {} s\njobs         {} running\nranks        {}\n"
+      "relayed      {} frames, {} bytes\nconnections  {} accepted\n"
+      "errors       {} protocol, {} auth\nstalls       {} credit, {} memory\n",
+      s.at("state").get<std::string>(), secs(s.at("uptime_s")), num(s.at("jobs_active")),
+      num(s.at("ranks_connected")), num(s.at("relayed").at("frames")),
+      num(s.at("relayed").at("bytes")), num(s.at("connections_accepted")),
+      num(s.at("protocol_errors")), num(s.at("auth_errors")), num(s.at("credit_stalls")),
+      num(s.at("memory_stalls")));
+  if (s.at("jobs_refused_draining").get<std::uint64_t>() > 0)
+    out += fmt::format("refused      {} new jobs while draining\n",
+                       num(s.at("jobs_refused_draining")));
+  std::vector<Row> rows;
+  for (const auto& d : s.at("sides"))
+    rows.push_back({d.at("name").get<std::string>(), d.at("address").get<std::string>(),
+                    num(d.at("connections_open")), num(d.at("received").at("bytes")),
+                    num(d.at("sent").at("bytes"))});
+  return out + "\n" + table({"SIDE", "ADDRESS", "CONNS", "RX_BYTES", "TX_BYTES"}, rows);
+}
+
+std::string render_jobs(const json& a) {
+  std::vector<Row> rows;
+  for (const auto& j : a.at("jobs"))
+    rows.push_back({num(j.at("id")), j.at("state").get<std::string>(),
+                    fmt::format("{}+{}", num(j.at("np_low")), num(j.at("np_high"))),
+                    num(j.at("ranks_connected")), num(j.at("low_to_high").at("bytes")),
+                    num(j.at("low_to_high").at("frames")), num(j.at("high_to_low").at("bytes")),
+                    num(j.at("high_to_low").at("frames")), secs(j.at("age_s"))});
+  return table({"JOB", "STATE", "LAYOUT", "RANKS", "LOW>HIGH_BYTES", "FRAMES", "HIGH>LOW_BYTES",
+                "FRAMES", "AGE_S"},
+               rows);
+}
+
+std::string render_links(const json& a) {
+  std::vector<Row> rows;
+  for (const auto& l : a.at("links"))
+    rows.push_back({num(l.at("id")), l.at("side").get<std::string>(),
+                    l.at("peer").get<std::string>(), num(l.at("job")), num(l.at("rank")),
+                    fmt::format("{}/{}", num(l.at("credits_in_use_bytes")),
+                                num(l.at("credits_granted_bytes"))),
+                    num(l.at("queued_bytes")), num(l.at("received").at("bytes")),
+                    num(l.at("sent").at("bytes")), num(l.at("credit_stalls")),
+                    num(l.at("memory_stalls")), num(l.at("errors"))});
+  return table({"ID", "SIDE", "PEER", "JOB", "RANK", "CREDIT_USED/GRANTED", "QUEUED", "RX_BYTES",
+                "TX_BYTES", "CREDIT_STALLS", "MEM_STALLS", "ERRORS"},
+               rows);
+}
+
+std::string render_pools(const json& a) {
+  std::vector<Row> rows;
+  for (const auto& p : a.at("pools"))
+    rows.push_back({p.at("name").get<std::string>(), num(p.at("buffer_bytes")),
+                    num(p.at("buffers")), num(p.at("in_use")), num(p.at("peak"))});
+  return table({"POOL", "BUFFER_BYTES", "BUFFERS", "IN_USE", "PEAK"}, rows);
+}
+
+}  // namespace zipper::ctl
