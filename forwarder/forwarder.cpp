@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "../proto/unique_fd.h"
+
 namespace zipper::forwarder {
 
 using proto::ErrorCode;
@@ -39,19 +41,17 @@ void wake(int efd) {
 }  // namespace
 
 struct Forwarder::Side {
-  Side(std::string n, int i) : name(std::move(n)), index(i) {
-    epoll_rx = epoll_create1(EPOLL_CLOEXEC);
-    epoll_tx = epoll_create1(EPOLL_CLOEXEC);
-    wake_rx = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    wake_tx = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (epoll_rx < 0 || epoll_tx < 0 || wake_rx < 0 || wake_tx < 0)
+  Side(std::string n, int i)
+      : name(std::move(n)),
+        index(i),
+        epoll_rx(epoll_create1(EPOLL_CLOEXEC)),
+        epoll_tx(epoll_create1(EPOLL_CLOEXEC)),
+        wake_rx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+        wake_tx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (!epoll_rx || !epoll_tx || !wake_rx || !wake_tx)
       throw std::runtime_error("cannot create epoll/eventfd");
-    epoll_add(epoll_rx, wake_rx, EPOLLIN, kWakeId);
-    epoll_add(epoll_tx, wake_tx, EPOLLIN, kWakeId);
-  }
-  ~Side() {
-    for (int fd : {epoll_rx, epoll_tx, wake_rx, wake_tx})
-      if (fd >= 0) ::close(fd);
+    epoll_add(epoll_rx.get(), wake_rx.get(), EPOLLIN, kWakeId);
+    epoll_add(epoll_tx.get(), wake_tx.get(), EPOLLIN, kWakeId);
   }
   std::shared_ptr<Connection> find(std::uint64_t id) {
     std::lock_guard lk(mu);
@@ -62,7 +62,7 @@ struct Forwarder::Side {
   const std::string name;
   const int index;
   std::unique_ptr<proto::Listener> listener;
-  int epoll_rx = -1, epoll_tx = -1, wake_rx = -1, wake_tx = -1;
+  proto::UniqueFd epoll_rx, epoll_tx, wake_rx, wake_tx;
   std::thread rx, tx;
   std::mutex mu;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
@@ -144,10 +144,14 @@ void Forwarder::release_buffer(const BufferPool::Buffer& b) {
 Forwarder::~Forwarder() { stop(); }
 
 void Forwarder::start() {
+  // Announced before any link exists: a verbs device context registers each
+  // region once when it is created, so relaying costs no registration.
+  for (const BufferPool::Region& r : pool_->regions())
+    pool_regions_.push_back(proto::register_long_lived_region(r.addr, r.bytes));
   for (std::size_t i = 0; i < cfg_.listen.size(); ++i) {
     auto side = std::make_unique<Side>(cfg_.listen[i].name, static_cast<int>(i));
     side->listener = proto::listen(cfg_.listen[i].endpoint);
-    epoll_add(side->epoll_rx, side->listener->poll_fd(), EPOLLIN, kListenerId);
+    epoll_add(side->epoll_rx.get(), side->listener->poll_fd(), EPOLLIN, kListenerId);
     spdlog::info("listening on side {} at {}", side->name, side->listener->address());
     sides_.push_back(std::move(side));
   }
@@ -166,8 +170,8 @@ void Forwarder::stop() {
   if (!started_.exchange(false)) return;
   stopping_ = true;
   for (auto& s : sides_) {
-    wake(s->wake_rx);
-    wake(s->wake_tx);
+    wake(s->wake_rx.get());
+    wake(s->wake_tx.get());
   }
   for (auto& s : sides_) {
     if (s->rx.joinable()) s->rx.join();
@@ -184,9 +188,9 @@ void Forwarder::stop() {
   const Stats st = stats();
   spdlog::info(
       "stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "
-      "peak pool use {} of {} bytes",
+      "peak pool use {} of {} bytes, {} memory registrations",
       st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory,
-      st.pool_bytes);
+      st.pool_bytes, st.memory_registrations);
 }
 
 std::vector<std::string> Forwarder::addresses() const {
@@ -196,13 +200,20 @@ std::vector<std::string> Forwarder::addresses() const {
 }
 
 Stats Forwarder::stats() const {
-  return Stats{frames_relayed_.load(),  bytes_relayed_.load(), connections_.load(),
-               protocol_errors_.load(), pool_->peak_bytes(),   pool_->total_bytes(),
-               pool_->stats()};
+  Stats st;
+  st.frames_relayed = frames_relayed_.load();
+  st.bytes_relayed = bytes_relayed_.load();
+  st.connections = connections_.load();
+  st.protocol_errors = protocol_errors_.load();
+  st.peak_memory = pool_->peak_bytes();
+  st.pool_bytes = pool_->total_bytes();
+  st.memory_registrations = proto::memory_registrations();
+  st.pools = pool_->stats();
+  return st;
 }
 
 void Forwarder::wake_all_receivers() {
-  for (auto& s : sides_) wake(s->wake_rx);
+  for (auto& s : sides_) wake(s->wake_rx.get());
 }
 
 void Forwarder::recv_loop(Side& side) {
@@ -217,14 +228,14 @@ void Forwarder::recv_loop(Side& side) {
   while (!stopping_) {
     int n = 0;
     if (spin > 0) {
-      n = epoll_wait(side.epoll_rx, evs, 64, 0);
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);
       if (n == 0) {
         --spin;
         sched_yield();
         continue;
       }
     } else {
-      n = epoll_wait(side.epoll_rx, evs, 64, 500);
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 500);
     }
     if (n > 0) spin = kSpinRounds;
     for (int i = 0; i < n && !stopping_; ++i) {
@@ -233,7 +244,7 @@ void Forwarder::recv_loop(Side& side) {
         accept_all(side);
       } else if (id == kWakeId) {
         std::uint64_t v;
-        [[maybe_unused]] auto r = ::read(side.wake_rx, &v, sizeof v);
+        [[maybe_unused]] auto r = ::read(side.wake_rx.get(), &v, sizeof v);
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
@@ -263,12 +274,12 @@ void Forwarder::recv_loop(Side& side) {
 void Forwarder::send_loop(Side& side) {
   epoll_event evs[64];
   while (!stopping_) {
-    const int n = epoll_wait(side.epoll_tx, evs, 64, 500);
+    const int n = epoll_wait(side.epoll_tx.get(), evs, 64, 500);
     for (int i = 0; i < n; ++i) {
       const std::uint64_t id = evs[i].data.u64;
       if (id == kWakeId) {
         std::uint64_t v;
-        [[maybe_unused]] auto r = ::read(side.wake_tx, &v, sizeof v);
+        [[maybe_unused]] auto r = ::read(side.wake_tx.get(), &v, sizeof v);
         continue;
       }
       if (auto conn = side.find(id)) {
@@ -308,8 +319,8 @@ void Forwarder::accept_all(Side& side) {
     ++connections_;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
     const int fd = conn->link->poll_fd();
-    epoll_add(side.epoll_tx, fd, EPOLLOUT | EPOLLET, id);
-    epoll_add(side.epoll_rx, fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
+    epoll_add(side.epoll_tx.get(), fd, EPOLLOUT | EPOLLET, id);
+    epoll_add(side.epoll_rx.get(), fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
   }
   log_refused();
 }
@@ -336,12 +347,12 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   } else if (st == LinkStatus::kClosed) {
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
   } else if (st == LinkStatus::kError) {
-    const std::string why = conn->link->error();
-    if (why.rfind("malformed", 0) == 0) {
+    const proto::LinkError err = conn->link->last_error();
+    if (err.kind == proto::LinkErrorKind::kMalformed) {
       ++protocol_errors_;
-      send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, why);
+      send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, err.message);
     }
-    close_conn(conn, why);
+    close_conn(conn, err.message);
   }
 }
 
@@ -349,8 +360,8 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   if (conn->closed.exchange(true)) return;
   Side& side = *sides_[conn->side];
   const int fd = conn->link->poll_fd();
-  epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, fd, nullptr);
-  epoll_ctl(side.epoll_tx, EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
   if (conn->parked) {
     conn->parked = false;
     --parked_;
