@@ -144,8 +144,8 @@ void Forwarder::release_buffer(const BufferPool::Buffer& b) {
 Forwarder::~Forwarder() { stop(); }
 
 void Forwarder::start() {
-  // Announced before any link exists: a verbs device context registers each
-  // region once when it is created, so relaying costs no registration.
+  // Announced before any link exists: a verbs device registers each region
+  // once, at its first use, so relaying a chunk costs no registration.
   for (const BufferPool::Region& r : pool_->regions())
     pool_regions_.push_back(proto::register_long_lived_region(r.addr, r.bytes));
   for (std::size_t i = 0; i < cfg_.listen.size(); ++i) {

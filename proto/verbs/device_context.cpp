@@ -45,8 +45,6 @@ DeviceContext::DeviceContext(ibv_context* ctx) : ctx_(ctx) {
     throw std::runtime_error(std::string("ibv_alloc_pd on ") + ibv_get_device_name(ctx->device) +
                              ": " + std::strerror(errno));
   mr_cache_.emplace(make_registrar(pd_.get()), MrCache::Limits{});
-  std::lock_guard lk(mu_);
-  sync_regions_locked();
 }
 
 DeviceContext::~DeviceContext() {
@@ -57,24 +55,28 @@ DeviceContext::~DeviceContext() {
   srq_.reset();
 }
 
-void DeviceContext::sync_regions_locked() {
-  const std::uint64_t gen = long_lived_regions_generation();
-  if (gen == regions_seen_) return;
-  regions_seen_ = gen;
-  std::map<std::uint64_t, std::shared_ptr<ibv_mr>> now;
-  for (const LongLivedRegion& r : long_lived_regions()) {
-    if (auto it = region_mrs_.find(r.id); it != region_mrs_.end()) {
-      now.emplace(r.id, std::move(it->second));
-      continue;
-    }
-    // Remote write too: the region's buffers are RDMA WRITE destinations.
-    // (A withdrawn region's MR goes once no WR holds it any more.)
-    MrPtr mr =
-        register_mr(pd_.get(), r.addr, r.bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    if (mr) now.emplace(r.id, std::shared_ptr<ibv_mr>(mr.release(), MrDeleter{}));
-    // On failure the region's payloads take the per-payload paths instead.
+const ibv_mr* DeviceContext::region_mr_locked(const LongLivedRegion& r) {
+  // Forget regions withdrawn since the last look (their MRs go once no WR
+  // holds them any more).
+  if (const std::uint64_t gen = long_lived_regions_generation(); gen != regions_seen_) {
+    regions_seen_ = gen;
+    std::map<std::uint64_t, std::shared_ptr<ibv_mr>> live;
+    for (const LongLivedRegion& l : long_lived_regions())
+      if (auto it = region_mrs_.find(l.id); it != region_mrs_.end())
+        live.emplace(l.id, std::move(it->second));
+    region_mrs_ = std::move(live);
   }
-  region_mrs_ = std::move(now);
+  auto it = region_mrs_.find(r.id);
+  if (it != region_mrs_.end()) return it->second.get();  // null: registration failed before
+  // First payload of this region on this device: register the whole region,
+  // once. Remote write too: its buffers are RDMA WRITE destinations.
+  MrPtr mr =
+      register_mr(pd_.get(), r.addr, r.bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  // On failure (e.g. RLIMIT_MEMLOCK) remember it: the region's payloads take
+  // the per-payload paths instead of retrying for every frame.
+  auto& slot = region_mrs_[r.id];
+  slot = mr ? std::shared_ptr<ibv_mr>(mr.release(), MrDeleter{}) : nullptr;
+  return slot.get();
 }
 
 HeldRegistration DeviceContext::registration_for(const Payload& p, Access access, bool one_off,
@@ -84,10 +86,9 @@ HeldRegistration DeviceContext::registration_for(const Payload& p, Access access
   {
     std::lock_guard lk(mu_);
     LongLivedRegion region;
-    if (find_long_lived_region(addr, len, &region)) {
-      sync_regions_locked();
-      if (auto it = region_mrs_.find(region.id); it != region_mrs_.end())
-        return {it->second->lkey, it->second->rkey, it->second};
+    if (find_long_lived_region(addr, len, &region) && region_mr_locked(region) != nullptr) {
+      const auto& mr = region_mrs_.at(region.id);
+      return {mr->lkey, mr->rkey, mr};
     }
     if (access == Access::kLocal && p.owner) {
       const bool extent = !p.extent.empty() && p.extent.data() <= addr &&

@@ -10,9 +10,10 @@
 // nothing is copied either way.
 //
 // Long-lived regions (memory_regions.h, zipperd's payload pools) are
-// registered once per device, when the context is created or, for a region
-// announced later, at the next registration request: a payload inside one
-// costs no ibv_reg_mr at all.
+// registered once per device, whole, when the first payload inside one needs
+// a registration on that device (zero copy, RDMA WRITE source or
+// destination); every later payload inside it costs no ibv_reg_mr at all.
+// Regions only ever copied (small frames) are never registered.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -81,16 +82,17 @@ class DeviceContext {
   void detach(const std::shared_ptr<SharedRecvQueue>& srq, std::uint32_t credits);
 
  private:
-  /// Registers regions announced since the last call and forgets withdrawn
-  /// ones (with mu_ held).
-  void sync_regions_locked();
+  /// The MR of region `r` on this device, registered on first use; null when
+  /// that registration failed. Forgets withdrawn regions. With mu_ held.
+  const ibv_mr* region_mr_locked(const LongLivedRegion& r);
 
   ibv_context* ctx_;
   PdPtr pd_;
   mutable std::mutex mu_;
   std::optional<MrCache> mr_cache_;
-  std::map<std::uint64_t, std::shared_ptr<ibv_mr>> region_mrs_;  // by LongLivedRegion::id
-  std::uint64_t regions_seen_ = ~std::uint64_t{0};               // generation synced last
+  // By LongLivedRegion::id; null: registration failed, not retried.
+  std::map<std::uint64_t, std::shared_ptr<ibv_mr>> region_mrs_;
+  std::uint64_t regions_seen_ = 0;  // regions generation when withdrawn ones were last dropped
   std::shared_ptr<SharedRecvQueue> srq_;  // created on the first link above the threshold
   std::uint32_t links_ = 0;
 };

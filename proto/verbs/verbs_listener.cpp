@@ -315,10 +315,14 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const Co
     }
     link.reset();
     if (!retry || Clock::now() >= deadline) {
-      // Rejected until the end: nobody listens there; otherwise no answer came.
-      const bool refused = last.find("REJECTED") != std::string::npos;
-      throw LinkFailure({refused ? LinkErrorKind::kRefused : LinkErrorKind::kTimeout, 0,
-                         "cannot connect to zipperd at " + ep.to_string() + via + ": " + last});
+      // Rejected until the end: nobody listens there; retried until the
+      // deadline otherwise: no answer came; else an RDMA CM failure.
+      const LinkErrorKind kind = last.find("REJECTED") != std::string::npos
+                                     ? LinkErrorKind::kRefused
+                                 : retry ? LinkErrorKind::kTimeout
+                                         : LinkErrorKind::kTransport;
+      throw LinkFailure(
+          {kind, 0, "cannot connect to zipperd at " + ep.to_string() + via + ": " + last});
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
