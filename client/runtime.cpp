@@ -342,6 +342,12 @@ void Runtime::stream_chunks(Request* s, std::uint64_t accepted) {
   s->chunks_left = static_cast<std::uint32_t>((n + chunk - 1) / chunk);
   // Every chunk is posted at once: credit, not a round trip, paces them, so
   // zipperd relays chunk i while chunk i+1 is on its way in.
+  // The chunks share one owner token and the message as their extent: a verbs
+  // link registers the message once (MR cache) instead of once per chunk. The
+  // token dies with the last chunk, which invalidates that registration; the
+  // user buffer itself stays borrowed until the request completes.
+  const std::shared_ptr<void> token = std::make_shared<char>();
+  const std::span<std::byte> message(s->send_data, n);
   for (std::uint64_t off = 0; off < n; off += chunk) {
     const std::uint64_t len = std::min(chunk, n - off);
     OutFrame f;
@@ -352,7 +358,7 @@ void Runtime::stream_chunks(Request* s, std::uint64_t accepted) {
     f.hdr.seq = s->seq;
     f.hdr.msg_len = n;
     f.hdr.chunk_offset = off;
-    f.payload = Payload::borrow(s->send_data + off, len);
+    f.payload = Payload{message.subspan(off, len), token, message};
     f.on_sent = [this, s] {
       if (--s->chunks_left == 0) complete(s, MPI_SUCCESS);
     };

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "../proto/munge.h"
+#include "../proto/unique_fd.h"
 
 namespace zipper::forwarder {
 
@@ -70,19 +71,17 @@ void Forwarder::warn_limited(const std::string& kind, fmt::format_string<Args...
 }
 
 struct Forwarder::Side {
-  Side(std::string n, int i) : name(std::move(n)), index(i) {
-    epoll_rx = epoll_create1(EPOLL_CLOEXEC);
-    epoll_tx = epoll_create1(EPOLL_CLOEXEC);
-    wake_rx = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    wake_tx = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (epoll_rx < 0 || epoll_tx < 0 || wake_rx < 0 || wake_tx < 0)
+  Side(std::string n, int i)
+      : name(std::move(n)),
+        index(i),
+        epoll_rx(epoll_create1(EPOLL_CLOEXEC)),
+        epoll_tx(epoll_create1(EPOLL_CLOEXEC)),
+        wake_rx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+        wake_tx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (!epoll_rx || !epoll_tx || !wake_rx || !wake_tx)
       throw std::runtime_error("cannot create epoll/eventfd");
-    epoll_add(epoll_rx, wake_rx, EPOLLIN, kWakeId);
-    epoll_add(epoll_tx, wake_tx, EPOLLIN, kWakeId);
-  }
-  ~Side() {
-    for (int fd : {epoll_rx, epoll_tx, wake_rx, wake_tx})
-      if (fd >= 0) ::close(fd);
+    epoll_add(epoll_rx.get(), wake_rx.get(), EPOLLIN, kWakeId);
+    epoll_add(epoll_tx.get(), wake_tx.get(), EPOLLIN, kWakeId);
   }
   std::shared_ptr<Connection> find(std::uint64_t id) {
     std::lock_guard lk(mu);
@@ -93,7 +92,7 @@ struct Forwarder::Side {
   const std::string name;
   const int index;
   std::unique_ptr<proto::Listener> listener;
-  int epoll_rx = -1, epoll_tx = -1, wake_rx = -1, wake_tx = -1;
+  proto::UniqueFd epoll_rx, epoll_tx, wake_rx, wake_tx;
   std::thread rx, tx;
   // Accepting is paused (listener out of epoll) until this time, after
   // EMFILE/ENFILE: the pending connection would wake us at once again.
@@ -231,10 +230,14 @@ void Forwarder::release_buffer(const BufferPool::Buffer& b) {
 Forwarder::~Forwarder() { stop(); }
 
 void Forwarder::start() {
+  // Announced before any link exists: a verbs device registers each region
+  // once, at its first use, so relaying a chunk costs no registration.
+  for (const BufferPool::Region& r : pool_->regions())
+    pool_regions_.push_back(proto::register_long_lived_region(r.addr, r.bytes));
   for (std::size_t i = 0; i < cfg_.listen.size(); ++i) {
     auto side = std::make_unique<Side>(cfg_.listen[i].name, static_cast<int>(i));
     side->listener = proto::listen(cfg_.listen[i].endpoint);
-    epoll_add(side->epoll_rx, side->listener->poll_fd(), EPOLLIN, kListenerId);
+    epoll_add(side->epoll_rx.get(), side->listener->poll_fd(), EPOLLIN, kListenerId);
     spdlog::info("listening on side {} at {}", side->name, side->listener->address());
     sides_.push_back(std::move(side));
   }
@@ -263,8 +266,8 @@ void Forwarder::stop() {
   if (!started_.exchange(false)) return;
   stopping_ = true;
   for (auto& s : sides_) {
-    wake(s->wake_rx);
-    wake(s->wake_tx);
+    wake(s->wake_rx.get());
+    wake(s->wake_tx.get());
   }
   for (auto& s : sides_) {
     if (s->rx.joinable()) s->rx.join();
@@ -281,9 +284,9 @@ void Forwarder::stop() {
   const Stats st = stats();
   spdlog::info(
       "stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "
-      "peak pool use {} of {} bytes",
+      "peak pool use {} of {} bytes, {} memory registrations",
       st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory,
-      st.pool_bytes);
+      st.pool_bytes, st.memory_registrations);
   for (const auto& c : st.pools)
     spdlog::info(
         "pool {} ({} bytes): peak {} of {} buffers in use, {} taken ({} lent to smaller "
@@ -298,10 +301,20 @@ std::vector<std::string> Forwarder::addresses() const {
 }
 
 Stats Forwarder::stats() const {
-  return Stats{frames_relayed_.load(),  bytes_relayed_.load(), connections_.load(),
-               protocol_errors_.load(), pool_->peak_bytes(),   pool_->total_bytes(),
-               pool_->stats(),          auth_failures_.load(), refused_admissions_.load(),
-               timeouts_.load(),        accept_pauses_.load()};
+  Stats st;
+  st.frames_relayed = frames_relayed_.load();
+  st.bytes_relayed = bytes_relayed_.load();
+  st.connections = connections_.load();
+  st.protocol_errors = protocol_errors_.load();
+  st.peak_memory = pool_->peak_bytes();
+  st.pool_bytes = pool_->total_bytes();
+  st.memory_registrations = proto::memory_registrations();
+  st.pools = pool_->stats();
+  st.auth_failures = auth_failures_.load();
+  st.refused_admissions = refused_admissions_.load();
+  st.timeouts = timeouts_.load();
+  st.accept_pauses = accept_pauses_.load();
+  return st;
 }
 
 void Forwarder::note_protocol_error(const std::shared_ptr<Connection>& conn) {
@@ -393,7 +406,7 @@ Snapshot Forwarder::snapshot() const {
 }
 
 void Forwarder::wake_all_receivers() {
-  for (auto& s : sides_) wake(s->wake_rx);
+  for (auto& s : sides_) wake(s->wake_rx.get());
 }
 
 void Forwarder::recv_loop(Side& side) {
@@ -409,14 +422,14 @@ void Forwarder::recv_loop(Side& side) {
     side.rx_rounds.fetch_add(1, std::memory_order_relaxed);
     int n = 0;
     if (spin > 0) {
-      n = epoll_wait(side.epoll_rx, evs, 64, 0);
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);
       if (n == 0) {
         --spin;
         sched_yield();
         continue;
       }
     } else {
-      n = epoll_wait(side.epoll_rx, evs, 64, 500);
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 500);
     }
     if (n > 0) spin = kSpinRounds;
     for (int i = 0; i < n && !stopping_; ++i) {
@@ -425,7 +438,7 @@ void Forwarder::recv_loop(Side& side) {
         accept_all(side);
       } else if (id == kWakeId) {
         std::uint64_t v;
-        [[maybe_unused]] auto r = ::read(side.wake_rx, &v, sizeof v);
+        [[maybe_unused]] auto r = ::read(side.wake_rx.get(), &v, sizeof v);
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
@@ -446,7 +459,7 @@ void Forwarder::recv_loop(Side& side) {
     const auto now = std::chrono::steady_clock::now();
     if (side.accept_paused && now >= side.accept_resume) {
       side.accept_paused = false;
-      epoll_add(side.epoll_rx, side.listener->poll_fd(), EPOLLIN, kListenerId);
+      epoll_add(side.epoll_rx.get(), side.listener->poll_fd(), EPOLLIN, kListenerId);
       spdlog::info("side {}: accepting connections again", side.name);
     }
     // Every 250 ms: at most a quarter of a second late on any timeout.
@@ -492,7 +505,7 @@ void Forwarder::pause_accepting(Side& side, int err) {
   side.accept_paused = true;
   side.accept_resume =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.accept_pause_ms);
-  epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, side.listener->poll_fd(), nullptr);
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, side.listener->poll_fd(), nullptr);
   ++accept_pauses_;
   warn_limited("accept", "side {}: cannot accept ({}); pausing accepts for {} ms", side.name,
                std::strerror(err), cfg_.accept_pause_ms);
@@ -502,12 +515,12 @@ void Forwarder::send_loop(Side& side) {
   epoll_event evs[64];
   while (!stopping_) {
     side.tx_rounds.fetch_add(1, std::memory_order_relaxed);
-    const int n = epoll_wait(side.epoll_tx, evs, 64, 500);
+    const int n = epoll_wait(side.epoll_tx.get(), evs, 64, 500);
     for (int i = 0; i < n; ++i) {
       const std::uint64_t id = evs[i].data.u64;
       if (id == kWakeId) {
         std::uint64_t v;
-        [[maybe_unused]] auto r = ::read(side.wake_tx, &v, sizeof v);
+        [[maybe_unused]] auto r = ::read(side.wake_tx.get(), &v, sizeof v);
         continue;
       }
       if (auto conn = side.find(id)) {
@@ -556,8 +569,8 @@ void Forwarder::accept_all(Side& side) {
     ++side.accepted;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
     const int fd = conn->link->poll_fd();
-    epoll_add(side.epoll_tx, fd, EPOLLOUT | EPOLLET, id);
-    epoll_add(side.epoll_rx, fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
+    epoll_add(side.epoll_tx.get(), fd, EPOLLOUT | EPOLLET, id);
+    epoll_add(side.epoll_rx.get(), fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
   }
   log_refused();
   if (const int err = side.listener->take_accept_error()) pause_accepting(side, err);
@@ -599,12 +612,12 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   } else if (st == LinkStatus::kClosed) {
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
   } else if (st == LinkStatus::kError) {
-    const std::string why = conn->link->error();
-    if (why.rfind("malformed", 0) == 0) {
+    const proto::LinkError err = conn->link->last_error();
+    if (err.kind == proto::LinkErrorKind::kMalformed) {
       note_protocol_error(conn);
-      send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, why);
+      send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, err.message);
     }
-    close_conn(conn, why);
+    close_conn(conn, err.message);
   }
 }
 
@@ -612,8 +625,8 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   if (conn->closed.exchange(true)) return;
   Side& side = *sides_[conn->side];
   const int fd = conn->link->poll_fd();
-  epoll_ctl(side.epoll_rx, EPOLL_CTL_DEL, fd, nullptr);
-  epoll_ctl(side.epoll_tx, EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
   set_parked(*conn, false);
   // Give queued frames (e.g. an error report) a last chance, then close.
   conn->link->progress_send();

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../proto/link.h"
+#include "../proto/memory_regions.h"
 #include "buffer_pool.h"
 #include "job_memory_share.h"
 #include "job_registry.h"
@@ -80,6 +81,10 @@ struct Stats {
   std::uint64_t protocol_errors = 0;
   std::uint64_t peak_memory = 0;  // bytes of pool buffers in use at once (capacities)
   std::uint64_t pool_bytes = 0;   // bytes mapped by the pools
+  /// Memory registrations with RDMA devices (ibv_reg_mr calls) this process
+  /// made so far: link buffers plus each pool region once per device; a
+  /// relayed chunk adds none.
+  std::uint64_t memory_registrations = 0;
   std::vector<PoolClassStats> pools;
   std::uint64_t auth_failures = 0;       // AUTH frames refused
   std::uint64_t refused_admissions = 0;  // hellos refused (limits, layout, side, slot)
@@ -154,6 +159,9 @@ class Forwarder {
   Config cfg_;
   std::unique_ptr<BufferPool> pool_;
   JobMemoryShare share_;
+  /// The pools' regions, announced to the links (registered once per RDMA
+  /// device); withdrawn before pool_ unmaps them.
+  std::vector<proto::RegionAnnouncement> pool_regions_;
   JobRegistry registry_;
   std::unique_ptr<proto::auth::KeyPair> keys_;  // sealed job secrets are opened with it
   std::vector<std::unique_ptr<proto::auth::MungeVerifier>> munge_;  // per side, --auth munge

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "frame.h"
+#include "link_error.h"
 #include "payload.h"
 
 namespace zipper::proto {
@@ -48,7 +49,7 @@ enum class LinkStatus {
   kOk,      // made all the progress currently possible
   kPaused,  // the sink refused a payload buffer; call again later
   kClosed,  // the peer closed cleanly at a frame boundary
-  kError,   // I/O error, truncated frame or malformed header; see error()
+  kError,   // I/O error, truncated frame or malformed header; see last_error()
 };
 
 /// Hook run on each header just before it is encoded for the wire (zipperd
@@ -85,8 +86,11 @@ class Link {
   /// Closing with unread input instead would reset the connection and could
   /// destroy frames still in flight.
   virtual void shutdown_send() = 0;
-  /// Human-readable description of the last error.
-  virtual std::string error() const = 0;
+  /// The first error the link met (kind kNone while there is none). Callers
+  /// branch on LinkError::kind, e.g. kMalformed is a protocol error of the peer.
+  virtual LinkError last_error() const = 0;
+  /// Human-readable description of the last error ("" while there is none).
+  std::string error() const { return last_error().message; }
   /// "tcp:1.2.3.4:5678" or similar, for logs.
   virtual std::string peer() const = 0;
   /// True when connect() already handed the caller's ConnectHello to the peer
@@ -125,7 +129,8 @@ struct Endpoint {
 std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why);
 
 /// Opens a listener for `ep`. Throws std::runtime_error with a clear message
-/// (unsupported scheme, bind failure, ...).
+/// (unsupported scheme, bind failure, ...); LinkFailure (a runtime_error)
+/// where the cause has a LinkErrorKind.
 std::unique_ptr<Listener> listen(const Endpoint& ep);
 
 /// Who connects: the content of a client's HELLO frame (frame.h
@@ -140,7 +145,8 @@ struct ConnectHello {
 /// Connects to `ep`, retrying refused connections until `timeout_ms` elapses.
 /// `hello` (may be null) travels in the connection setup where the backend
 /// can carry it (see Link::hello_delivered). Throws std::runtime_error on
-/// failure.
+/// failure; LinkFailure (a runtime_error) with kRefused when nobody listens or
+/// the peer refused the hello, kTimeout when no answer came in time.
 std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms,
                               const ConnectHello* hello = nullptr);
 

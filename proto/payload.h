@@ -14,6 +14,11 @@ namespace zipper::proto {
 struct Payload {
   std::span<std::byte> bytes;
   std::shared_ptr<void> owner;
+  /// Memory around `bytes` that `owner` keeps alive just as long (e.g. the
+  /// whole message buffer a rendezvous chunk belongs to); empty = `bytes`
+  /// only. A link that registers memory with a device (verbs) registers the
+  /// extent once for every payload inside it that shares `owner`.
+  std::span<std::byte> extent{};
 
   /// Allocates `n` bytes on the heap.
   static Payload allocate(std::size_t n) {

@@ -32,8 +32,6 @@ constexpr std::size_t kDirectReadMin =
 constexpr int kMaxIov = 64;
 constexpr int kNotSentLowat = 512 * 1024;  // bytes of unsent data the kernel may hold
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
 void set_nonblocking_nodelay(int fd) {
   const int flags = fcntl(fd, F_GETFL, 0);
   fcntl(fd, F_SETFL, flags | O_NONBLOCK);
@@ -53,29 +51,14 @@ std::string sockaddr_text(const sockaddr_in& a) {
 
 }  // namespace
 
-TcpLink::TcpLink(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {
-  set_nonblocking_nodelay(fd_);
-}
-
-TcpLink::~TcpLink() {
-  if (fd_ >= 0) ::close(fd_);
+TcpLink::TcpLink(UniqueFd fd, std::string peer)
+    : fd_(std::move(fd)), peer_(std::move(peer)), asm_(peer_) {
+  set_nonblocking_nodelay(fd_.get());
 }
 
 void TcpLink::post(OutFrame frame) {
-  frame.hdr.payload_len = static_cast<std::uint32_t>(frame.payload.bytes.size());
   std::lock_guard lk(send_mu_);
-  queued_bytes_ += kHeaderSize + frame.payload.bytes.size();
-  if (!frame.urgent) {
-    sendq_.push_back(Pending{std::move(frame)});
-    return;
-  }
-  // Behind the frame being written and earlier urgent frames only: a credit
-  // return queued behind megabytes of data would stall the opposite
-  // direction for as long as that data takes to drain.
-  auto it = sendq_.begin();
-  if (it != sendq_.end() && it->sent > 0) ++it;
-  while (it != sendq_.end() && it->frame.urgent && it->sent == 0) ++it;
-  sendq_.insert(it, Pending{std::move(frame)});
+  sendq_.push(std::move(frame));
 }
 
 bool TcpLink::send_pending() const {
@@ -85,13 +68,13 @@ bool TcpLink::send_pending() const {
 
 std::size_t TcpLink::send_queued_bytes() const {
   std::lock_guard lk(send_mu_);
-  return queued_bytes_;
+  return sendq_.queued_bytes();
 }
 
 LinkStatus TcpLink::progress_send() {
   // Finished frames are destroyed (and their callbacks run) after unlocking:
   // their payload owners may post to other links.
-  std::vector<Pending> done;
+  std::vector<QueuedFrame> done;
   LinkStatus status = LinkStatus::kOk;
   {
     std::lock_guard lk(send_mu_);
@@ -99,18 +82,9 @@ LinkStatus TcpLink::progress_send() {
       iovec iov[kMaxIov];
       int n = 0;
       for (auto it = sendq_.begin(); it != sendq_.end() && n + 2 <= kMaxIov; ++it) {
-        Pending& p = *it;
-        if (!p.encoded) {
-          if (hook_ && !hook_(p.frame.hdr)) {
-            p.encoded = true;
-            queued_bytes_ -= p.total();
-            p.sent = p.total();  // dropped by the hook: counts as sent
-            continue;
-          }
-          encode_header(p.frame.hdr, p.wire);
-          p.encoded = true;
-        }
-        std::size_t off = p.sent;
+        QueuedFrame& p = *it;
+        if (!sendq_.encode(p, hook_)) continue;  // dropped by the hook, or nothing left
+        std::size_t off = p.handed;
         if (off < kHeaderSize) {
           iov[n++] = {p.wire.data() + off, kHeaderSize - off};
           off = kHeaderSize;
@@ -127,25 +101,23 @@ LinkStatus TcpLink::progress_send() {
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(n);
-        w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
         if (w < 0) {
           if (errno == EAGAIN || errno == EWOULDBLOCK) break;
           if (errno == EINTR) continue;
-          status = fail(errno_text("sendmsg"));
+          status = fail_errno("sendmsg", errno);
           break;
         }
       }
       // Account written bytes frame by frame.
       std::size_t left = static_cast<std::size_t>(w);
       while (!sendq_.empty()) {
-        Pending& p = sendq_.front();
+        QueuedFrame& p = sendq_.front();
         if (!p.encoded) break;
-        const std::size_t need = p.total() - p.sent;
-        const std::size_t take = std::min(need, left);
-        p.sent += take;
+        const std::size_t take = std::min(p.total() - p.handed, left);
+        sendq_.handed(p, take);
         left -= take;
-        queued_bytes_ -= take;
-        if (p.sent < p.total()) break;
+        if (!p.all_handed()) break;
         done.push_back(std::move(p));
         sendq_.pop_front();
       }
@@ -157,165 +129,148 @@ LinkStatus TcpLink::progress_send() {
   return status;
 }
 
+std::optional<LinkStatus> TcpLink::consume_staged(RecvSink& sink, std::size_t max_frames,
+                                                  std::size_t* frames) {
+  const std::size_t limit = max_frames == 0 ? 0 : max_frames - *frames;
+  const auto r =
+      asm_.feed(std::span<const std::byte>(rbuf_.data() + rpos_, rend_ - rpos_), sink, limit);
+  rpos_ += r.consumed;
+  *frames += r.frames;
+  switch (r.outcome) {
+    case FrameAssembler::Outcome::kNeedMore:
+      rpos_ = rend_ = 0;  // all used: staging starts over, nothing to compact
+      return std::nullopt;
+    case FrameAssembler::Outcome::kPaused:
+      return LinkStatus::kPaused;
+    case FrameAssembler::Outcome::kLimit:
+      return LinkStatus::kOk;
+    case FrameAssembler::Outcome::kError:
+      break;
+  }
+  return fail(asm_.error());
+}
+
 LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   std::size_t frames = 0;
+  // Staging starts small (kInitialStagingSize) and grows with traffic.
+  if (rbuf_.empty()) rbuf_.resize(kInitialStagingSize);
   for (;;) {
-    if (!have_header_) {
-      if (rend_ - rpos_ >= kHeaderSize) {
-        const auto dec = decode_header(
-            std::span<const std::byte>(rbuf_.data() + rpos_, kHeaderSize), max_payload_, &rhdr_);
-        if (dec != DecodeError::kOk)
-          return fail("malformed frame from " + peer_ + ": " + std::string(to_string(dec)));
-        rpos_ += kHeaderSize;
-        have_header_ = true;
-        rgot_ = 0;
-        rdest_.reset();
-      }
-    }
-    if (have_header_) {
-      if (!rdest_) {
-        rdest_ = sink.payload_dest(rhdr_);
-        if (!rdest_) return LinkStatus::kPaused;
-        if (rdest_->bytes.size() != rhdr_.payload_len)
-          return fail("internal: payload buffer size mismatch");
-      }
-      const std::size_t need = rhdr_.payload_len - rgot_;
-      const std::size_t staged = std::min(need, rend_ - rpos_);
-      if (staged > 0) {
-        std::memcpy(rdest_->bytes.data() + rgot_, rbuf_.data() + rpos_, staged);
-        rpos_ += staged;
-        rgot_ += staged;
-      }
-      if (rgot_ < rhdr_.payload_len && rhdr_.payload_len - rgot_ >= kDirectReadMin) {
-        // Large remainder: read straight into the destination (zero copy).
-        // The staging buffer is empty here; the same system call picks up
-        // the next frame's header into it, and no more, so that a following
-        // large payload is not copied through staging either.
-        rpos_ = rend_ = 0;
-        iovec iov[2] = {{rdest_->bytes.data() + rgot_, rhdr_.payload_len - rgot_},
-                        {rbuf_.data(), kHeaderSize}};
-        const ssize_t r = ::readv(fd_, iov, 2);
-        if (r > 0) {
-          const std::size_t take = std::min<std::size_t>(r, rhdr_.payload_len - rgot_);
-          rgot_ += take;
-          rend_ = static_cast<std::size_t>(r) - take;
-        } else if (r == 0) {
-          return fail("connection closed by " + peer_ + " in the middle of a frame");
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    // Staged bytes first; with none, a paused destination request is retried.
+    if (rpos_ < rend_ || asm_.awaiting_dest())
+      if (auto st = consume_staged(sink, max_frames, &frames)) return *st;
+    const std::span<std::byte> direct = asm_.direct_span();
+    if (direct.size() >= kDirectReadMin) {
+      // Large remainder: read straight into the destination (zero copy). The
+      // same system call picks up the next frame's header into staging, and
+      // no more, so that a following large payload is not copied through
+      // staging either.
+      iovec iov[2] = {{direct.data(), direct.size()}, {rbuf_.data(), kHeaderSize}};
+      const ssize_t r = ::readv(fd_.get(), iov, 2);
+      if (r > 0) {
+        const std::size_t take = std::min<std::size_t>(r, direct.size());
+        rend_ = static_cast<std::size_t>(r) - take;
+        if (asm_.direct_received(take, sink) && max_frames != 0 && ++frames >= max_frames)
           return LinkStatus::kOk;
-        } else if (errno != EINTR) {
-          return fail(errno_text("read"));
-        }
-        continue;
+      } else if (r == 0) {
+        return fail({LinkErrorKind::kTruncated, 0,
+                     "connection closed by " + peer_ + " in the middle of a frame"});
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return LinkStatus::kOk;
+      } else if (errno != EINTR) {
+        return fail_errno("read", errno);
       }
-      if (rgot_ == rhdr_.payload_len) {
-        have_header_ = false;
-        large_stream_ = rhdr_.payload_len >= kDirectReadMin;
-        Payload p = std::move(*rdest_);
-        rdest_.reset();
-        sink.on_frame(rhdr_, std::move(p));
-        if (max_frames != 0 && ++frames >= max_frames) return LinkStatus::kOk;
-        continue;
-      }
+      continue;
     }
-    // Need more bytes in staging: compact and read.
-    if (rpos_ == rend_) {
-      rpos_ = rend_ = 0;
-    } else if (rpos_ > 0 && rbuf_.size() - rend_ < kHeaderSize) {
-      std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rend_ - rpos_);
-      rend_ -= rpos_;
-      rpos_ = 0;
-    }
-    if (rbuf_.empty()) rbuf_.resize(kInitialStagingSize);
     // After a large payload, expect another (a rendezvous chunk stream):
     // read just the header, so the payload goes straight to its destination.
     // Otherwise take many small frames in one system call.
-    const std::size_t want =
-        large_stream_ && !have_header_ ? kHeaderSize - (rend_ - rpos_) : rbuf_.size() - rend_;
-    const ssize_t r = ::read(fd_, rbuf_.data() + rend_, want);
+    const bool large_stream = !asm_.in_frame() && asm_.last_payload_len() >= kDirectReadMin;
+    const std::size_t want = large_stream ? kHeaderSize - asm_.header_bytes() : rbuf_.size();
+    const ssize_t r = ::read(fd_.get(), rbuf_.data(), want);
     if (r > 0) {
-      if (rend_ + static_cast<std::size_t>(r) == rbuf_.size() && rbuf_.size() < kStagingSize)
+      rend_ = static_cast<std::size_t>(r);
+      if (rend_ == rbuf_.size() && rbuf_.size() < kStagingSize)
         rbuf_.resize(kStagingSize);  // a full read: traffic, not an idle link
-      rend_ += static_cast<std::size_t>(r);
     } else if (r == 0) {
-      if (have_header_ || rend_ != rpos_)
-        return fail("connection closed by " + peer_ + " in the middle of a frame");
+      if (!asm_.at_boundary())
+        return fail({LinkErrorKind::kTruncated, 0,
+                     "connection closed by " + peer_ + " in the middle of a frame"});
       return LinkStatus::kClosed;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return LinkStatus::kOk;
     } else if (errno != EINTR) {
-      return fail(errno_text("read"));
+      return fail_errno("read", errno);
     }
   }
 }
 
-void TcpLink::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void TcpLink::shutdown() { ::shutdown(fd_.get(), SHUT_RDWR); }
 
-void TcpLink::shutdown_send() { ::shutdown(fd_, SHUT_WR); }
+void TcpLink::shutdown_send() { ::shutdown(fd_.get(), SHUT_WR); }
 
-LinkStatus TcpLink::fail(std::string why) {
+LinkStatus TcpLink::fail(LinkError e) {
   std::lock_guard lk(err_mu_);
-  if (error_.empty()) error_ = std::move(why);
+  if (!error_) error_ = std::move(e);
   return LinkStatus::kError;
 }
 
-std::string TcpLink::error() const {
+LinkStatus TcpLink::fail_errno(const char* call, int err) {
+  LinkError e = LinkError::from_errno(call, err);
+  e.message += " (" + peer_ + ")";
+  return fail(std::move(e));
+}
+
+LinkError TcpLink::last_error() const {
   std::lock_guard lk(err_mu_);
   return error_;
 }
 
 TcpListener::TcpListener(const Endpoint& ep) {
   const sockaddr_in a = resolve_ipv4(ep);
-  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw std::runtime_error(errno_text("socket"));
+  fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd_) throw LinkFailure(LinkError::from_errno("socket", errno));
   int one = 1;
-  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
-    const std::string why = errno_text("bind");
-    ::close(fd_);
-    throw std::runtime_error("cannot listen on " + ep.to_string() + ": " + why);
+  setsockopt(fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+    LinkError e = LinkError::from_errno("bind", errno);
+    e.message = "cannot listen on " + ep.to_string() + ": " + e.message;
+    throw LinkFailure(std::move(e));
   }
-  if (::listen(fd_, 512) != 0) {
-    const std::string why = errno_text("listen");
-    ::close(fd_);
-    throw std::runtime_error(why);
-  }
+  if (::listen(fd_.get(), 512) != 0) throw LinkFailure(LinkError::from_errno("listen", errno));
   sockaddr_in bound{};
   socklen_t len = sizeof bound;
-  getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);
   address_ = sockaddr_text(bound);
-}
-
-TcpListener::~TcpListener() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 std::unique_ptr<Link> TcpListener::accept() {
   sockaddr_in a{};
   socklen_t len = sizeof a;
-  const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&a), &len, SOCK_CLOEXEC));
+  if (!fd) {
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
       accept_error_ = errno;
     return nullptr;  // EAGAIN or a transient error: nothing to accept
   }
-  return std::make_unique<TcpLink>(fd, sockaddr_text(a));
+  return std::make_unique<TcpLink>(std::move(fd), sockaddr_text(a));
 }
 
 std::unique_ptr<Link> tcp_connect(const Endpoint& ep, int timeout_ms) {
   const sockaddr_in a = resolve_ipv4(ep);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::string last = "timed out";
   for (;;) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error(errno_text("socket"));
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0)
-      return std::make_unique<TcpLink>(fd, ep.to_string());
-    last = std::strerror(errno);
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd) throw LinkFailure(LinkError::from_errno("socket", errno));
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0)
+      return std::make_unique<TcpLink>(std::move(fd), ep.to_string());
+    LinkError e = LinkError::from_errno("connect", errno);
     const bool retry = errno == ECONNREFUSED || errno == ETIMEDOUT || errno == EINTR;
-    ::close(fd);
-    if (!retry || std::chrono::steady_clock::now() >= deadline)
-      throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + ": " + last);
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    if (!retry || late) {
+      e.message =
+          "cannot connect to zipperd at " + ep.to_string() + ": " + std::strerror(e.sys_errno);
+      throw LinkFailure(std::move(e));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

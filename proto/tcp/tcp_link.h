@@ -10,77 +10,71 @@
 #include <utility>
 #include <vector>
 
+#include "../frame_assembler.h"
 #include "../link.h"
+#include "../send_queue.h"
+#include "../unique_fd.h"
 
 namespace zipper::proto::tcp {
 
 class TcpLink final : public Link {
  public:
   /// Takes ownership of a connected socket and makes it non-blocking.
-  TcpLink(int fd, std::string peer);
-  ~TcpLink() override;
+  TcpLink(UniqueFd fd, std::string peer);
 
-  int poll_fd() const override { return fd_; }
+  int poll_fd() const override { return fd_.get(); }
   void post(OutFrame frame) override;
   LinkStatus progress_send() override;
   bool send_pending() const override;
   std::size_t send_queued_bytes() const override;
   LinkStatus progress_recv(RecvSink& sink, std::size_t max_frames) override;
-  void set_max_payload(std::uint32_t bytes) override { max_payload_ = bytes; }
+  void set_max_payload(std::uint32_t bytes) override { asm_.set_max_payload(bytes); }
   void set_header_hook(HeaderHook hook) override { hook_ = std::move(hook); }
   void shutdown() override;
   void shutdown_send() override;
-  std::string error() const override;
+  LinkError last_error() const override;
   std::string peer() const override { return peer_; }
 
  private:
-  struct Pending {
-    OutFrame frame;
-    std::array<std::byte, kHeaderSize> wire{};
-    bool encoded = false;
-    std::size_t sent = 0;  // bytes of header+payload already written
-    std::size_t total() const { return kHeaderSize + frame.payload.bytes.size(); }
-  };
-  LinkStatus fail(std::string why);
+  LinkStatus fail(LinkError e);
+  LinkStatus fail_errno(const char* call, int err);
+  /// Feeds staged bytes to the assembler; kOk when all were used and more
+  /// are wanted, otherwise the status to return (paused, frame limit, error).
+  std::optional<LinkStatus> consume_staged(RecvSink& sink, std::size_t max_frames,
+                                           std::size_t* frames);
 
-  int fd_;
+  UniqueFd fd_;
   std::string peer_;
-  std::uint32_t max_payload_ = kMaxPayloadLimit;
   HeaderHook hook_;
 
   mutable std::mutex send_mu_;
-  std::deque<Pending> sendq_;
-  std::size_t queued_bytes_ = 0;
+  SendQueue<> sendq_;
 
   // Receive state (single receiving thread).
+  FrameAssembler asm_;
   std::vector<std::byte> rbuf_;  // staging for headers and small payloads
   std::size_t rpos_ = 0, rend_ = 0;
-  bool have_header_ = false;
-  FrameHeader rhdr_;
-  std::optional<Payload> rdest_;
-  std::size_t rgot_ = 0;       // payload bytes received so far
-  bool large_stream_ = false;  // the last payload was read directly: expect another
 
   mutable std::mutex err_mu_;
-  std::string error_;
+  LinkError error_;
 };
 
 class TcpListener final : public Listener {
  public:
   explicit TcpListener(const Endpoint& ep);
-  ~TcpListener() override;
-  int poll_fd() const override { return fd_; }
+  int poll_fd() const override { return fd_.get(); }
   std::unique_ptr<Link> accept() override;
   std::string address() const override { return address_; }
   int take_accept_error() override { return std::exchange(accept_error_, 0); }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
   int accept_error_ = 0;
   std::string address_;
 };
 
-/// Connects with retries on ECONNREFUSED until timeout_ms. Throws on failure.
+/// Connects with retries on ECONNREFUSED until timeout_ms. Throws LinkFailure
+/// (kTimeout after retrying, kSystem otherwise).
 std::unique_ptr<Link> tcp_connect(const Endpoint& ep, int timeout_ms);
 
 }  // namespace zipper::proto::tcp

@@ -5,7 +5,10 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <cstddef>
 #include <memory>
+
+#include "../memory_regions.h"
 
 namespace zipper::proto::verbs {
 
@@ -38,6 +41,13 @@ using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelDeleter>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
 using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
+
+/// ibv_reg_mr, counted in proto::memory_registrations(): every MR of the
+/// process is made here. Null (errno set) on failure.
+inline MrPtr register_mr(ibv_pd* pd, void* addr, std::size_t len, int access) {
+  count_memory_registration();
+  return MrPtr(ibv_reg_mr(pd, addr, len, access));
+}
 
 /// The QP of a cm_id (rdma_create_qp); destroyed with rdma_destroy_qp before
 /// the id itself goes.

@@ -80,7 +80,7 @@ bool SharedRecvQueue::add_credits(std::uint32_t credits, std::string* why) {
       return false;
     }
     blk.mem.reset(static_cast<std::byte*>(mem));
-    blk.mr.reset(ibv_reg_mr(pd_, mem, bytes, IBV_ACCESS_LOCAL_WRITE));
+    blk.mr = register_mr(pd_, mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (!blk.mr) {
       *why = std::string("ibv_reg_mr (SRQ buffers): ") + std::strerror(errno);
       return false;

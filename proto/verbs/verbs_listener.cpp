@@ -284,8 +284,9 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const Co
               if (auto reason = decode_reject(ev3->param.conn.private_data,
                                               ev3->param.conn.private_data_len)) {
                 rdma_ack_cm_event(ev3);
-                throw std::runtime_error("zipperd at " + ep.to_string() +
-                                         " refused the connection: " + *reason);
+                throw LinkFailure(
+                    {LinkErrorKind::kRefused, 0,
+                     "zipperd at " + ep.to_string() + " refused the connection: " + *reason});
               }
             }
             last = std::string("connect: ") + rdma_event_str(ev3->event) +
@@ -313,9 +314,16 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const Co
       }
     }
     link.reset();
-    if (!retry || Clock::now() >= deadline)
-      throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + via + ": " +
-                               last);
+    if (!retry || Clock::now() >= deadline) {
+      // Rejected until the end: nobody listens there; retried until the
+      // deadline otherwise: no answer came; else an RDMA CM failure.
+      const LinkErrorKind kind = last.find("REJECTED") != std::string::npos
+                                     ? LinkErrorKind::kRefused
+                                 : retry ? LinkErrorKind::kTimeout
+                                         : LinkErrorKind::kTransport;
+      throw LinkFailure(
+          {kind, 0, "cannot connect to zipperd at " + ep.to_string() + via + ": " + last});
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

@@ -15,6 +15,11 @@
 #             fail fast and clearly, never hang); zipperd listening on
 #             DEVICE:PORT addresses (verbs:rxe_zA:1) serves a run, and a
 #             device without that port is refused by name
+#     GROUP = registrations   1+1 mmpi_itest stream256 (256 MiB A -> B in
+#             64 MiB messages); zipperd's stop log must show >= 256 MiB
+#             relayed and at most (pool regions x 2 devices + 2 per link x 2
+#             links + 4) memory registrations: pool buffers are registered
+#             once per device, never per relayed chunk
 #
 # Each suite passes when the program prints "PASS SUITE" and zipper-run exits
 # 0 (the programs verify every byte). Prints one line per suite and a summary;
@@ -123,9 +128,41 @@ run_checks() {
     fi
 }
 
+# Registrations after relaying >= 256 MiB (issue 9): bounded by the pool
+# regions per device plus the links' own buffers, independent of the data.
+run_registrations() {
+    local t0=$EPOCHREALTIME log=/tmp/regs.log zlog=/tmp/regs.zipperd rc=0
+    "$bin/zipper-run" --local -x 1 -y 1 --forwarder-a "$fa" --forwarder-b "$fb" \
+        --zipperd-log "$zlog" --timeout 300 -- "$bin/mmpi_itest" stream256 >"$log" 2>&1 || rc=$?
+    local dt stop regions bytes frames regs bound
+    dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+    stop=$(grep -m1 "stopped:" "$zlog")
+    regions=$(grep -m1 "payload pools" "$zlog" | grep -o " x " | wc -l)
+    frames=$(sed -n 's/.* \([0-9]*\) frames \/ [0-9]* payload bytes relayed.*/\1/p' <<<"$stop")
+    bytes=$(sed -n 's/.* \([0-9]*\) payload bytes relayed.*/\1/p' <<<"$stop")
+    regs=$(sed -n 's/.* \([0-9]*\) memory registrations.*/\1/p' <<<"$stop")
+    bound=$((regions * 2 + 2 * 2 + 4))
+    if ((rc == 0)) && grep -q "^PASS stream256 " "$log" && [[ -n $regs && -n $bytes ]] &&
+        ((bytes >= 268435456 && regs <= bound)); then
+        pass=$((pass + 1))
+        echo "PASS registrations (${dt} s): $bytes payload bytes in $frames frames relayed," \
+            "$regs memory registrations (bound $bound: $regions pool regions x 2 devices + 2 per link x 2 links + 4)"
+    else
+        fail=$((fail + 1))
+        failed+=("registrations")
+        echo "FAIL registrations (status $rc, ${dt} s; relayed '${bytes:-?}' bytes, '${regs:-?}'" \
+            "registrations, bound $bound); output and zipperd log tails:"
+        tail -n 8 "$log" "$zlog" 2>&1 | sed 's/^/    /'
+    fi
+}
+
 for group in "$@"; do
     if [[ $group == checks ]]; then
         run_checks
+        continue
+    fi
+    if [[ $group == registrations ]]; then
+        run_registrations
         continue
     fi
     env_set=()
