@@ -4,9 +4,8 @@
 
 #include <sys/uio.h>
 
-#include <array>
-#include <deque>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 

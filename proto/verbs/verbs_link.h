@@ -4,9 +4,11 @@
 // SENDs), guarded by receive credits (credits.h), so receiver-not-ready never
 // happens. The receive buffers are the QP's own, or a share of the device's
 // SRQ once the device carries more than ZIPPER_VERBS_SRQ_THRESHOLD links
-// (srq.h); PD and MR cache are the device's (device_context.h). Tiny SENDs go inline; large
-// payloads that have a lifetime owner are sent from a registration out of the MR cache (mr_cache.h)
-// instead of being copied into a send slot. See docs/verbs.md.
+// (srq.h); PD, MR cache and long-lived region MRs are the device's
+// (device_context.h). Tiny SENDs go inline; large payloads that lie in a
+// long-lived region (zipperd's pools) or have a lifetime owner are sent from
+// that registration instead of being copied into a send slot. See
+// docs/verbs.md.
 //
 // poll_fd() is an epoll fd holding the CQs' completion channel and the
 // connection's RDMA CM event channel: it turns readable on a completion
@@ -42,7 +44,6 @@
 #include "config.h"
 #include "credits.h"
 #include "device_context.h"
-#include "mr_cache.h"
 #include "raii.h"
 #include "srq.h"
 #include "wire.h"
