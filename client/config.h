@@ -16,6 +16,7 @@ struct ClientConfig {
   // MMPI_JOB_SECRET (64 hex digits) or MMPI_JOB_SECRET_FILE (a 0600 file of
   // them): proves membership of the job to zipperd. Required with a forwarder.
   std::optional<proto::auth::Secret> job_secret;
+  std::string munge_socket;  // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
   bool high_group = false;            // MMPI_GROUP=high
   std::uint32_t np_low = 0;           // x
   std::uint32_t np_high = 0;          // y

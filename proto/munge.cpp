@@ -51,9 +51,13 @@ std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred,
   return static_cast<std::uint32_t>(uid);
 }
 
-std::optional<std::string> munge_credential(const Nonce& nonce, std::string* why) {
+std::optional<std::string> munge_credential(const Nonce& nonce, const std::string& socket,
+                                            std::string* why) {
   char* cred = nullptr;
-  const munge_err_t e = munge_encode(&cred, nullptr, nonce.data(), static_cast<int>(nonce.size()));
+  munge_ctx_t ctx = munge_ctx_create();
+  if (ctx != nullptr && !socket.empty()) munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket.c_str());
+  const munge_err_t e = munge_encode(&cred, ctx, nonce.data(), static_cast<int>(nonce.size()));
+  if (ctx != nullptr) munge_ctx_destroy(ctx);
   if (e != EMUNGE_SUCCESS) {
     *why = std::string("cannot get a MUNGE credential: ") + munge_strerror(e);
     std::free(cred);
@@ -75,7 +79,7 @@ std::optional<std::uint32_t> MungeVerifier::verify(const std::string&, const Non
   *why = "built without libmunge";
   return std::nullopt;
 }
-std::optional<std::string> munge_credential(const Nonce&, std::string* why) {
+std::optional<std::string> munge_credential(const Nonce&, const std::string&, std::string* why) {
   *why = "zipperd asks for a MUNGE credential but libmmpi was built without libmunge";
   return std::nullopt;
 }

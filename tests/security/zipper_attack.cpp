@@ -13,10 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "proto/munge.h"
 #include "tests/unit/test_util.h"
 
 namespace {
@@ -597,6 +601,105 @@ TEST_F(Attack, LogsCarryNoJobIdOrSecret) {
   EXPECT_EQ(log.find(proto::auth::to_hex(proto::auth::fingerprint(test_secret(job)))),
             std::string::npos);
   EXPECT_NE(log.find("rank 1 of 1+1 connected"), std::string::npos);
+}
+
+// --auth munge: a job is kept to the uid of its first rank, and a credential
+// made for one connection does not admit another. Needs root (to start a
+// private munged and to make a credential as another uid) and munged.
+TEST_F(Attack, MungeKeepsAJobToOneUser) {
+#ifndef ZIPPER_HAVE_MUNGE
+  GTEST_SKIP() << "built without libmunge (libmunge-dev)";
+#else
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a private munged";
+  if (::access("/usr/sbin/munged", X_OK) != 0) GTEST_SKIP() << "munged not installed (munge)";
+  char tmpl[] = "/tmp/zipper-munge.XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string sock = dir + "/sock", key = dir + "/key";
+  ::chmod(dir.c_str(), 0755);  // the other user must reach the socket
+  {
+    std::ofstream k(key);
+    const auto s1 = proto::auth::random_secret(), s2 = proto::auth::random_secret();
+    k << proto::auth::to_hex(s1) << proto::auth::to_hex(s2);  // 128 bytes of key
+  }
+  ::chmod(key.c_str(), 0600);
+  const pid_t munged = ::fork();
+  if (munged == 0) {
+    ::execl("/usr/sbin/munged", "munged", "-f", "-F", "-S", sock.c_str(),
+            ("--key-file=" + key).c_str(), ("--log-file=" + dir + "/log").c_str(),
+            ("--pid-file=" + dir + "/pid").c_str(), ("--seed-file=" + dir + "/seed").c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  struct Reap {
+    pid_t pid;
+    std::string dir;
+    ~Reap() {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+      std::system(("rm -rf " + dir).c_str());
+    }
+  } reap{munged, dir};
+  for (int i = 0; i < 100 && ::access(sock.c_str(), F_OK) != 0; ++i)
+    std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_EQ(::access(sock.c_str(), F_OK), 0) << "munged did not start";
+
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--auth", "munge", "--munge-socket", sock, "--munge-socket", sock});
+  Zipperd z(limits);
+  // A credential for `nonce` made as `uid` (a forked child drops to it).
+  const auto cred_as = [&](uid_t uid, const proto::auth::Nonce& nonce) {
+    int p[2];
+    if (::pipe(p) != 0) return std::string();
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::close(p[0]);
+      if (uid != 0 && ::setuid(uid) != 0) ::_exit(1);
+      std::string why;
+      auto c = proto::auth::munge_credential(nonce, sock, &why);
+      const std::string out = c ? *c : std::string();
+      [[maybe_unused]] auto w = ::write(p[1], out.data(), out.size());
+      ::_exit(0);
+    }
+    ::close(p[1]);
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(p[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    ::close(p[0]);
+    ::waitpid(child, nullptr, 0);
+    return out;
+  };
+  const std::uint64_t job = 55;
+  const auto secret = test_secret(job);
+  std::string first_cred;
+  const auto try_rank = [&](int side, std::uint32_t rank, uid_t uid, bool reuse_first) {
+    FrameClient& c = connect(z, side);
+    auto ch = hello_only(c, job, rank, 1, 1);
+    if (!ch) return std::optional<Frame>();
+    proto::auth::AuthPayload a;
+    a.fingerprint = proto::auth::fingerprint(secret);
+    a.tag = proto::auth::make_tag(proto::auth::auth_key(secret), *ch, a.fingerprint,
+                                  {job, rank, 1, 1});
+    a.sealed_secret = proto::auth::seal(secret, ch->server_key);
+    a.munge_cred = reuse_first ? first_cred : cred_as(uid, ch->nonce);
+    if (first_cred.empty()) first_cred = a.munge_cred;
+    c.send(header(FrameType::kAuth, job, rank, 0), proto::auth::encode_auth(a));
+    return next(c);
+  };
+  auto f = try_rank(0, 0, 0, false);
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->hdr.type, FrameType::kHelloAck) << f->text();
+  f = try_rank(1, 1, 0, true);  // rank 0's credential, replayed
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.flags, static_cast<std::uint8_t>(ErrorCode::kAuth)) << f->text();
+  f = try_rank(1, 1, 65534, false);  // the secret, but another user
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.type, FrameType::kError);
+  EXPECT_NE(f->text().find("another user"), std::string::npos) << f->text();
+  f = try_rank(1, 1, 0, false);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.type, FrameType::kHelloAck) << f->text();
+#endif
 }
 
 }  // namespace
