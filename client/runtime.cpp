@@ -1,13 +1,13 @@
 #include "runtime.h"
 
-#include "../proto/munge.h"
-
 #include <poll.h>
 #include <sched.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+
+#include "../proto/munge.h"
 
 namespace zipper::client {
 

@@ -5,8 +5,8 @@
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -28,7 +28,8 @@ using proto::Payload;
 namespace {
 constexpr std::uint64_t kListenerId = 0;
 constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
-constexpr std::uint32_t kPreHelloMaxPayload = 4096;  // bytes; hello, or AUTH with a MUNGE credential
+constexpr std::uint32_t kPreHelloMaxPayload =
+    4096;  // bytes; hello, or AUTH with a MUNGE credential
 
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   epoll_event ev{};
@@ -142,14 +143,13 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     // the sender alive: two connections that die with frames queued for each
     // other would otherwise hold each other (and every payload queued on
     // them) forever, leaking memory budget, peers' credit and sockets.
-    auto owner = std::shared_ptr<void>(
-        mem.get(), [&f = f_, w = std::weak_ptr<Connection>(conn_), job = conn_->job, mem,
-                    cost](void*) {
-          f.share_.release(job->memory_held, cost);
-          if (job->share_parked.load(std::memory_order_relaxed) > 0) f.wake_all_receivers();
-          f.budget_.release(cost);
-          if (auto c = w.lock()) f.return_credit(c, cost);
-        });
+    auto owner = std::shared_ptr<void>(mem.get(), [&f = f_, w = std::weak_ptr<Connection>(conn_),
+                                                   job = conn_->job, mem, cost](void*) {
+      f.share_.release(job->memory_held, cost);
+      if (job->share_parked.load(std::memory_order_relaxed) > 0) f.wake_all_receivers();
+      f.budget_.release(cost);
+      if (auto c = w.lock()) f.return_credit(c, cost);
+    });
     if (hdr.payload_len > 0) {
       conn_->mid_frame = true;
       conn_->frame_started = std::chrono::steady_clock::now();
@@ -270,9 +270,9 @@ std::vector<std::string> Forwarder::addresses() const {
 }
 
 Stats Forwarder::stats() const {
-  return Stats{frames_relayed_.load(),    bytes_relayed_.load(),     connections_.load(),
-               protocol_errors_.load(),   budget_.peak(),            auth_failures_.load(),
-               refused_admissions_.load(), timeouts_.load(),         accept_pauses_.load()};
+  return Stats{frames_relayed_.load(),     bytes_relayed_.load(), connections_.load(),
+               protocol_errors_.load(),    budget_.peak(),        auth_failures_.load(),
+               refused_admissions_.load(), timeouts_.load(),      accept_pauses_.load()};
 }
 
 void Forwarder::wake_all_receivers() {
@@ -517,8 +517,8 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
                      "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
     }
   } else {
-    warn_limited("unadmitted", "connection from {} ended before admission: {}",
-                 conn->link->peer(), why);
+    warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
+                 why);
   }
 }
 

@@ -51,9 +51,9 @@ struct Config {
   // munged socket per listener, in listener order (clusters with different
   // MUNGE keys); empty or missing entries use libmunge's default socket.
   std::vector<std::string> munge_socket;
-  std::uint32_t max_ranks = 65536;       // largest layout x+y a job may claim
-  std::uint32_t max_jobs = 64;           // jobs served at once
-  std::uint32_t max_connections = 16384; // client connections at once, admitted or not
+  std::uint32_t max_ranks = 65536;        // largest layout x+y a job may claim
+  std::uint32_t max_jobs = 64;            // jobs served at once
+  std::uint32_t max_connections = 16384;  // client connections at once, admitted or not
   int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
@@ -68,11 +68,11 @@ struct Stats {
   std::uint64_t bytes_relayed = 0;  // payload bytes
   std::uint64_t connections = 0;    // accepted so far
   std::uint64_t protocol_errors = 0;
-  std::uint64_t peak_memory = 0;  // bytes of payload held at once
-  std::uint64_t auth_failures = 0;   // AUTH frames refused
+  std::uint64_t peak_memory = 0;         // bytes of payload held at once
+  std::uint64_t auth_failures = 0;       // AUTH frames refused
   std::uint64_t refused_admissions = 0;  // hellos refused (limits, layout, side, slot)
-  std::uint64_t timeouts = 0;        // connections closed by a timeout
-  std::uint64_t accept_pauses = 0;   // times accepting paused for lack of descriptors
+  std::uint64_t timeouts = 0;            // connections closed by a timeout
+  std::uint64_t accept_pauses = 0;       // times accepting paused for lack of descriptors
 };
 
 class Forwarder {

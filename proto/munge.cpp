@@ -25,8 +25,7 @@ MungeVerifier::MungeVerifier(std::string socket) : socket_(std::move(socket)) {
 
 MungeVerifier::~MungeVerifier() { munge_ctx_destroy(static_cast<munge_ctx_t>(ctx_)); }
 
-std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred,
-                                                   const Nonce& nonce,
+std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred, const Nonce& nonce,
                                                    std::string* why) const {
   void* buf = nullptr;
   int len = 0;

@@ -3,17 +3,16 @@
 // outcome: refused, bounded, and zipperd still serving a legitimate job.
 //
 // usage: zipper_attack PATH/TO/zipperd [gtest options]
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -95,8 +94,8 @@ class Zipperd {
  public:
   explicit Zipperd(std::vector<std::string> extra, rlim_t max_fds = 0)
       : port_a_(free_port()), port_b_(free_port()) {
-    log_ = "/tmp/zipper_attack." + std::to_string(::getpid()) + "." + std::to_string(port_a_) +
-           ".log";
+    log_ =
+        "/tmp/zipper_attack." + std::to_string(::getpid()) + "." + std::to_string(port_a_) + ".log";
     std::vector<std::string> args = {g_zipperd,
                                      "--listen",
                                      "A=127.0.0.1:" + std::to_string(port_a_),
@@ -197,10 +196,10 @@ class Zipperd {
 
 // Limits used for the probes: small enough to hit in seconds.
 std::vector<std::string> probe_limits() {
-  return {"--max-memory", "64MiB", "--conn-credits", "8MiB",  "--max-frame",    "1MiB",
-          "--max-ranks",  "4096",  "--max-jobs",     "16",    "--hello-timeout", "2",
-          "--frame-timeout", "2", "--ready-timeout", "20",   "--accept-pause",  "0.5",
-          "--log-level",  "info"};
+  return {"--max-memory",    "64MiB", "--conn-credits",  "8MiB", "--max-frame",     "1MiB",
+          "--max-ranks",     "4096",  "--max-jobs",      "16",   "--hello-timeout", "2",
+          "--frame-timeout", "2",     "--ready-timeout", "20",   "--accept-pause",  "0.5",
+          "--log-level",     "info"};
 }
 
 class Attack : public ::testing::Test {
@@ -261,7 +260,8 @@ class Attack : public ::testing::Test {
     FrameClient& b = connect(z, 1);
     send_hello(a, job, 0, 1, 1);  // auto-auth with test_secret(job)
     send_hello(b, job, 1, 1, 1);
-    EXPECT_TRUE(pump_until({&a, &b}, [&] { return a.inbox().size() >= 2 && b.inbox().size() >= 2; }));
+    EXPECT_TRUE(
+        pump_until({&a, &b}, [&] { return a.inbox().size() >= 2 && b.inbox().size() >= 2; }));
     for (FrameClient* c : {&a, &b}) {
       EXPECT_TRUE(got(*c, FrameType::kHelloAck));
       EXPECT_TRUE(got(*c, FrameType::kJobReady));
@@ -453,9 +453,10 @@ TEST_F(Attack, ThousandIdleConnectionsAreBoundedAndClosed) {
     admitted += got(c, FrameType::kHelloAck);
   }
   const std::uint64_t rss_admitted = z.rss();
-  std::printf("1000 silent connections: zipperd RSS %.1f -> %.1f MiB; 1000 admitted idle ranks: "
-              "%.1f MiB; silent ones closed after %.2f s\n",
-              rss0 / 1048576.0, rss_idle / 1048576.0, rss_admitted / 1048576.0, took);
+  std::printf(
+      "1000 silent connections: zipperd RSS %.1f -> %.1f MiB; 1000 admitted idle ranks: "
+      "%.1f MiB; silent ones closed after %.2f s\n",
+      rss0 / 1048576.0, rss_idle / 1048576.0, rss_admitted / 1048576.0, took);
   EXPECT_EQ(admitted, 1000);
   EXPECT_LT(rss_idle - rss0, 32u << 20);
   EXPECT_LT(rss_admitted > rss0 ? rss_admitted - rss0 : 0, 64u << 20);  // --max-memory
@@ -540,9 +541,10 @@ TEST_F(Attack, BudgetStarvationLeavesOtherJobsTheirTime) {
   }
   std::this_thread::sleep_for(milliseconds(100));
   const double attacked = best_of_5();
-  std::printf("legit 1+1 ping-pong, %d x 64 KiB: alone %.3f s, under starvation attack %.3f s "
-              "(%.2fx)\n",
-              rounds, alone, attacked, attacked / alone);
+  std::printf(
+      "legit 1+1 ping-pong, %d x 64 KiB: alone %.3f s, under starvation attack %.3f s "
+      "(%.2fx)\n",
+      rounds, alone, attacked, attacked / alone);
   ASSERT_GT(attacked, 0) << "the legitimate job stalled";
   EXPECT_LE(attacked, 1.5 * alone + 0.05);  // + 50 ms of scheduler noise on a shared host
   EXPECT_LT(z.log_lines("[warning]"), 60u) << "warnings must be rate-limited";
@@ -642,16 +644,18 @@ TEST_F(Attack, AuthCostAtJobStart8Plus8) {
   }));
   const double total = us(Clock::now() - t_start).count();
   double worst = 0;
-  for (std::size_t i = 0; i < crypto.size(); ++i) worst = std::max(worst, crypto[i] + turnaround[i]);
+  for (std::size_t i = 0; i < crypto.size(); ++i)
+    worst = std::max(worst, crypto[i] + turnaround[i]);
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::printf("8+8 job start: HELLO->CHALLENGE median %.0f us; client crypto median %.0f us; "
-              "AUTH->HELLO_ACK median %.0f us (first rank, opens the sealed secret: %.0f us); "
-              "added per rank, worst: %.0f us; all 16 ranks admitted one after another in %.0f "
-              "us\n",
-              median(challenge), median(crypto), median(turnaround), turnaround[0], worst, total);
+  std::printf(
+      "8+8 job start: HELLO->CHALLENGE median %.0f us; client crypto median %.0f us; "
+      "AUTH->HELLO_ACK median %.0f us (first rank, opens the sealed secret: %.0f us); "
+      "added per rank, worst: %.0f us; all 16 ranks admitted one after another in %.0f "
+      "us\n",
+      median(challenge), median(crypto), median(turnaround), turnaround[0], worst, total);
   EXPECT_LT(median(crypto) + median(turnaround), 1000.0);
 }
 
@@ -745,8 +749,8 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
     if (!ch) return std::optional<Frame>();
     proto::auth::AuthPayload a;
     a.fingerprint = proto::auth::fingerprint(secret);
-    a.tag = proto::auth::make_tag(proto::auth::auth_key(secret), *ch, a.fingerprint,
-                                  {job, rank, 1, 1});
+    a.tag =
+        proto::auth::make_tag(proto::auth::auth_key(secret), *ch, a.fingerprint, {job, rank, 1, 1});
     a.sealed_secret = proto::auth::seal(secret, ch->server_key);
     a.munge_cred = reuse_first ? first_cred : cred_as(uid, ch->nonce);
     if (first_cred.empty()) first_cred = a.munge_cred;

@@ -80,10 +80,12 @@ int main(int argc, char** argv) {
       namespace auth = zipper::proto::auth;
       Inbox in;
       auth::ChallengePayload ch;
-      if (!next_frame(*link, in, timeout_ms) || in.last.type != zipper::proto::FrameType::kChallenge)
+      if (!next_frame(*link, in, timeout_ms) ||
+          in.last.type != zipper::proto::FrameType::kChallenge)
         return std::printf("no CHALLENGE from zipperd\n"), 1;
       std::string bytes(in.text);
-      auth::decode_challenge(std::span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()), &ch);
+      auth::decode_challenge(
+          std::span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()), &ch);
       const auto guess = auth::random_secret();  // not the job's secret
       auth::AuthPayload a;
       a.fingerprint = auth::fingerprint(guess);
