@@ -393,7 +393,8 @@ void Forwarder::send_loop(Side& side) {
       }
       if (auto conn = side.find(id)) {
         if (conn->link->progress_send() == LinkStatus::kError) {
-          warn_limited("send", "send to {} failed: {}", conn->name(), conn->link->error());
+          // The peer address only: job and rank belong to the receive thread.
+          warn_limited("send", "send to {} failed: {}", conn->link->peer(), conn->link->error());
           conn->link->shutdown();  // its receive thread sees the error and closes it
         }
       }
