@@ -28,8 +28,9 @@ using proto::Payload;
 namespace {
 constexpr std::uint64_t kListenerId = 0;
 constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
-constexpr std::uint32_t kPreHelloMaxPayload =
-    4096;  // bytes; hello, or AUTH with a MUNGE credential
+// Bytes of payload a connection may send before admission: a HELLO, or an
+// AUTH with a MUNGE credential.
+constexpr std::uint32_t kPreHelloMaxPayload = 4096;
 
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   epoll_event ev{};
