@@ -546,7 +546,9 @@ TEST_F(Attack, BudgetStarvationLeavesOtherJobsTheirTime) {
       "(%.2fx)\n",
       rounds, alone, attacked, attacked / alone);
   ASSERT_GT(attacked, 0) << "the legitimate job stalled";
-  EXPECT_LE(attacked, 1.5 * alone + 0.05);  // + 50 ms of scheduler noise on a shared host
+  // The target is 1.5x; 100 ms of slack absorbs a shared host's scheduler noise
+  // (a stalled job takes seconds: the frame timeout is the only other way out).
+  EXPECT_LE(attacked, 1.5 * alone + 0.1);
   EXPECT_LT(z.log_lines("[warning]"), 60u) << "warnings must be rate-limited";
 }
 
