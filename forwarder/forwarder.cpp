@@ -641,14 +641,7 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
   admit(conn, req);
 }
 
-void Forwarder::admit(const std::shared_ptr<Connection>& conn,
-                      const JobRegistry::JoinRequest& req) {
-  auto r = registry_.join(req, conn);
-  if (!r.job) return refuse(conn, ErrorCode::kBadHello, r.error);
-  share_.set_jobs(registry_.job_count());
-  conn->link->set_max_payload(cfg_.max_frame);
-  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
-               req.np_low, req.np_high, conn->link->peer());
+void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req) {
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
   ack.hdr.job_id = req.job_id;
@@ -656,7 +649,19 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn,
   ack.payload = Payload::allocate(proto::kHelloAckSize);
   proto::encode_hello_ack({cfg_.conn_credits, cfg_.max_frame},
                           ack.payload.bytes.first<proto::kHelloAckSize>());
-  send_control(conn, std::move(ack));
+  // Queued before the rank is visible: the JOB_READY that the job's last
+  // rank sends from another side's thread must come after it.
+  req.before_publish = [&] { conn->link->post(std::move(ack)); };
+  conn->link->set_max_payload(cfg_.max_frame);
+  auto r = registry_.join(req, conn);
+  if (!r.job) {
+    conn->link->set_max_payload(kPreHelloMaxPayload);
+    return refuse(conn, ErrorCode::kBadHello, r.error);
+  }
+  share_.set_jobs(registry_.job_count());
+  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
+               req.np_low, req.np_high, conn->link->peer());
+  if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;
     f.hdr.type = FrameType::kJobReady;

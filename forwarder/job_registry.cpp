@@ -73,6 +73,7 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   // slot table (under this lock) and read its job and rank.
   conn->job = job;
   conn->vrank = req.vrank;
+  if (req.before_publish) req.before_publish();
   job->slots_.emplace(req.vrank, conn);
   if (!job->ready_ && job->slots_.size() == job->size()) {
     job->ready_ = true;
