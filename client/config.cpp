@@ -61,6 +61,7 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
         "one per run)";
     return std::nullopt;
   }
+  if (const char* ms = std::getenv("MMPI_MUNGE_SOCKET")) c.munge_socket = ms;
   c.job_id = proto::auth::job_id_from_secret(*c.job_secret);
   if (!parse_u64("MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
   if (x == 0 || y == 0 || x + y > (1u << 24)) {

@@ -12,21 +12,23 @@ namespace zipper::client {
 
 struct ClientConfig {
   std::optional<std::string> forwarder;  // [tcp:]HOST:PORT; unset = standalone
-  std::uint64_t job_id = 0;  // MMPI_JOB_ID, else derived from the secret
+  std::uint64_t job_id = 0;              // MMPI_JOB_ID, else derived from the secret
   // MMPI_JOB_SECRET (64 hex digits) or MMPI_JOB_SECRET_FILE (a 0600 file of
   // them): proves membership of the job to zipperd. Required with a forwarder.
   std::optional<proto::auth::Secret> job_secret;
-  bool high_group = false;            // MMPI_GROUP=high
-  std::uint32_t np_low = 0;           // x
-  std::uint32_t np_high = 0;          // y
+  std::string munge_socket;   // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
+  bool high_group = false;    // MMPI_GROUP=high
+  std::uint32_t np_low = 0;   // x
+  std::uint32_t np_high = 0;  // y
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
-  int spin_rounds = 1000;  // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
+  int spin_rounds = 1000;             // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
 };
 
 /// Reads MMPI_* variables (and removes MMPI_JOB_SECRET from the environment
-/// once read, so that programs the rank starts do not inherit it). Returns nullopt and sets *why on invalid values.
+/// once read, so that programs the rank starts do not inherit it). Returns nullopt and sets *why on
+/// invalid values.
 std::optional<ClientConfig> config_from_env(std::string* why);
 
 }  // namespace zipper::client

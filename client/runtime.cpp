@@ -1,13 +1,13 @@
 #include "runtime.h"
 
-#include "../proto/munge.h"
-
 #include <poll.h>
 #include <sched.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+
+#include "../proto/munge.h"
 
 namespace zipper::client {
 
@@ -182,7 +182,7 @@ void Runtime::answer_challenge(const FrameHeader& h, const Payload& payload) {
   a.sealed_secret = auth::seal(*cfg_.job_secret, ch.server_key);
   if (h.flags & auth::kWantMunge) {
     std::string why;
-    auto cred = auth::munge_credential(ch.nonce, &why);
+    auto cred = auth::munge_credential(ch.nonce, cfg_.munge_socket, &why);
     if (!cred) return fail_soon(why);
     a.munge_cred = std::move(*cred);
   }

@@ -30,8 +30,9 @@ using proto::Payload;
 namespace {
 constexpr std::uint64_t kListenerId = 0;
 constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
-constexpr std::uint32_t kPreHelloMaxPayload =
-    4096;  // bytes; hello, or AUTH with a MUNGE credential
+// Bytes of payload a connection may send before admission: a HELLO, or an
+// AUTH with a MUNGE credential.
+constexpr std::uint32_t kPreHelloMaxPayload = 4096;
 
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   epoll_event ev{};
@@ -525,7 +526,8 @@ void Forwarder::send_loop(Side& side) {
       }
       if (auto conn = side.find(id)) {
         if (conn->link->progress_send() == LinkStatus::kError) {
-          warn_limited("send", "send to {} failed: {}", conn->name(), conn->link->error());
+          // The peer address only: job and rank belong to the receive thread.
+          warn_limited("send", "send to {} failed: {}", conn->link->peer(), conn->link->error());
           conn->link->shutdown();  // its receive thread sees the error and closes it
         }
       }
@@ -774,18 +776,11 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
   admit(conn, req);
 }
 
-void Forwarder::admit(const std::shared_ptr<Connection>& conn,
-                      const JobRegistry::JoinRequest& req) {
+void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req) {
   if (draining() && !registry_.contains(req.job_id)) {
     refused_draining_.fetch_add(1, std::memory_order_relaxed);
     return refuse(conn, ErrorCode::kBadHello, "zipperd is draining for maintenance: no new jobs");
   }
-  auto r = registry_.join(req, conn);
-  if (!r.job) return refuse(conn, ErrorCode::kBadHello, r.error);
-  share_.set_jobs(registry_.job_count());
-  conn->link->set_max_payload(cfg_.max_frame);
-  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
-               req.np_low, req.np_high, conn->link->peer());
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
   ack.hdr.job_id = req.job_id;
@@ -793,7 +788,19 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn,
   ack.payload = Payload::allocate(proto::kHelloAckSize);
   proto::encode_hello_ack({cfg_.conn_credits, cfg_.max_frame},
                           ack.payload.bytes.first<proto::kHelloAckSize>());
-  send_control(conn, std::move(ack));
+  // Queued before the rank is visible: the JOB_READY that the job's last
+  // rank sends from another side's thread must come after it.
+  req.before_publish = [&] { conn->link->post(std::move(ack)); };
+  conn->link->set_max_payload(cfg_.max_frame);
+  auto r = registry_.join(req, conn);
+  if (!r.job) {
+    conn->link->set_max_payload(kPreHelloMaxPayload);
+    return refuse(conn, ErrorCode::kBadHello, r.error);
+  }
+  share_.set_jobs(registry_.job_count());
+  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
+               req.np_low, req.np_high, conn->link->peer());
+  if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;
     f.hdr.type = FrameType::kJobReady;

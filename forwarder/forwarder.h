@@ -138,7 +138,7 @@ class Forwarder {
   void on_hello(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
                 const proto::Payload& payload);
   void on_auth(const std::shared_ptr<Connection>& conn, const proto::Payload& payload);
-  void admit(const std::shared_ptr<Connection>& conn, const JobRegistry::JoinRequest& req);
+  void admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req);
   void refuse(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
               const std::string& why);
   void sweep(Side& side);

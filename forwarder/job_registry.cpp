@@ -74,6 +74,7 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   conn->job = job;
   conn->vrank = req.vrank;
   conn->admitted.store(true, std::memory_order_release);  // Forwarder::snapshot reads them
+  if (req.before_publish) req.before_publish();
   job->slots_.emplace(req.vrank, conn);
   if (!job->ready_ && job->slots_.size() == job->size()) {
     job->ready_ = true;

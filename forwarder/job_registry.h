@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,6 +109,10 @@ class JobRegistry {
     proto::auth::Key key{};  // used only when this join creates the job
     std::uint32_t np_low = 0, np_high = 0, vrank = 0;
     std::optional<std::uint32_t> uid;  // MUNGE uid of the connecting rank
+    // Runs under the job's lock just before the connection is published
+    // (e.g. queue its HELLO_ACK, so that no JOB_READY another thread sends
+    // to the job's members can overtake it).
+    std::function<void()> before_publish;
   };
   struct JoinResult {
     std::shared_ptr<Job> job;  // null on error

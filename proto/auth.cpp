@@ -201,7 +201,7 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* why
     *why = "cannot open secret file " + path + ": " + std::strerror(errno);
     return std::nullopt;
   }
-  struct stat st{};
+  struct stat st {};
   char buf[256];
   ssize_t n = -1;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&

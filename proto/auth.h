@@ -29,11 +29,11 @@
 
 namespace zipper::proto::auth {
 
-inline constexpr std::size_t kSecretSize = 32;       // bytes of job secret
-inline constexpr std::size_t kNonceSize = 32;        // bytes, fresh per connection
-inline constexpr std::size_t kKeySize = 32;          // X25519 public key / HMAC key
-inline constexpr std::size_t kFingerprintSize = 32;  // BLAKE2b of the secret
-inline constexpr std::size_t kTagSize = 32;          // HMAC-SHA-512-256
+inline constexpr std::size_t kSecretSize = 32;                // bytes of job secret
+inline constexpr std::size_t kNonceSize = 32;                 // bytes, fresh per connection
+inline constexpr std::size_t kKeySize = 32;                   // X25519 public key / HMAC key
+inline constexpr std::size_t kFingerprintSize = 32;           // BLAKE2b of the secret
+inline constexpr std::size_t kTagSize = 32;                   // HMAC-SHA-512-256
 inline constexpr std::size_t kSealedSize = kSecretSize + 48;  // crypto_box_SEALBYTES = 48
 inline constexpr std::size_t kMaxMungeCred = 2048;            // bytes of MUNGE credential
 

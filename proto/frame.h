@@ -17,16 +17,16 @@ inline constexpr std::size_t kHeaderSize = 64;  // bytes on the wire
 inline constexpr std::uint32_t kMaxPayloadLimit = 64u << 20;
 
 enum class FrameType : std::uint8_t {
-  kHello = 1,     // client -> zipperd: payload HelloPayload (+ auth proof)
-  kHelloAck = 2,  // zipperd -> client: payload HelloAckPayload
-  kJobReady = 3,  // zipperd -> client: every rank of the job has connected
-  kEager = 4,     // a whole message; payload = message bytes
-  kRts = 5,       // rendezvous request-to-send: msg_len = message bytes, no payload
-  kCts = 6,       // rendezvous clear-to-send (receiver -> sender): msg_len = bytes accepted
-  kChunk = 7,     // rendezvous data at chunk_offset, payload_len bytes
-  kCredit = 8,    // credits (frames) returned by zipperd; no payload
-  kError = 9,     // error report: flags = ErrorCode, payload = UTF-8 text
-  kBye = 10,      // orderly close
+  kHello = 1,       // client -> zipperd: payload HelloPayload (+ auth proof)
+  kHelloAck = 2,    // zipperd -> client: payload HelloAckPayload
+  kJobReady = 3,    // zipperd -> client: every rank of the job has connected
+  kEager = 4,       // a whole message; payload = message bytes
+  kRts = 5,         // rendezvous request-to-send: msg_len = message bytes, no payload
+  kCts = 6,         // rendezvous clear-to-send (receiver -> sender): msg_len = bytes accepted
+  kChunk = 7,       // rendezvous data at chunk_offset, payload_len bytes
+  kCredit = 8,      // credits (frames) returned by zipperd; no payload
+  kError = 9,       // error report: flags = ErrorCode, payload = UTF-8 text
+  kBye = 10,        // orderly close
   kChallenge = 11,  // zipperd -> client after HELLO: payload ChallengePayload (proto/auth.h)
   kAuth = 12,       // client -> zipperd: payload AuthPayload, the answer to the challenge
 };

@@ -25,8 +25,7 @@ MungeVerifier::MungeVerifier(std::string socket) : socket_(std::move(socket)) {
 
 MungeVerifier::~MungeVerifier() { munge_ctx_destroy(static_cast<munge_ctx_t>(ctx_)); }
 
-std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred,
-                                                   const Nonce& nonce,
+std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred, const Nonce& nonce,
                                                    std::string* why) const {
   void* buf = nullptr;
   int len = 0;
@@ -51,9 +50,13 @@ std::optional<std::uint32_t> MungeVerifier::verify(const std::string& cred,
   return static_cast<std::uint32_t>(uid);
 }
 
-std::optional<std::string> munge_credential(const Nonce& nonce, std::string* why) {
+std::optional<std::string> munge_credential(const Nonce& nonce, const std::string& socket,
+                                            std::string* why) {
   char* cred = nullptr;
-  const munge_err_t e = munge_encode(&cred, nullptr, nonce.data(), static_cast<int>(nonce.size()));
+  munge_ctx_t ctx = munge_ctx_create();
+  if (ctx != nullptr && !socket.empty()) munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket.c_str());
+  const munge_err_t e = munge_encode(&cred, ctx, nonce.data(), static_cast<int>(nonce.size()));
+  if (ctx != nullptr) munge_ctx_destroy(ctx);
   if (e != EMUNGE_SUCCESS) {
     *why = std::string("cannot get a MUNGE credential: ") + munge_strerror(e);
     std::free(cred);
@@ -75,7 +78,7 @@ std::optional<std::uint32_t> MungeVerifier::verify(const std::string&, const Non
   *why = "built without libmunge";
   return std::nullopt;
 }
-std::optional<std::string> munge_credential(const Nonce&, std::string* why) {
+std::optional<std::string> munge_credential(const Nonce&, const std::string&, std::string* why) {
   *why = "zipperd asks for a MUNGE credential but libmmpi was built without libmunge";
   return std::nullopt;
 }

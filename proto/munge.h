@@ -32,8 +32,10 @@ class MungeVerifier {
   void* ctx_ = nullptr;  // munge_ctx_t
 };
 
-/// Client half: a credential whose payload is `nonce`, from the default
-/// munged (or MUNGE_SOCKET). nullopt and *why without libmunge or munged.
-std::optional<std::string> munge_credential(const Nonce& nonce, std::string* why);
+/// Client half: a credential whose payload is `nonce`, from munged at
+/// `socket` (empty: libmunge's default). nullopt and *why without libmunge or
+/// munged.
+std::optional<std::string> munge_credential(const Nonce& nonce, const std::string& socket,
+                                            std::string* why);
 
 }  // namespace zipper::proto::auth

@@ -940,7 +940,8 @@ TEST_F(Forwarder, WrongSecretIsRefused) {
   start();
   auto [a, b] = join_pair(9);
   FrameClient& x = connect(kB);
-  const auto ch = challenged(x, 9, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
+  const auto ch =
+      challenged(x, 9, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
   // The attacker knows the job id but not the secret: its own secret names
   // another job, and it cannot take rank 1 of that one either... so it
   // claims the real job's fingerprint with a guessed key.
@@ -979,7 +980,8 @@ TEST_F(Forwarder, SquattedJobIdIsAnotherJob) {
   // An outsider registers job id 6 first, with a secret of its own.
   FrameClient& x = connect(kB);
   x.set_auto_auth(false);
-  const auto ch = challenged(x, 6, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
+  const auto ch =
+      challenged(x, 6, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
   x.send(header(FrameType::kAuth, 6, 1, 0), auth_payload(test_secret(777), ch, {6, 1, 1, 1}));
   expect(x, FrameType::kHelloAck);
   // The real job still forms, and the outsider cannot reach it.

@@ -62,7 +62,7 @@ run_checks() {
     # Nobody listens on port 7999: RDMA CM rejects; the client retries until
     # MMPI_CONNECT_TIMEOUT, then names the address and the reason.
     expect_fail connect_nobody_listens "cannot connect to zipperd at verbs:10.1.0.254:7999" 30 \
-        env MMPI_FORWARDER=verbs:10.1.0.254:7999 MMPI_JOB_ID=7 MMPI_GROUP=low MMPI_NP_LOW=1 \
+        env MMPI_FORWARDER=verbs:10.1.0.254:7999 MMPI_JOB_SECRET="$(printf %064d 0)" MMPI_GROUP=low MMPI_NP_LOW=1 \
         MMPI_NP_HIGH=1 MMPI_CONNECT_TIMEOUT=3 mpirun -np 1 "$bin/mmpi_itest" pingpong
     # zipperd dies (SIGKILL) in the middle of a run: both ranks must report
     # the lost link instead of hanging (the grace period exceeds the check's
@@ -96,6 +96,11 @@ run_checks() {
     for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-probe.pid ]] && break; sleep 0.1; done
     expect_fail hello_refused "refused the connection: hello: rank 4 outside the layout 2+2" 5 \
         "$bin/verbs_connect_probe" verbs:10.1.0.254:7476 7 4 2 2 3000
+    # An outsider's injection over verbs: a valid hello in the private data,
+    # then a proof made without the job secret. The CHALLENGE/AUTH frames
+    # after the link is up refuse it as on TCP.
+    expect_fail auth_forged_refused "auth refused: wrong proof of the job secret" 10 \
+        "$bin/verbs_connect_probe" verbs:10.1.0.254:7476 7 0 1 1 3000 forge-auth
     kill "$ppid"
     wait "$ppid"
     if grep -q "refused a connection from verbs:10.1.0.1:[0-9]*: hello: rank 4 outside" /tmp/zipperd-probe.log; then
