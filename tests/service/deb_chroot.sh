@@ -99,7 +99,7 @@ in_root zipperctl status || { cat "$work/zipperd.log"; fail "zipperctl status in
 uid=$(in_root id -u zipper)
 [[ $(ps -o uid= -p "$zpid" | tr -d ' ') == "$uid" ]] || fail "zipperd does not run as user zipper (uid $uid)"
 echo "zipperd runs as zipper (uid $uid) from the package"
-echo "control socket: $(stat -c '%A %U:%G' "$root/run/zipper/zipperd.sock")"
+echo "control socket: $(stat -c '%A uid %u gid %g' "$root/run/zipper/zipperd.sock")"
 kill -TERM "$zpid"
 rc=0
 wait "$zpid" || rc=$?

@@ -57,6 +57,12 @@ grep -qF "zipper_job_bytes_total{job=\"$job\",direction=\"low_to_high\"} $up_byt
     fail "/metrics job bytes"
 echo "StatusText: $(show StatusText)"
 
+# WATCHDOG=1 comes every WatchdogSec/2 = 15 s once the relay loops have moved;
+# systemd records the last one.
+for _ in $(seq 40); do [[ $(show WatchdogTimestampMonotonic) != 0 ]] && break; sleep 1; done
+[[ $(show WatchdogTimestampMonotonic) != 0 ]] || fail "systemd saw no WATCHDOG=1 within 40 s of the job"
+echo "watchdog: last WATCHDOG=1 at $(show WatchdogTimestamp), WatchdogUSec=$(show WatchdogUSec)"
+
 pid=$(show MainPID)
 sed -i 's/^level = "info"/level = "debug"/' /etc/zipper/zipperd.toml
 systemctl reload zipperd || fail "systemctl reload"
