@@ -350,6 +350,7 @@ Snapshot Forwarder::snapshot() const {
   s.relayed = {frames_relayed_.load(), bytes_relayed_.load()};
   s.connections_accepted = connections_.load();
   s.protocol_errors = protocol_errors_.load();
+  s.auth_errors = auth_failures_.load();
   s.jobs_refused_draining = refused_draining_.load();
   s.credit_stalls = credit_stalls_.load();
   s.memory_stalls = memory_stalls_.load();

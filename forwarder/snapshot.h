@@ -70,7 +70,7 @@ struct Snapshot {
   Traffic relayed;  // all sides
   std::uint64_t connections_accepted = 0;
   std::uint64_t protocol_errors = 0;
-  std::uint64_t auth_errors = 0;  // refused authentications (none until auth exists)
+  std::uint64_t auth_errors = 0;  // refused authentications (AUTH frames that failed)
   std::uint64_t jobs_refused_draining = 0;
   std::uint64_t credit_stalls = 0;  // summed over connections, closed ones included
   std::uint64_t memory_stalls = 0;
