@@ -18,7 +18,7 @@ namespace {
 using Setter = std::function<std::string(DaemonConfig&, const std::vector<std::string>&)>;
 using Getter = std::function<std::string(const DaemonConfig&)>;
 
-enum class Shape { kScalar, kSize, kInteger, kSeconds, kBool, kListen };
+enum class Shape { kScalar, kSize, kInteger, kSeconds, kBool, kList, kListen };
 
 struct Setting {
   SettingInfo info;
@@ -160,13 +160,15 @@ std::string get_pools(const DaemonConfig& c) {
 }
 
 std::string set_munge_sockets(DaemonConfig& c, const std::vector<std::string>& v) {
+  // Repeated flags, a TOML array, or comma-separated text: one per listener.
   c.forwarder.munge_socket.clear();
-  std::size_t at = 0;
-  const std::string& t = v.back();
-  while (at <= t.size() && !t.empty()) {
-    const std::size_t comma = std::min(t.find(',', at), t.size());
-    c.forwarder.munge_socket.push_back(t.substr(at, comma - at));
-    at = comma + 1;
+  for (const auto& t : v) {
+    std::size_t at = 0;
+    while (!t.empty() && at <= t.size()) {
+      const std::size_t comma = std::min(t.find(',', at), t.size());
+      c.forwarder.munge_socket.push_back(t.substr(at, comma - at));
+      at = comma + 1;
+    }
   }
   return "";
 }
@@ -249,7 +251,7 @@ const std::vector<Setting>& table() {
         "munged socket per listener, comma-separated in listener order (clusters with different "
         "MUNGE keys); empty: libmunge's default",
         false},
-       Shape::kScalar,
+       Shape::kList,
        set_munge_sockets,
        get_munge_sockets},
       boolean(
@@ -344,6 +346,20 @@ std::vector<std::string> texts_of(const Setting& s, const toml::node& n, std::st
       if (n.is_integer()) return {std::to_string(*n.value<std::int64_t>())};
       *why = "expected an integer";
       return {};
+    case Shape::kList:
+      if (n.is_string()) return {*n.value<std::string>()};
+      if (const auto* a = n.as_array()) {
+        for (const auto& e : *a) {
+          if (!e.is_string()) {
+            *why = "expected an array of strings";
+            return {};
+          }
+          out.push_back(*e.value<std::string>());
+        }
+        return out;
+      }
+      *why = "expected a string or an array of strings";
+      return {};
     case Shape::kBool:
       if (n.is_boolean()) return {*n.value<bool>() ? "true" : "false"};
       *why = "expected true or false";
@@ -403,7 +419,7 @@ void add_options(CLI::App& app, CommandLine& out) {
   for (const auto& s : table()) {
     const std::string flag = s.info.flag;
     const std::string help = s.info.help + " [file: " + s.info.key + "]";
-    if (s.shape == Shape::kListen) {
+    if (s.shape == Shape::kListen || s.shape == Shape::kList) {
       app.add_option_function<std::vector<std::string>>(
           flag, [&out, flag](const std::vector<std::string>& v) { out[flag] = v; }, help);
     } else {

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 0;
   const std::uint8_t ctl = data[0];
-  tcp::TcpLink link(sv[0], "fuzz");  // owns sv[0]
+  tcp::TcpLink link(UniqueFd(sv[0]), "fuzz");  // owns sv[0]
   link.set_max_payload((ctl & 1) ? 4096 : (1u << 20));
   Sink sink;
   std::size_t off = 1;

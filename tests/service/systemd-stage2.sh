@@ -29,6 +29,12 @@ Requires=basic.target zipper-guest-test.service
 After=basic.target
 AllowIsolate=yes
 UNIT
+# Keep the overlay's /tmp (the host's /tmp): a checkout or build under /tmp
+# (CI clones there) must stay visible, so systemd must not mount a fresh
+# tmpfs over it, nor empty it at boot (tmpfiles.d/tmp.conf: "D /tmp").
+ln -sf /dev/null /etc/systemd/system/tmp.mount
+mkdir -p /etc/tmpfiles.d
+ln -sf /dev/null /etc/tmpfiles.d/tmp.conf
 # No login prompts or host services: only the target above.
 echo "zipper-guest" >/etc/hostname
 exec /lib/systemd/systemd --unit=zipper-guest.target
