@@ -24,6 +24,17 @@ struct Topology {
   bool standalone() const { return remote_size == 0; }
   bool high() const { return offset > 0; }
   bool is_local(int vrank) const { return vrank >= offset && vrank < offset + local_size; }
+
+  // Rank mapping. New code addresses ranks only through these, never by
+  // offset arithmetic, so that a communicator whose ranks interleave the two
+  // clusters (Comm_split with keys, a reordered Comm_dup) needs no change in
+  // the algorithms.
+  /// Rank (in this topology's communicator) of this cluster's i-th member, 0 <= i < local_size.
+  int local_member(int i) const { return offset + i; }
+  /// Rank of the other cluster's j-th member, 0 <= j < remote_size.
+  int remote_member(int j) const { return remote_offset + j; }
+  /// Position of rank r among the members of its own cluster.
+  int index_in_cluster(int r) const { return is_local(r) ? r - offset : r - remote_offset; }
   /// Largest useful number of concurrent inter-cluster senders: min(x, y).
   int max_senders() const { return x < y ? x : y; }
   /// Clamps a requested n to 1..min(x, y).
