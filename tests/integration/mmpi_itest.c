@@ -1,8 +1,9 @@
 /* Integration test program for libmmpi: run across two clusters by
  * zipper-run. Every received byte is checked against the pattern its sender
- * wrote. Usage: mmpi_itest TEST   (ring, pingpong, anysource, big, many, mix,
- * errors, peerdeath, pipeline, stream256, all). Exit 0 and "PASS <test>" on rank 0 when every
- * rank passed. */
+ * wrote. Usage: mmpi_itest TEST[@COMM]   (TEST: ring, pingpong, anysource,
+ * big, many, mix, errors, peerdeath, pipeline, stream256, comms, all; COMM:
+ * a communicator variant of itest_comm.h, default MMPI_COMM_WORLD). Exit 0
+ * and "PASS <TEST[@COMM]>" on world rank 0 when every rank passed. */
 #include <mmpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static int rank, size;
+#include "itest_comm.h"
+
+static int rank, size; /* in comm */
+
 
 #define FAIL(...)                                                      \
   do {                                                                 \
@@ -48,12 +52,12 @@ static void p2p_barrier(void) {
   int token = 0;
   if (rank == 0) {
     for (int r = 1; r < size; ++r)
-      CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, comm, MPI_STATUS_IGNORE));
     for (int r = 1; r < size; ++r)
-      CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, MMPI_COMM_WORLD));
+      CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, comm));
   } else {
-    CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, 0, 999, MMPI_COMM_WORLD));
-    CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, 0, 998, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, 0, 999, comm));
+    CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, 0, 998, comm, MPI_STATUS_IGNORE));
   }
 }
 
@@ -71,7 +75,7 @@ static void test_ring(void) {
     memset(in, 0xEE, n);
     MPI_Status st;
     CHECK_MPI(MMPI_Sendrecv(out, (int)n, MPI_BYTE, next, (int)s, in, (int)n, MPI_BYTE, prev, (int)s,
-                            MMPI_COMM_WORLD, &st));
+                            comm, &st));
     int cnt = -1;
     MMPI_Get_count(&st, MPI_BYTE, &cnt);
     if (st.MPI_SOURCE != prev || st.MPI_TAG != (int)s || cnt != (int)n)
@@ -79,8 +83,8 @@ static void test_ring(void) {
     verify(in, n, (uint64_t)prev * 1000 + s, "ring sendrecv");
     memset(in, 0xEE, n);
     MPI_Request rq[2];
-    CHECK_MPI(MMPI_Irecv(in, (int)n, MPI_BYTE, prev, 77, MMPI_COMM_WORLD, &rq[0]));
-    CHECK_MPI(MMPI_Isend(out, (int)n, MPI_BYTE, next, 77, MMPI_COMM_WORLD, &rq[1]));
+    CHECK_MPI(MMPI_Irecv(in, (int)n, MPI_BYTE, prev, 77, comm, &rq[0]));
+    CHECK_MPI(MMPI_Isend(out, (int)n, MPI_BYTE, next, 77, comm, &rq[1]));
     CHECK_MPI(MMPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
     verify(in, n, (uint64_t)prev * 1000 + s, "ring isend/irecv");
     free(out);
@@ -92,7 +96,7 @@ static void test_ring(void) {
  * MPI_BYTE, MPI_INT, a contiguous derived type and a strided (packed) type. */
 static void test_pingpong(void) {
   const int peer = rank == 0 ? size - 1 : 0;
-  if (rank != 0 && rank != size - 1) return;
+  if (size < 2 || (rank != 0 && rank != size - 1)) return; /* needs two ranks */
   MPI_Datatype contig, strided;
   MPI_Type_contiguous(4, MPI_INT, &contig);
   MPI_Type_commit(&contig);
@@ -105,19 +109,19 @@ static void test_pingpong(void) {
       const uint64_t seed = 77 + s * 10 + (uint64_t)iter;
       if (rank == 0) {
         fill(buf, n, seed);
-        CHECK_MPI(MMPI_Send(buf, (int)(n / 16), contig, peer, iter, MMPI_COMM_WORLD));
+        CHECK_MPI(MMPI_Send(buf, (int)(n / 16), contig, peer, iter, comm));
         memset(buf, 0, n);
         MPI_Status st;
-        CHECK_MPI(MMPI_Recv(buf, (int)(n / 4), MPI_INT, peer, iter, MMPI_COMM_WORLD, &st));
+        CHECK_MPI(MMPI_Recv(buf, (int)(n / 4), MPI_INT, peer, iter, comm, &st));
         int cnt = -1;
         MMPI_Get_count(&st, MPI_INT, &cnt);
         if (cnt != (int)(n / 4)) FAIL("pingpong count %d, expected %zu", cnt, n / 4);
         verify(buf, n, seed + 1, "pingpong reply");
       } else {
-        CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, peer, iter, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, peer, iter, comm, MPI_STATUS_IGNORE));
         verify(buf, n, seed, "pingpong request");
         fill(buf, n, seed + 1);
-        CHECK_MPI(MMPI_Send(buf, (int)(n / 4), MPI_INT, peer, iter, MMPI_COMM_WORLD));
+        CHECK_MPI(MMPI_Send(buf, (int)(n / 4), MPI_INT, peer, iter, comm));
       }
     }
     free(buf);
@@ -126,10 +130,10 @@ static void test_pingpong(void) {
   int a[128], b[128];
   for (int i = 0; i < 128; ++i) a[i] = rank == 0 ? 1000 + i : -1;
   if (rank == 0) {
-    CHECK_MPI(MMPI_Send(a, 1, strided, peer, 500, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(a, 1, strided, peer, 500, comm));
   } else {
     for (int i = 0; i < 128; ++i) b[i] = -7;
-    CHECK_MPI(MMPI_Recv(b, 1, strided, peer, 500, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(b, 1, strided, peer, 500, comm, MPI_STATUS_IGNORE));
     for (int i = 0; i < 128; ++i)
       if (b[i] != (i % 2 == 0 ? 1000 + i : -7)) FAIL("strided element %d is %d", i, b[i]);
   }
@@ -146,10 +150,10 @@ static void test_anysource(void) {
     const int total = K * (size - 1);
     for (int m = 0; m < total; ++m) {
       MPI_Status st;
-      if (m % 2 == 0) CHECK_MPI(MMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MMPI_COMM_WORLD, &st));
+      if (m % 2 == 0) CHECK_MPI(MMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st));
       unsigned char buf[64 + 40000];
       CHECK_MPI(MMPI_Recv(buf, sizeof buf, MPI_BYTE, m % 2 == 0 ? st.MPI_SOURCE : MPI_ANY_SOURCE,
-                          MPI_ANY_TAG, MMPI_COMM_WORLD, &st));
+                          MPI_ANY_TAG, comm, &st));
       const int src = st.MPI_SOURCE;
       if (src <= 0 || src >= size) FAIL("any-source message from invalid rank %d", src);
       if (st.MPI_TAG != next[src])
@@ -167,15 +171,15 @@ static void test_anysource(void) {
     /* Release the senders only now, so that no later message (the barrier's)
      * can be caught by the wildcard receives above. */
     for (int r = 1; r < size; ++r)
-      CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, MMPI_COMM_WORLD));
+      CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, comm));
   } else {
     unsigned char* buf = xmalloc(40000);
     for (int t = 0; t < K; ++t) {
       const size_t n = (size_t)((t % 5 == 0) ? 40000 : 16 + t % 50);
       fill(buf, n, (uint64_t)rank * 7919 + (uint64_t)t);
-      CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, t, MMPI_COMM_WORLD));
+      CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, t, comm));
     }
-    CHECK_MPI(MMPI_Recv(NULL, 0, MPI_BYTE, 0, 4242, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(NULL, 0, MPI_BYTE, 0, 4242, comm, MPI_STATUS_IGNORE));
     free(buf);
   }
 }
@@ -183,20 +187,20 @@ static void test_anysource(void) {
 /* A 64 MiB message from rank 0 to the last rank and back. */
 static void test_big(void) {
   const size_t n = (size_t)64 << 20;
-  if (rank != 0 && rank != size - 1) return;
+  if (size < 2 || (rank != 0 && rank != size - 1)) return; /* needs two ranks */
   unsigned char* buf = xmalloc(n);
   if (rank == 0) {
     fill(buf, n, 4242);
-    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, size - 1, 1, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, size - 1, 1, comm));
     memset(buf, 0, n);
-    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, size - 1, 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, size - 1, 2, comm, MPI_STATUS_IGNORE));
     verify(buf, n, 4243, "64 MiB reply");
   } else {
     memset(buf, 0, n);
-    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, 0, 1, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE));
     verify(buf, n, 4242, "64 MiB message");
     fill(buf, n, 4243);
-    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, 2, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, 0, 2, comm));
   }
   free(buf);
 }
@@ -206,15 +210,15 @@ static void test_big(void) {
  * after it: relaying must not register per chunk). Not part of "all". */
 static void test_stream256(void) {
   const size_t n = (size_t)64 << 20;
-  if (rank != 0 && rank != size - 1) return;
+  if (size < 2 || (rank != 0 && rank != size - 1)) return; /* needs two ranks */
   for (int m = 0; m < 4; ++m) {
     unsigned char* buf = xmalloc(n);
     if (rank == 0) {
       fill(buf, n, 5000 + m);
-      CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, size - 1, 10 + m, MMPI_COMM_WORLD));
+      CHECK_MPI(MMPI_Send(buf, (int)n, MPI_BYTE, size - 1, 10 + m, comm));
     } else {
       memset(buf, 0, n);
-      CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, 0, 10 + m, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      CHECK_MPI(MMPI_Recv(buf, (int)n, MPI_BYTE, 0, 10 + m, comm, MPI_STATUS_IGNORE));
       verify(buf, n, 5000 + m, "64 MiB stream message");
     }
     free(buf);
@@ -224,7 +228,7 @@ static void test_stream256(void) {
 /* 100 000 small messages from rank 0 to the last rank, windows of Isend. */
 static void test_many(void) {
   enum { N = 100000, W = 256 };
-  if (rank != 0 && rank != size - 1) return;
+  if (size < 2 || (rank != 0 && rank != size - 1)) return; /* needs two ranks */
   uint32_t buf[W][4];
   MPI_Request rq[W];
   for (int base = 0; base < N; base += W) {
@@ -236,9 +240,9 @@ static void test_many(void) {
         buf[i][1] = k * 2654435761u;
         buf[i][2] = ~k;
         buf[i][3] = k ^ 0x5a5a5a5a;
-        CHECK_MPI(MMPI_Isend(buf[i], 4, MPI_UINT32_T, size - 1, 3, MMPI_COMM_WORLD, &rq[i]));
+        CHECK_MPI(MMPI_Isend(buf[i], 4, MPI_UINT32_T, size - 1, 3, comm, &rq[i]));
       } else {
-        CHECK_MPI(MMPI_Irecv(buf[i], 4, MPI_UINT32_T, 0, 3, MMPI_COMM_WORLD, &rq[i]));
+        CHECK_MPI(MMPI_Irecv(buf[i], 4, MPI_UINT32_T, 0, 3, comm, &rq[i]));
       }
     }
     CHECK_MPI(MMPI_Waitall(w, rq, MPI_STATUSES_IGNORE));
@@ -255,14 +259,9 @@ static void test_many(void) {
 /* Every rank exchanges with every rank of the other cluster at once, with
  * Isend/Irecv of eager and rendezvous sizes in both directions. */
 static void test_mix(void) {
-  int np_low = -1;
-  /* the low group is 0..x-1: find x as the first rank whose traffic is forwarded
-   * is not observable, so the launcher passes it */
-  const char* e = getenv("MMPI_NP_LOW");
-  np_low = e ? atoi(e) : size / 2;
-  const int low = rank < np_low;
-  const int first = low ? np_low : 0, last = low ? size : np_low;
-  const int npeers = last - first;
+  int other[4096], npeers = 0; /* the ranks of comm in the other cluster */
+  for (int r = 0; r < size; ++r)
+    if (is_low(r) != is_low(rank)) other[npeers++] = r;
   const size_t sizes[] = {8, 20000, 300000};
   for (int round = 0; round < 3; ++round) {
     const size_t n = sizes[round];
@@ -272,12 +271,12 @@ static void test_mix(void) {
     for (int p = 0; p < npeers; ++p) {
       in[p] = xmalloc(n);
       out[p] = xmalloc(n);
-      fill(out[p], n, (uint64_t)rank * 100003 + (uint64_t)(first + p) * 31 + (uint64_t)round);
-      CHECK_MPI(MMPI_Irecv(in[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p]));
+      fill(out[p], n, (uint64_t)rank * 100003 + (uint64_t)(other[p]) * 31 + (uint64_t)round);
+      CHECK_MPI(MMPI_Irecv(in[p], (int)n, MPI_BYTE, other[p], round, comm, &rq[2 * p]));
     }
     for (int p = 0; p < npeers; ++p)
       CHECK_MPI(
-          MMPI_Isend(out[p], (int)n, MPI_BYTE, first + p, round, MMPI_COMM_WORLD, &rq[2 * p + 1]));
+          MMPI_Isend(out[p], (int)n, MPI_BYTE, other[p], round, comm, &rq[2 * p + 1]));
     /* Finish with a mix of Waitany and Test, not just Waitall. */
     int left = 2 * npeers;
     while (left > 0) {
@@ -288,7 +287,7 @@ static void test_mix(void) {
       --left;
     }
     for (int p = 0; p < npeers; ++p) {
-      verify(in[p], n, (uint64_t)(first + p) * 100003 + (uint64_t)rank * 31 + (uint64_t)round,
+      verify(in[p], n, (uint64_t)(other[p]) * 100003 + (uint64_t)rank * 31 + (uint64_t)round,
              "mix");
       free(in[p]);
       free(out[p]);
@@ -308,10 +307,9 @@ static void test_mix(void) {
 static void test_pipeline(void) {
   enum { W = 4 };
   const size_t sizes[W] = {16385, (128 << 10) + 3, (1 << 20) + 17, (5 << 20) + 1};
-  const char* e = getenv("MMPI_NP_LOW");
-  const int np_low = e ? atoi(e) : size / 2;
-  const int low = rank < np_low;
-  const int first = low ? np_low : 0, npeers = low ? size - np_low : np_low;
+  int other[4096], npeers = 0; /* the ranks of comm in the other cluster */
+  for (int r = 0; r < size; ++r)
+    if (is_low(r) != is_low(rank)) other[npeers++] = r;
   const int nreq = 2 * W * npeers;
   unsigned char** in = calloc((size_t)W * npeers, sizeof *in);
   unsigned char** out = calloc((size_t)W * npeers, sizeof *out);
@@ -326,7 +324,7 @@ static void test_pipeline(void) {
         in[i] = xmalloc(n);
         memset(in[i], 0, n);
         CHECK_MPI(
-            MMPI_Irecv(in[i], (int)n, MPI_BYTE, first + p, 100 + i % W, MMPI_COMM_WORLD, &rq[k++]));
+            MMPI_Irecv(in[i], (int)n, MPI_BYTE, other[p], 100 + i % W, comm, &rq[k++]));
       }
     }
     for (int p = 0; p < npeers; ++p)
@@ -334,16 +332,16 @@ static void test_pipeline(void) {
         const int i = p * W + w;
         const size_t n = sizes[w];
         out[i] = xmalloc(n);
-        fill(out[i], n, (uint64_t)rank * 7919 + (uint64_t)(first + p) * 104729 + w + 11u * round);
+        fill(out[i], n, (uint64_t)rank * 7919 + (uint64_t)(other[p]) * 104729 + w + 11u * round);
         CHECK_MPI(
-            MMPI_Isend(out[i], (int)n, MPI_BYTE, first + p, 100 + w, MMPI_COMM_WORLD, &rq[k++]));
+            MMPI_Isend(out[i], (int)n, MPI_BYTE, other[p], 100 + w, comm, &rq[k++]));
       }
     CHECK_MPI(MMPI_Waitall(nreq, rq, MPI_STATUSES_IGNORE));
     for (int p = 0; p < npeers; ++p)
       for (int w = 0; w < W; ++w) {
         const int i = p * W + w;
         verify(in[i], sizes[w],
-               (uint64_t)(first + p) * 7919 + (uint64_t)rank * 104729 + w + 11u * round,
+               (uint64_t)(other[p]) * 7919 + (uint64_t)rank * 104729 + w + 11u * round,
                "pipelined message");
         free(in[i]);
         free(out[i]);
@@ -354,43 +352,119 @@ static void test_pipeline(void) {
   free(rq);
 }
 
+/* Two communicators over the same ranks at once: every rank sends K
+ * messages with the same tag to every other rank on A, then on B (both
+ * congruent to comm), eager and rendezvous sizes. Then every rank receives
+ * on B first with MPI_ANY_SOURCE / MPI_ANY_TAG (probing every other one)
+ * while A's messages, sent earlier, are already in flight or waiting as
+ * unexpected: B's receives must get only B's messages, in order per sender,
+ * and A's then only A's. Payloads name their communicator, sender and index;
+ * every byte is checked. */
+static void test_comms(void) {
+  enum { K = 12 };
+  MPI_Comm ab[2];
+  CHECK_MPI(MMPI_Comm_dup(comm, &ab[0]));
+  CHECK_MPI(MMPI_Comm_split(comm, 5, rank, &ab[1]));
+  int cmp = -1;
+  CHECK_MPI(MMPI_Comm_compare(ab[0], ab[1], &cmp));
+  if (cmp != MPI_CONGRUENT) FAIL("dup and split with the same order compare as %d", cmp);
+  const int peers = size - 1;
+  const int nsend = 2 * K * peers;
+  MPI_Request* rq = calloc((size_t)(nsend ? nsend : 1), sizeof *rq);
+  unsigned char** out = calloc((size_t)(nsend ? nsend : 1), sizeof *out);
+  int k = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < K; ++i)
+      for (int p = 0; p < size; ++p) {
+        if (p == rank) continue;
+        const size_t n = i % 3 == 2 ? 50000 : 24 + (size_t)i;
+        out[k] = xmalloc(n);
+        fill(out[k], n, (uint64_t)c * 1000003 + (uint64_t)rank * 1009 + (uint64_t)p * 31 + (uint64_t)i);
+        CHECK_MPI(MMPI_Isend(out[k], (int)n, MPI_BYTE, p, 7, ab[c], &rq[k]));
+        ++k;
+      }
+  int* next = calloc((size_t)size, sizeof(int));
+  unsigned char* in = xmalloc(50000);
+  for (int c = 1; c >= 0; --c) {
+    memset(next, 0, (size_t)size * sizeof(int));
+    for (int m = 0; m < K * peers; ++m) {
+      MPI_Status st;
+      if (m % 2 == 0) {
+        CHECK_MPI(MMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, ab[c], &st));
+        if (st.MPI_TAG != 7) FAIL("probe on communicator %d saw tag %d", c, st.MPI_TAG);
+      }
+      CHECK_MPI(MMPI_Recv(in, 50000, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, ab[c], &st));
+      const int src = st.MPI_SOURCE, i = src >= 0 && src < size ? next[src]++ : -1;
+      if (src < 0 || src >= size || src == rank || st.MPI_TAG != 7 || i >= K)
+        FAIL("communicator %d: message from %d tag %d (index %d)", c, src, st.MPI_TAG, i);
+      const size_t n = i % 3 == 2 ? 50000 : 24 + (size_t)i;
+      int cnt = -1;
+      MMPI_Get_count(&st, MPI_BYTE, &cnt);
+      if ((size_t)cnt != n) FAIL("communicator %d: %d bytes from %d, expected %zu", c, cnt, src, n);
+      verify(in, n, (uint64_t)c * 1000003 + (uint64_t)src * 1009 + (uint64_t)rank * 31 + (uint64_t)i,
+             "message on its own communicator");
+    }
+  }
+  CHECK_MPI(MMPI_Waitall(nsend, rq, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < nsend; ++i) free(out[i]);
+  free(out);
+  free(rq);
+  free(next);
+  free(in);
+  CHECK_MPI(MMPI_Comm_free(&ab[0]));
+  CHECK_MPI(MMPI_Comm_free(&ab[1]));
+  if (ab[0] != MPI_COMM_NULL || ab[1] != MPI_COMM_NULL) FAIL("Comm_free left a handle");
+}
+
 /* Error semantics: truncation, MPI_PROC_NULL, bad rank, null requests. */
 static void test_errors(void) {
   int x = 5;
   MPI_Status st;
-  CHECK_MPI(MMPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MMPI_COMM_WORLD));
-  CHECK_MPI(MMPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MMPI_COMM_WORLD, &st));
+  CHECK_MPI(MMPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, comm));
+  CHECK_MPI(MMPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, comm, &st));
   int cnt = -1;
   MMPI_Get_count(&st, MPI_INT, &cnt);
   if (st.MPI_SOURCE != MPI_PROC_NULL || cnt != 0)
     FAIL("PROC_NULL status: source %d count %d", st.MPI_SOURCE, cnt);
-  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, MMPI_COMM_WORLD) != MPI_ERR_RANK)
+  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, comm) != MPI_ERR_RANK)
     FAIL("bad rank accepted");
-  if (MMPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF) != MPI_ERR_COMM)
+  /* A native communicator libmmpi did not make is not an MMPI communicator. */
+  MPI_Comm foreign;
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &foreign));
+  if (MMPI_Send(&x, 1, MPI_INT, 0, 0, foreign) != MPI_ERR_COMM)
     FAIL("foreign communicator accepted");
+  if (MMPI_Barrier(foreign) != MPI_ERR_COMM) FAIL("barrier on a foreign communicator accepted");
+  CHECK_MPI(MPI_Comm_free(&foreign));
+  /* MMPI_COMM_SELF (native MPI_COMM_SELF) is the caller alone. */
+  int self_size = -1, y = -1;
+  CHECK_MPI(MMPI_Comm_size(MMPI_COMM_SELF, &self_size));
+  if (self_size != 1) FAIL("MMPI_COMM_SELF has %d ranks", self_size);
+  CHECK_MPI(MMPI_Sendrecv(&x, 1, MPI_INT, 0, 3, &y, 1, MPI_INT, 0, 3, MMPI_COMM_SELF, &st));
+  if (y != x || st.MPI_SOURCE != 0) FAIL("self message: %d from %d", y, st.MPI_SOURCE);
+  if (size < 2) return; /* the rest needs two ranks */
   MPI_Request null = MPI_REQUEST_NULL;
   CHECK_MPI(MMPI_Wait(&null, MPI_STATUS_IGNORE));
   /* Truncation across clusters, eager and rendezvous: 0 -> last rank. */
   if (rank == 0) {
     unsigned char* big = xmalloc(200000);
     fill(big, 200000, 9);
-    CHECK_MPI(MMPI_Send(big, 100, MPI_BYTE, size - 1, 1, MMPI_COMM_WORLD));
-    CHECK_MPI(MMPI_Send(big, 200000, MPI_BYTE, size - 1, 2, MMPI_COMM_WORLD));
-    CHECK_MPI(MMPI_Send(big, 10, MPI_BYTE, size - 1, 3, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(big, 100, MPI_BYTE, size - 1, 1, comm));
+    CHECK_MPI(MMPI_Send(big, 200000, MPI_BYTE, size - 1, 2, comm));
+    CHECK_MPI(MMPI_Send(big, 10, MPI_BYTE, size - 1, 3, comm));
     free(big);
   } else if (rank == size - 1) {
     unsigned char small[64];
-    int rc = MMPI_Recv(small, 64, MPI_BYTE, 0, 1, MMPI_COMM_WORLD, &st);
+    int rc = MMPI_Recv(small, 64, MPI_BYTE, 0, 1, comm, &st);
     if (rc != MPI_ERR_TRUNCATE) FAIL("eager overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
     verify(small, 64, 9, "truncated eager prefix");
     unsigned char* mid = xmalloc(50000);
-    rc = MMPI_Recv(mid, 50000, MPI_BYTE, 0, 2, MMPI_COMM_WORLD, &st);
+    rc = MMPI_Recv(mid, 50000, MPI_BYTE, 0, 2, comm, &st);
     if (rc != MPI_ERR_TRUNCATE)
       FAIL("rendezvous overflow returned %d, expected MPI_ERR_TRUNCATE", rc);
     verify(mid, 50000, 9, "truncated rendezvous prefix");
     free(mid);
     /* the link still works after truncation */
-    CHECK_MPI(MMPI_Recv(small, 64, MPI_BYTE, 0, 3, MMPI_COMM_WORLD, &st));
+    CHECK_MPI(MMPI_Recv(small, 64, MPI_BYTE, 0, 3, comm, &st));
     verify(small, 10, 9, "after truncation");
   }
 }
@@ -401,15 +475,15 @@ static void test_errors(void) {
 static void test_peerdeath(void) {
   int v = 0;
   if (rank == size - 1) {
-    CHECK_MPI(MMPI_Send(&v, 1, MPI_INT, 0, 1, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Send(&v, 1, MPI_INT, 0, 1, comm));
     fflush(stdout);
     _exit(3);
   }
   if (rank == 0) {
-    CHECK_MPI(MMPI_Recv(&v, 1, MPI_INT, size - 1, 1, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    int rc = MMPI_Recv(&v, 1, MPI_INT, size - 1, 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK_MPI(MMPI_Recv(&v, 1, MPI_INT, size - 1, 1, comm, MPI_STATUS_IGNORE));
+    int rc = MMPI_Recv(&v, 1, MPI_INT, size - 1, 2, comm, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) FAIL("receive from a dead rank succeeded");
-    rc = MMPI_Send(&v, 1, MPI_INT, size - 1, 3, MMPI_COMM_WORLD);
+    rc = MMPI_Send(&v, 1, MPI_INT, size - 1, 3, comm);
     if (rc == MPI_SUCCESS) FAIL("send to a dead rank succeeded");
     printf("PASS peerdeath (%d ranks)\n", size);
     fflush(stdout);
@@ -418,16 +492,21 @@ static void test_peerdeath(void) {
   exit(0);
 }
 
+static void fail_setup(const char* why) { FAIL("%s", why); }
+
 int main(int argc, char** argv) {
   CHECK_MPI(MMPI_Init(&argc, &argv));
-  MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
-  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
-  const char* which = argc > 1 ? argv[1] : "all";
+  char which[256] = "all";
+  if (argc > 1) snprintf(which, sizeof which, "%s", argv[1]);
+  const char* full = argc > 1 ? argv[1] : "all"; /* TEST@COMM, as PASS names it */
+  if (!itest_comm_setup(which, fail_setup)) FAIL("unknown communicator in '%s'", full);
+  MMPI_Comm_rank(comm, &rank);
+  MMPI_Comm_size(comm, &size);
   struct {
     const char* name;
     void (*fn)(void);
   } tests[] = {
-      {"ring", test_ring},     {"pingpong", test_pingpong},   {"anysource", test_anysource},
+      {"comms", test_comms},   {"ring", test_ring},     {"pingpong", test_pingpong},   {"anysource", test_anysource},
       {"big", test_big},       {"many", test_many},           {"mix", test_mix},
       {"errors", test_errors}, {"peerdeath", test_peerdeath}, {"pipeline", test_pipeline},
       {"stream256", test_stream256},
@@ -439,11 +518,16 @@ int main(int argc, char** argv) {
       continue;
     tests[i].fn();
     p2p_barrier();
-    if (rank == 0) printf("PASS %s (%d ranks)\n", tests[i].name, size);
+    /* Every communicator of the variant is done: then world rank 0 reports. */
+    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    if (world_rank == 0)
+      printf("PASS %s%s (%d ranks)\n", tests[i].name, strchr(full, '@') ? strchr(full, '@') : "",
+             size);
     fflush(stdout);
     ++ran;
   }
   if (!ran) FAIL("unknown test '%s'", which);
+  itest_comm_done(fail_setup);
   CHECK_MPI(MMPI_Finalize());
   return 0;
 }
