@@ -120,7 +120,8 @@ int MMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   if (int rc = lookup(comm, &rt, &c)) return rc;
   if (!c->cart) return MPI_ERR_TOPOLOGY;
   std::vector<bool> remain(static_cast<std::size_t>(c->cart->ndims()));
-  for (int i = 0; i < c->cart->ndims(); ++i) remain[static_cast<std::size_t>(i)] = remain_dims[i] != 0;
+  for (int i = 0; i < c->cart->ndims(); ++i)
+    remain[static_cast<std::size_t>(i)] = remain_dims[i] != 0;
   const auto [color, key] = c->cart->sub_color_key(c->rank(), remain);
   std::shared_ptr<Comm> n;
   if (int rc = split(*rt, c, color, key, &n)) return rc;

@@ -4,6 +4,8 @@
 // after communication began (a peer or zipperd gone) leaves the other ranks
 // unable to finish the operation, so it aborts the job with a clear message,
 // as MPI's default MPI_ERRORS_ARE_FATAL would.
+#include "../collectives/collectives.h"
+
 #include <mmpi.h>
 
 #include <cstdint>
@@ -19,7 +21,6 @@
 #include "../collectives/barrier_two_level.h"
 #include "../collectives/bcast_farfirst.h"
 #include "../collectives/bcast_vandegeijn.h"
-#include "../collectives/collectives.h"
 #include "../collectives/gather_two_level.h"
 #include "../collectives/reduce_in_order.h"
 #include "../collectives/reduce_leaders.h"

@@ -61,8 +61,7 @@ int MMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm* newcomm) {
+int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   (void)info;
   Runtime* rt;
   std::shared_ptr<Comm> c;

@@ -26,7 +26,8 @@ int result(std::optional<Group> g, MPI_Group* out) {
 
 std::vector<std::array<int, 3>> triplets(int n, int ranges[][3]) {
   std::vector<std::array<int, 3>> out(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = {ranges[i][0], ranges[i][1], ranges[i][2]};
+  for (int i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = {ranges[i][0], ranges[i][1], ranges[i][2]};
   return out;
 }
 

@@ -44,8 +44,8 @@ void empty_status(MPI_Status* st) {
   Engine::fill_status(r, st);
 }
 
-int start_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request, SendMode mode) {
+int start_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, SendMode mode) {
   Runtime* rt;
   std::shared_ptr<zipper::client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -100,8 +100,8 @@ int MMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
   return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kStandard);
 }
 
-int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request) {
+int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kSynchronous);
 }
 
@@ -329,8 +329,8 @@ int MMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
     // A receive from MPI_PROC_NULL: complete at once with the empty status.
     *message = MPI_MESSAGE_NULL;
     RequestPtr r;
-    rt->engine().irecv(rt->world(), Traffic::kPointToPoint, buf, count, datatype, MPI_PROC_NULL,
-                       0, &r);
+    rt->engine().irecv(rt->world(), Traffic::kPointToPoint, buf, count, datatype, MPI_PROC_NULL, 0,
+                       &r);
     *request = to_handle(std::move(r));
     return MPI_SUCCESS;
   }

@@ -69,9 +69,9 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   int rc = describe(buf, count, type, &r->layout);
   if (rc != MPI_SUCCESS) return complete(r, rc), rc;
   if (!channel_.up() || dead_peers_.count(wdest)) {
-    report("send to world rank " + std::to_string(wdest) + " failed: " +
-           (channel_.up() ? "that rank has disconnected"
-                          : "no link to zipperd: " + channel_.error()));
+    report(
+        "send to world rank " + std::to_string(wdest) + " failed: " +
+        (channel_.up() ? "that rank has disconnected" : "no link to zipperd: " + channel_.error()));
     return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
   }
   r->kind = RequestKind::kSend;
@@ -138,8 +138,8 @@ void Engine::stream_chunks(Request* s, std::uint64_t accepted) {
 // ---------------------------------------------------------------------------
 // Receiving and matching
 
-int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Datatype type,
-                  int source, int tag, RequestPtr* out) {
+int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Datatype type, int source,
+                  int tag, RequestPtr* out) {
   *out = start(c);
   Request* r = out->get();
   r->buf = buf;
@@ -164,8 +164,7 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
     return complete(r, MPI_ERR_INTERN), MPI_ERR_INTERN;  // collectives never use wildcards
   if (coll && m.is_local(source)) {
     r->kind = RequestKind::kNative;
-    rc = MPI_Irecv(buf, count, type, m.index_in_cluster(source), tag, c->native_coll(),
-                   &r->native);
+    rc = MPI_Irecv(buf, count, type, m.index_in_cluster(source), tag, c->native_coll(), &r->native);
     if (rc != MPI_SUCCESS) complete(r, rc);
     return rc;
   }
@@ -191,9 +190,9 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
     return MPI_SUCCESS;
   }
   if (!native_possible && (!channel_.up() || dead_peers_.count(r->peer))) {
-    report("receive from world rank " + std::to_string(r->peer) + " cannot complete: " +
-           (channel_.up() ? "that rank has disconnected"
-                          : "no link to zipperd: " + channel_.error()));
+    report(
+        "receive from world rank " + std::to_string(r->peer) + " cannot complete: " +
+        (channel_.up() ? "that rank has disconnected" : "no link to zipperd: " + channel_.error()));
     return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
   }
   post_recv(r, sel, native_possible);
@@ -336,9 +335,8 @@ Request* Engine::match_header(const FrameHeader& h) {
   }
   auto& expect = next_recv_seq_[static_cast<std::size_t>(src)];
   if (h.seq != expect) {
-    channel_.fail_soon("message order violated from rank " + std::to_string(h.src) +
-                       ": sequence " + std::to_string(h.seq) + ", expected " +
-                       std::to_string(expect));
+    channel_.fail_soon("message order violated from rank " + std::to_string(h.src) + ": sequence " +
+                       std::to_string(h.seq) + ", expected " + std::to_string(expect));
     return nullptr;
   }
   ++expect;
@@ -392,15 +390,13 @@ void Engine::on_data_frame(const FrameHeader& h, Payload payload) {
     case FrameType::kChunk: {
       auto it = rndv_recvs_.find({env.src, h.seq});
       if (it == rndv_recvs_.end() || h.chunk_offset + h.payload_len > it->second->rndv_expected)
-        return channel_.fail_soon("unexpected rendezvous chunk from rank " +
-                                  std::to_string(h.src));
+        return channel_.fail_soon("unexpected rendezvous chunk from rank " + std::to_string(h.src));
       Request* r = it->second;
       r->rndv_received += h.payload_len;
       if (r->rndv_received >= r->rndv_expected) {
         rndv_recvs_.erase(it);
         if (!r->layout.contiguous)
-          unpack(r->staging.data(), r->rndv_expected, r->buf, r->count, r->type,
-                 r->comm->native());
+          unpack(r->staging.data(), r->rndv_expected, r->buf, r->count, r->type, r->comm->native());
         r->status_bytes = r->rndv_expected;
         complete(r, r->msg_len > r->layout.bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
       }

@@ -119,10 +119,10 @@ class Engine final : public PointToPoint, private FrameHandler {
   // Posted receives a native message could match, per communicator.
   std::map<const Comm*, int> native_eligible_;
   int native_eligible_total_ = 0;
-  std::vector<std::uint64_t> next_send_seq_, next_recv_seq_;  // per world rank
+  std::vector<std::uint64_t> next_send_seq_, next_recv_seq_;      // per world rank
   std::map<std::pair<int, std::uint64_t>, Request*> rndv_sends_;  // (dest, seq): awaiting CTS
   std::map<std::pair<int, std::uint64_t>, Request*> rndv_recvs_;  // (src, seq): receiving chunks
-  std::set<Request*> active_sends_;  // inter-cluster sends not yet complete
+  std::set<Request*> active_sends_;   // inter-cluster sends not yet complete
   std::vector<RequestPtr> released_;  // freed by the user, still running
   Request* header_match_ = nullptr;   // receive matched by the EAGER/RTS header being read
   std::set<int> dead_peers_;

@@ -37,7 +37,8 @@ std::optional<Group> group_excl(const Group& g, const std::vector<int>& ranks) {
   for (int r : ranks) drop[static_cast<std::size_t>(r)] = true;
   Group out;
   for (int r = 0; r < g.size(); ++r)
-    if (!drop[static_cast<std::size_t>(r)]) out.world.push_back(g.world[static_cast<std::size_t>(r)]);
+    if (!drop[static_cast<std::size_t>(r)])
+      out.world.push_back(g.world[static_cast<std::size_t>(r)]);
   return out;
 }
 
@@ -55,13 +56,15 @@ std::optional<std::vector<int>> expand_ranges(const std::vector<std::array<int, 
   return out;
 }
 
-std::optional<Group> group_range_incl(const Group& g, const std::vector<std::array<int, 3>>& ranges) {
+std::optional<Group> group_range_incl(const Group& g,
+                                      const std::vector<std::array<int, 3>>& ranges) {
   auto ranks = expand_ranges(ranges, g.size());
   if (!ranks) return std::nullopt;
   return group_incl(g, *ranks);
 }
 
-std::optional<Group> group_range_excl(const Group& g, const std::vector<std::array<int, 3>>& ranges) {
+std::optional<Group> group_range_excl(const Group& g,
+                                      const std::vector<std::array<int, 3>>& ranges) {
   auto ranks = expand_ranges(ranges, g.size());
   if (!ranks) return std::nullopt;
   return group_excl(g, *ranks);

@@ -27,8 +27,10 @@ enum class GroupRelation { kIdent, kSimilar, kUnequal };
 std::optional<Group> group_incl(const Group& g, const std::vector<int>& ranks);
 std::optional<Group> group_excl(const Group& g, const std::vector<int>& ranks);
 /// Ranges are (first, last, stride) triplets, MPI_Group_range_incl's.
-std::optional<Group> group_range_incl(const Group& g, const std::vector<std::array<int, 3>>& ranges);
-std::optional<Group> group_range_excl(const Group& g, const std::vector<std::array<int, 3>>& ranges);
+std::optional<Group> group_range_incl(const Group& g,
+                                      const std::vector<std::array<int, 3>>& ranges);
+std::optional<Group> group_range_excl(const Group& g,
+                                      const std::vector<std::array<int, 3>>& ranges);
 /// Ranks the triplets name, in order; nullopt on a zero stride or a rank out of range.
 std::optional<std::vector<int>> expand_ranges(const std::vector<std::array<int, 3>>& ranges,
                                               int size);

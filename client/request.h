@@ -43,9 +43,9 @@ struct Request {
   std::vector<std::byte> staging;   // packed bytes for non-contiguous receives
   std::uint64_t rndv_expected = 0;  // bytes the sender will stream (after truncation)
   std::uint64_t rndv_received = 0;
-  std::uint64_t msg_len = 0;      // full message length as sent
-  int peer = -1;                  // matched (recv) or destination (send) world rank
-  bool native_eligible = false;   // posted, and a native message could match it
+  std::uint64_t msg_len = 0;     // full message length as sent
+  int peer = -1;                 // matched (recv) or destination (send) world rank
+  bool native_eligible = false;  // posted, and a native message could match it
   std::uint64_t seq = 0;
 
   // Send side.

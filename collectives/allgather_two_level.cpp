@@ -12,8 +12,8 @@ int allgather_two_level(const Topology& t, const void* sendbuf, int sendcount,
                         MPI_Datatype recvtype) {
   MemberBlocks ours(t, true, recvbuf, recvcount, recvtype);
   if (int rc = ours.stage()) return rc;  // this rank's own block, for MPI_IN_PLACE
-  if (int rc = MPI_Allgather(sendbuf, sendcount, sendtype, ours.data(), recvcount, recvtype,
-                             t.local))
+  if (int rc =
+          MPI_Allgather(sendbuf, sendcount, sendtype, ours.data(), recvcount, recvtype, t.local))
     return rc;
   if (int rc = ours.unstage()) return rc;
   if (t.standalone()) return MPI_SUCCESS;
@@ -24,8 +24,7 @@ int allgather_two_level(const Topology& t, const void* sendbuf, int sendcount,
     p.isend(ours.data(), t.local_size * recvcount, recvtype, t.remote_member(0), kTagAllgather);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = MPI_Bcast(theirs.data(), t.remote_size * recvcount, recvtype, 0, t.local))
-    return rc;
+  if (int rc = MPI_Bcast(theirs.data(), t.remote_size * recvcount, recvtype, 0, t.local)) return rc;
   return theirs.unstage();
 }
 

@@ -25,7 +25,8 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
   {
     Pending p(t);
     for (int m = lead + 1; m < end; ++m)
-      p.irecv(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.local_member(m), kTagAllreduce);
+      p.irecv(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.local_member(m),
+              kTagAllreduce);
     if (int rc = p.wait()) return rc;
   }
   void* seg = elem(recvbuf, g.seg_displs[j], type);

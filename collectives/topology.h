@@ -39,9 +39,7 @@ struct Topology {
   // clusters (Comm_split with keys, a reordered Comm_dup) needs no change in
   // the algorithms.
   /// Rank of this cluster's i-th member, 0 <= i < local_size.
-  int local_member(int i) const {
-    return comm->map().local_members()[static_cast<std::size_t>(i)];
-  }
+  int local_member(int i) const { return comm->map().local_members()[static_cast<std::size_t>(i)]; }
   /// Rank of the other cluster's j-th member, 0 <= j < remote_size.
   int remote_member(int j) const {
     return comm->map().remote_members()[static_cast<std::size_t>(j)];

@@ -61,8 +61,7 @@ int MMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
 int MMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 /* MPI_COMM_TYPE_SHARED: the members on the caller's node (a node lies in one
  * cluster, so the result runs on Open MPI alone). */
-int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm* newcomm);
+int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
 /* Frees a communicator made by a constructor and sets *comm to
  * MPI_COMM_NULL; operations still running on it complete normally.
@@ -126,8 +125,8 @@ int MMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
 /* Synchronous send: completes only once the receiver matched it (across
  * clusters it always takes the rendezvous). */
 int MMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request);
+int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
 int MMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status* status);

@@ -101,11 +101,11 @@ static int itest_comm_setup(char* name, void (*fail)(const char*)) {
   if (got != comm_world[(rank + size - 1) % size]) fail("split communicator has the wrong members");
   int cmp = -1;
   MMPI_Comm_compare(comm, MMPI_COMM_WORLD, &cmp);
-  const int expect = size == world_size ? (strcmp(variant, "reversed") == 0 ||
-                                                   strcmp(variant, "interleaved") == 0
-                                               ? MPI_SIMILAR
-                                               : MPI_CONGRUENT)
-                                        : MPI_UNEQUAL;
+  const int expect = size == world_size
+                         ? (strcmp(variant, "reversed") == 0 || strcmp(variant, "interleaved") == 0
+                                ? MPI_SIMILAR
+                                : MPI_CONGRUENT)
+                         : MPI_UNEQUAL;
   if (cmp != expect) fail("Comm_compare with MMPI_COMM_WORLD gave the wrong answer");
   return 1;
 }

@@ -615,8 +615,7 @@ static void allreduce_case(int k, int o, size_t count, int in_place, uint64_t se
   void* in = alloc_elems(k, count);
   void* out = alloc_elems(k, count);
   gen(k, o, in_place ? out : in, count, rank, seed);
-  CHECK_MPI(MMPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int)count, K[k].type, ops[o],
-                           comm));
+  CHECK_MPI(MMPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int)count, K[k].type, ops[o], comm));
   void* ref = reference(k, o, count, seed);
   verify(k, o, out, ref, count, "allreduce");
   if (K[k].cls == C_FLOAT && count > 0) { /* bit-identical on every rank */

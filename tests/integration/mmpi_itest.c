@@ -15,7 +15,6 @@
 
 static int rank, size; /* in comm */
 
-
 #define FAIL(...)                                                      \
   do {                                                                 \
     fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__); \
@@ -53,8 +52,7 @@ static void p2p_barrier(void) {
   if (rank == 0) {
     for (int r = 1; r < size; ++r)
       CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, r, 999, comm, MPI_STATUS_IGNORE));
-    for (int r = 1; r < size; ++r)
-      CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, comm));
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, r, 998, comm));
   } else {
     CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, 0, 999, comm));
     CHECK_MPI(MMPI_Recv(&token, 1, MPI_INT, 0, 998, comm, MPI_STATUS_IGNORE));
@@ -170,8 +168,7 @@ static void test_anysource(void) {
     free(next);
     /* Release the senders only now, so that no later message (the barrier's)
      * can be caught by the wildcard receives above. */
-    for (int r = 1; r < size; ++r)
-      CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, comm));
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 4242, comm));
   } else {
     unsigned char* buf = xmalloc(40000);
     for (int t = 0; t < K; ++t) {
@@ -275,8 +272,7 @@ static void test_mix(void) {
       CHECK_MPI(MMPI_Irecv(in[p], (int)n, MPI_BYTE, other[p], round, comm, &rq[2 * p]));
     }
     for (int p = 0; p < npeers; ++p)
-      CHECK_MPI(
-          MMPI_Isend(out[p], (int)n, MPI_BYTE, other[p], round, comm, &rq[2 * p + 1]));
+      CHECK_MPI(MMPI_Isend(out[p], (int)n, MPI_BYTE, other[p], round, comm, &rq[2 * p + 1]));
     /* Finish with a mix of Waitany and Test, not just Waitall. */
     int left = 2 * npeers;
     while (left > 0) {
@@ -323,8 +319,7 @@ static void test_pipeline(void) {
         const size_t n = sizes[i % W];
         in[i] = xmalloc(n);
         memset(in[i], 0, n);
-        CHECK_MPI(
-            MMPI_Irecv(in[i], (int)n, MPI_BYTE, other[p], 100 + i % W, comm, &rq[k++]));
+        CHECK_MPI(MMPI_Irecv(in[i], (int)n, MPI_BYTE, other[p], 100 + i % W, comm, &rq[k++]));
       }
     }
     for (int p = 0; p < npeers; ++p)
@@ -333,8 +328,7 @@ static void test_pipeline(void) {
         const size_t n = sizes[w];
         out[i] = xmalloc(n);
         fill(out[i], n, (uint64_t)rank * 7919 + (uint64_t)(other[p]) * 104729 + w + 11u * round);
-        CHECK_MPI(
-            MMPI_Isend(out[i], (int)n, MPI_BYTE, other[p], 100 + w, comm, &rq[k++]));
+        CHECK_MPI(MMPI_Isend(out[i], (int)n, MPI_BYTE, other[p], 100 + w, comm, &rq[k++]));
       }
     CHECK_MPI(MMPI_Waitall(nreq, rq, MPI_STATUSES_IGNORE));
     for (int p = 0; p < npeers; ++p)
@@ -379,7 +373,8 @@ static void test_comms(void) {
         if (p == rank) continue;
         const size_t n = i % 3 == 2 ? 50000 : 24 + (size_t)i;
         out[k] = xmalloc(n);
-        fill(out[k], n, (uint64_t)c * 1000003 + (uint64_t)rank * 1009 + (uint64_t)p * 31 + (uint64_t)i);
+        fill(out[k], n,
+             (uint64_t)c * 1000003 + (uint64_t)rank * 1009 + (uint64_t)p * 31 + (uint64_t)i);
         CHECK_MPI(MMPI_Isend(out[k], (int)n, MPI_BYTE, p, 7, ab[c], &rq[k]));
         ++k;
       }
@@ -401,7 +396,8 @@ static void test_comms(void) {
       int cnt = -1;
       MMPI_Get_count(&st, MPI_BYTE, &cnt);
       if ((size_t)cnt != n) FAIL("communicator %d: %d bytes from %d, expected %zu", c, cnt, src, n);
-      verify(in, n, (uint64_t)c * 1000003 + (uint64_t)src * 1009 + (uint64_t)rank * 31 + (uint64_t)i,
+      verify(in, n,
+             (uint64_t)c * 1000003 + (uint64_t)src * 1009 + (uint64_t)rank * 31 + (uint64_t)i,
              "message on its own communicator");
     }
   }
@@ -426,8 +422,7 @@ static void test_errors(void) {
   MMPI_Get_count(&st, MPI_INT, &cnt);
   if (st.MPI_SOURCE != MPI_PROC_NULL || cnt != 0)
     FAIL("PROC_NULL status: source %d count %d", st.MPI_SOURCE, cnt);
-  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, comm) != MPI_ERR_RANK)
-    FAIL("bad rank accepted");
+  if (MMPI_Send(&x, 1, MPI_INT, size + 3, 0, comm) != MPI_ERR_RANK) FAIL("bad rank accepted");
   /* A native communicator libmmpi did not make is not an MMPI communicator. */
   MPI_Comm foreign;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &foreign));
@@ -509,9 +504,16 @@ int main(int argc, char** argv) {
     const char* name;
     void (*fn)(void);
   } tests[] = {
-      {"comms", test_comms},   {"ring", test_ring},     {"pingpong", test_pingpong},   {"anysource", test_anysource},
-      {"big", test_big},       {"many", test_many},           {"mix", test_mix},
-      {"errors", test_errors}, {"peerdeath", test_peerdeath}, {"pipeline", test_pipeline},
+      {"comms", test_comms},
+      {"ring", test_ring},
+      {"pingpong", test_pingpong},
+      {"anysource", test_anysource},
+      {"big", test_big},
+      {"many", test_many},
+      {"mix", test_mix},
+      {"errors", test_errors},
+      {"peerdeath", test_peerdeath},
+      {"pipeline", test_pipeline},
       {"stream256", test_stream256},
   };
   int ran = 0;

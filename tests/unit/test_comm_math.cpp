@@ -84,8 +84,8 @@ TEST(Group, InclExclAndRanges) {
   EXPECT_EQ(group_range_incl(g, {{5, 1, -2}, {0, 0, 1}})->world,
             (std::vector<int>{15, 13, 11, 10}));
   EXPECT_EQ(group_range_excl(g, {{0, 4, 2}})->world, (std::vector<int>{11, 13, 15}));
-  EXPECT_FALSE(group_range_incl(g, {{0, 4, 0}}));  // zero stride
-  EXPECT_FALSE(group_range_incl(g, {{0, 6, 1}}));  // past the end
+  EXPECT_FALSE(group_range_incl(g, {{0, 4, 0}}));             // zero stride
+  EXPECT_FALSE(group_range_incl(g, {{0, 6, 1}}));             // past the end
   EXPECT_FALSE(group_range_incl(g, {{0, 2, 1}, {2, 3, 1}}));  // rank 2 twice
 }
 
