@@ -99,6 +99,19 @@ int MMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
+int MMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  Runtime* rt;
+  std::shared_ptr<Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  const zipper::client::Group* g = find_group(group);
+  if (g == nullptr) return MPI_ERR_GROUP;
+  if (tag < 0) return MPI_ERR_TAG;
+  std::shared_ptr<Comm> n;
+  if (int rc = create_group(*rt, c, g->world, tag, &n)) return rc;
+  set_out(n, newcomm);
+  return MPI_SUCCESS;
+}
+
 int MMPI_Comm_free(MPI_Comm* comm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
@@ -179,8 +192,13 @@ int MMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int*
     return MPI_SUCCESS;
   }
   // MPI_TAG_UB (frames carry 32-bit tags; Open MPI's bound is the smaller),
-  // MPI_HOST, MPI_IO, MPI_APPNUM and user keyvals: Open MPI's own answer.
-  return MPI_Comm_get_attr(c->native(), comm_keyval, attribute_val, flag);
+  // MPI_HOST, MPI_IO, MPI_APPNUM: Open MPI's own values, which it keeps on
+  // MPI_COMM_WORLD only. User keyvals: the communicator's native one.
+  const bool predefined = comm_keyval == MPI_TAG_UB || comm_keyval == MPI_HOST ||
+                          comm_keyval == MPI_IO || comm_keyval == MPI_APPNUM ||
+                          comm_keyval == MPI_LASTUSEDCODE;
+  return MPI_Comm_get_attr(predefined ? MPI_COMM_WORLD : c->native(), comm_keyval, attribute_val,
+                           flag);
 }
 
 int MMPI_Comm_test_inter(MPI_Comm comm, int* flag) {

@@ -60,4 +60,56 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   return MPI_SUCCESS;
 }
 
+int create_group(client::Runtime& rt, const client::CommPtr& parent,
+                 const std::vector<int>& members, int tag, std::shared_ptr<client::Comm>* out) {
+  out->reset();
+  const int me = rt.rank();
+  const auto pos = std::find(members.begin(), members.end(), me);
+  if (pos == members.end()) return MPI_ERR_GROUP;
+  const int new_rank = static_cast<int>(pos - members.begin());
+  // This cluster's members, as ranks of the parent's native communicator, in new rank order.
+  const client::RankMap& pm = parent->map();
+  std::vector<int> native_ranks;
+  for (int w : members) {
+    const int r = pm.rank_of_world(w);
+    if (r < 0) return MPI_ERR_GROUP;
+    if (pm.is_local(r)) native_ranks.push_back(pm.index_in_cluster(r));
+  }
+  MPI_Group parent_group = MPI_GROUP_NULL, local_group = MPI_GROUP_NULL;
+  MPI_Comm_group(parent->native(), &parent_group);
+  MPI_Group_incl(parent_group, static_cast<int>(native_ranks.size()), native_ranks.data(),
+                 &local_group);
+  MPI_Comm native = MPI_COMM_NULL;
+  const int rc = MPI_Comm_create_group(parent->native(), local_group, tag, &native);
+  MPI_Group_free(&local_group);
+  MPI_Group_free(&parent_group);
+  if (rc != MPI_SUCCESS) return rc;
+  client::NativeComm nc(native);
+  MPI_Comm_set_errhandler(native, MPI_ERRORS_RETURN);
+  auto dup = [](MPI_Comm c) {
+    MPI_Comm d = MPI_COMM_NULL;
+    MPI_Comm_dup(c, &d);
+    return client::NativeComm(d);
+  };
+  const int lo = rt.offset(), hi = rt.offset() + rt.local_size();
+  // Agree on the context id among the new members only: a bootstrap
+  // communicator over them that talks on the parent's contexts.
+  unsigned cid = 0;
+  {
+    auto boot =
+        std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
+                                       parent->cid(), client::NativeComm(), dup(native));
+    const coll::Topology t = coll::Topology::of(rt.engine(), boot);
+    const unsigned next = rt.comms().next_cid();
+    if (int arc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return arc;
+  }
+  rt.comms().take(cid);
+  client::NativeComm ncoll = dup(native);
+  auto c = std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
+                                          cid, std::move(nc), std::move(ncoll));
+  rt.comms().add(handle_of(*c), c);
+  *out = std::move(c);
+  return MPI_SUCCESS;
+}
+
 }  // namespace zipper::capi

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "../client/communicator.h"
 #include "../client/runtime.h"
@@ -20,6 +21,15 @@ namespace zipper::capi {
 /// every rank must pass a valid colour), or an error from the collectives.
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
           std::shared_ptr<client::Comm>* out);
+
+/// MPI_Comm_create_group: collective over the members of `members` only
+/// (world ranks, in new rank order; the caller among them). The native
+/// communicator comes from Open MPI's MPI_Comm_create_group with `tag`; the
+/// context id is agreed by a MAX allreduce over the new members alone, on
+/// the parent's collective context. Returns MPI_ERR_GROUP when the caller is
+/// not a member.
+int create_group(client::Runtime& rt, const client::CommPtr& parent,
+                 const std::vector<int>& members, int tag, std::shared_ptr<client::Comm>* out);
 
 /// The handle of a registered communicator.
 MPI_Comm handle_of(const client::Comm& c);

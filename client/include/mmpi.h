@@ -63,6 +63,10 @@ int MMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
  * cluster, so the result runs on Open MPI alone). */
 int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+/* Collective over the members of `group` only (a subgroup of comm's, the
+ * caller among them); `tag` tells concurrent calls apart as in MPI.
+ * MPI_ERR_GROUP when the caller is not in `group`, MPI_ERR_TAG for tag < 0. */
+int MMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
 /* Frees a communicator made by a constructor and sets *comm to
  * MPI_COMM_NULL; operations still running on it complete normally.
  * MPI_ERR_COMM for MMPI_COMM_WORLD, MMPI_COMM_SELF or an unknown handle. */

@@ -1,7 +1,8 @@
 /* Integration test program for libmmpi: run across two clusters by
  * zipper-run. Every received byte is checked against the pattern its sender
  * wrote. Usage: mmpi_itest TEST[@COMM]   (TEST: ring, pingpong, anysource,
- * big, many, mix, errors, peerdeath, pipeline, stream256, comms, all; COMM:
+ * big, many, mix, errors, peerdeath, pipeline, stream256, comms, comm_api,
+ * all; COMM:
  * a communicator variant of itest_comm.h, default MMPI_COMM_WORLD). Exit 0
  * and "PASS <TEST[@COMM]>" on world rank 0 when every rank passed. */
 #include <mmpi.h>
@@ -412,6 +413,196 @@ static void test_comms(void) {
   if (ab[0] != MPI_COMM_NULL || ab[1] != MPI_COMM_NULL) FAIL("Comm_free left a handle");
 }
 
+/* Each rank of `c` sends its world rank around a ring; the received value
+ * must be `expect_prev` (the world rank of the previous member). */
+static void ring_check(MPI_Comm c, int expect_prev, const char* what) {
+  int n = 0, r = 0, got = -1;
+  CHECK_MPI(MMPI_Comm_size(c, &n));
+  CHECK_MPI(MMPI_Comm_rank(c, &r));
+  CHECK_MPI(MMPI_Sendrecv(&world_rank, 1, MPI_INT, (r + 1) % n, 21, &got, 1, MPI_INT,
+                          (r + n - 1) % n, 21, c, MPI_STATUS_IGNORE));
+  if (got != expect_prev) FAIL("%s: ring got world rank %d, expected %d", what, got, expect_prev);
+}
+
+/* Groups, Comm_create, Comm_create_group, Cartesian topologies, names and
+ * attributes, split_type, synchronous send, matched probe and cancel, each
+ * checked against values computed here. */
+static void test_comm_api(void) {
+  /* Groups of comm and Comm_create over the even ranks. */
+  MPI_Group g, even, odd;
+  int v = -1;
+  CHECK_MPI(MMPI_Comm_group(comm, &g));
+  CHECK_MPI(MMPI_Group_size(g, &v));
+  if (v != size) FAIL("group size %d", v);
+  CHECK_MPI(MMPI_Group_rank(g, &v));
+  if (v != rank) FAIL("group rank %d", v);
+  int range[1][3] = {{0, size - 1, 2}};
+  CHECK_MPI(MMPI_Group_range_incl(g, 1, range, &even));
+  CHECK_MPI(MMPI_Group_difference(g, even, &odd));
+  const int neven = (size + 1) / 2, nodd = size / 2;
+  int ranks[4096], out[4096];
+  for (int i = 0; i < neven; ++i) ranks[i] = i;
+  CHECK_MPI(MMPI_Group_translate_ranks(even, neven, ranks, g, out));
+  for (int i = 0; i < neven; ++i)
+    if (out[i] != 2 * i) FAIL("translate: even rank %d is %d in comm", i, out[i]);
+  MPI_Comm ce;
+  CHECK_MPI(MMPI_Comm_create(comm, even, &ce));
+  if (rank % 2 == 0) {
+    CHECK_MPI(MMPI_Comm_rank(ce, &v));
+    if (v != rank / 2) FAIL("Comm_create rank %d", v);
+    const int k = rank / 2, prev = 2 * ((k + neven - 1) % neven); /* in comm */
+    ring_check(ce, comm_world[prev], "Comm_create");
+    CHECK_MPI(MMPI_Comm_free(&ce));
+  } else if (ce != MPI_COMM_NULL) {
+    FAIL("Comm_create gave a communicator to a rank outside the group");
+  }
+  if (rank % 2 == 1) { /* only the odd ranks call */
+    MPI_Comm co;
+    CHECK_MPI(MMPI_Comm_create_group(comm, odd, 5, &co));
+    CHECK_MPI(MMPI_Comm_rank(co, &v));
+    if (v != rank / 2) FAIL("Comm_create_group rank %d", v);
+    int sum = -1;
+    CHECK_MPI(MMPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, co));
+    if (sum != nodd * nodd) FAIL("allreduce over Comm_create_group: %d", sum); /* 1+3+...+(2k-1) */
+    CHECK_MPI(MMPI_Comm_free(&co));
+  }
+  int cmp = -1;
+  CHECK_MPI(MMPI_Group_compare(even, even, &cmp));
+  if (cmp != MPI_IDENT) FAIL("group compare %d", cmp);
+  CHECK_MPI(MMPI_Group_free(&even));
+  CHECK_MPI(MMPI_Group_free(&odd));
+  CHECK_MPI(MMPI_Group_free(&g));
+  if (g != MPI_GROUP_NULL) FAIL("Group_free left the handle");
+
+  /* A 2-D torus in one dimension over comm. */
+  int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], back = -1;
+  CHECK_MPI(MMPI_Dims_create(size, 2, dims));
+  if (dims[0] * dims[1] != size || dims[0] < dims[1]) FAIL("dims %d x %d", dims[0], dims[1]);
+  MPI_Comm cart;
+  CHECK_MPI(MMPI_Cart_create(comm, 2, dims, periods, 0, &cart));
+  CHECK_MPI(MMPI_Topo_test(cart, &v));
+  if (v != MPI_CART) FAIL("Topo_test %d", v);
+  CHECK_MPI(MMPI_Cart_coords(cart, rank, 2, coords));
+  if (coords[0] != rank / dims[1] || coords[1] != rank % dims[1]) FAIL("cart coords");
+  CHECK_MPI(MMPI_Cart_rank(cart, coords, &back));
+  if (back != rank) FAIL("cart rank %d", back);
+  int src, dst, got = -1;
+  CHECK_MPI(MMPI_Cart_shift(cart, 0, 1, &src, &dst));
+  if (dst != ((coords[0] + 1) % dims[0]) * dims[1] + coords[1]) FAIL("cart shift dest %d", dst);
+  CHECK_MPI(MMPI_Sendrecv(&rank, 1, MPI_INT, dst, 31, &got, 1, MPI_INT, src, 31, cart,
+                          MPI_STATUS_IGNORE));
+  if (got != src) FAIL("cart shift received %d from %d", got, src);
+  CHECK_MPI(MMPI_Cart_shift(cart, 1, 1, &src, &dst));
+  if (coords[1] == dims[1] - 1 && dst != MPI_PROC_NULL) FAIL("non-periodic edge gave %d", dst);
+  const int keep[2] = {0, 1};
+  MPI_Comm row;
+  CHECK_MPI(MMPI_Cart_sub(cart, keep, &row));
+  int sum = -1;
+  CHECK_MPI(MMPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, row));
+  const int first = coords[0] * dims[1];
+  if (sum != dims[1] * first + dims[1] * (dims[1] - 1) / 2) FAIL("row allreduce %d", sum);
+  CHECK_MPI(MMPI_Cartdim_get(row, &v));
+  if (v != 1) FAIL("Cart_sub has %d dimensions", v);
+  CHECK_MPI(MMPI_Comm_free(&row));
+  CHECK_MPI(MMPI_Comm_free(&cart));
+  CHECK_MPI(MMPI_Topo_test(comm, &v));
+  if (v != MPI_UNDEFINED) FAIL("Topo_test on a plain communicator %d", v);
+  if (MMPI_Cart_coords(comm, 0, 2, coords) != MPI_ERR_TOPOLOGY) FAIL("cart call on plain comm");
+
+  /* Names and attributes. */
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = -1, flag = 0;
+  CHECK_MPI(MMPI_Comm_set_name(comm, "suite comm"));
+  CHECK_MPI(MMPI_Comm_get_name(comm, name, &len));
+  if (strcmp(name, "suite comm") != 0 || len != 10) FAIL("name '%s' (%d)", name, len);
+  int* attr = NULL;
+  CHECK_MPI(MMPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag));
+  if (!flag || *attr < 32767) FAIL("MPI_TAG_UB missing or below 32767");
+  CHECK_MPI(MMPI_Comm_get_attr(comm, MPI_WTIME_IS_GLOBAL, &attr, &flag));
+  if (!flag || *attr != 0) FAIL("MPI_WTIME_IS_GLOBAL should be false");
+  CHECK_MPI(MMPI_Comm_test_inter(comm, &flag));
+  if (flag) FAIL("intra-communicator reported as inter");
+
+  /* Node-local communicators lie in one cluster. */
+  MPI_Comm node;
+  CHECK_MPI(MMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int nn = 0;
+  CHECK_MPI(MMPI_Comm_size(node, &nn));
+  int* members = calloc((size_t)nn, sizeof(int));
+  CHECK_MPI(MMPI_Allgather(&rank, 1, MPI_INT, members, 1, MPI_INT, node));
+  for (int i = 0; i < nn; ++i)
+    if (is_low(members[i]) != is_low(rank)) FAIL("node communicator spans both clusters");
+  free(members);
+  CHECK_MPI(MMPI_Comm_free(&node));
+
+  if (size < 2) return; /* the rest needs two ranks */
+  /* Synchronous send: not complete before the receiver posts its receive. */
+  const int last = size - 1;
+  int token = 42, flagged = 0;
+  if (rank == 0) {
+    MPI_Request rq;
+    CHECK_MPI(MMPI_Issend(&token, 1, MPI_INT, last, 9, comm, &rq));
+    const double until = MMPI_Wtime() + 0.2;
+    while (MMPI_Wtime() < until) {
+      CHECK_MPI(MMPI_Test(&rq, &flagged, MPI_STATUS_IGNORE));
+      if (flagged) FAIL("Issend completed before the receive was posted");
+    }
+    CHECK_MPI(MMPI_Send(&token, 1, MPI_INT, last, 10, comm));
+    CHECK_MPI(MMPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Ssend(&token, 1, MPI_INT, last, 11, comm));
+  } else if (rank == last) {
+    int a = 0, b = 0, c = 0;
+    CHECK_MPI(MMPI_Recv(&a, 1, MPI_INT, 0, 10, comm, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(&b, 1, MPI_INT, 0, 9, comm, MPI_STATUS_IGNORE));
+    CHECK_MPI(MMPI_Recv(&c, 1, MPI_INT, 0, 11, comm, MPI_STATUS_IGNORE));
+    if (a != 42 || b != 42 || c != 42) FAIL("ssend values %d %d %d", a, b, c);
+  }
+  /* Matched probe: every other rank sends one message to rank 0. */
+  if (rank != 0) {
+    unsigned char buf[3000];
+    fill(buf, sizeof buf, (uint64_t)rank * 13);
+    CHECK_MPI(MMPI_Send(buf, (int)sizeof buf, MPI_BYTE, 0, 40 + rank % 3, comm));
+    /* Nothing else may reach rank 0's wildcard probes: wait for its release. */
+    CHECK_MPI(MMPI_Recv(NULL, 0, MPI_BYTE, 0, 50, comm, MPI_STATUS_IGNORE));
+  } else {
+    for (int m = 1; m < size; ++m) {
+      MPI_Message msg;
+      MPI_Status st;
+      int f = 0;
+      if (m % 2) {
+        CHECK_MPI(MMPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &msg, &st));
+      } else {
+        while (!f) CHECK_MPI(MMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &f, &msg, &st));
+      }
+      const int from = st.MPI_SOURCE;
+      if (from <= 0 || from >= size || st.MPI_TAG != 40 + from % 3)
+        FAIL("mprobe from %d tag %d", from, st.MPI_TAG);
+      /* The matched message is out of matching: a probe for it finds nothing. */
+      CHECK_MPI(MMPI_Iprobe(from, st.MPI_TAG, comm, &f, MPI_STATUS_IGNORE));
+      if (f) FAIL("a matched message is still visible to Iprobe");
+      unsigned char buf[3000];
+      CHECK_MPI(MMPI_Mrecv(buf, (int)sizeof buf, MPI_BYTE, &msg, &st));
+      if (msg != MPI_MESSAGE_NULL || st.MPI_SOURCE != from) FAIL("Mrecv status");
+      verify(buf, sizeof buf, (uint64_t)from * 13, "matched message");
+    }
+    for (int r = 1; r < size; ++r) CHECK_MPI(MMPI_Send(NULL, 0, MPI_BYTE, r, 50, comm));
+  }
+  /* Cancel: a receive nobody sends to is cancelled; a send is not. */
+  MPI_Request rq;
+  MPI_Status st;
+  CHECK_MPI(MMPI_Irecv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 12345, comm, &rq));
+  CHECK_MPI(MMPI_Cancel(&rq));
+  CHECK_MPI(MMPI_Wait(&rq, &st));
+  CHECK_MPI(MMPI_Test_cancelled(&st, &flag));
+  if (!flag) FAIL("cancelled receive not reported cancelled");
+  CHECK_MPI(MMPI_Irecv(&token, 1, MPI_INT, last == rank ? 0 : last, 12346, comm, &rq));
+  CHECK_MPI(MMPI_Cancel(&rq));
+  CHECK_MPI(MMPI_Wait(&rq, &st));
+  CHECK_MPI(MMPI_Test_cancelled(&st, &flag));
+  if (!flag) FAIL("cancelled receive from one rank not reported cancelled");
+  p2p_barrier(); /* the cancelled receives are gone before anything is sent */
+}
+
 /* Error semantics: truncation, MPI_PROC_NULL, bad rank, null requests. */
 static void test_errors(void) {
   int x = 5;
@@ -504,17 +695,12 @@ int main(int argc, char** argv) {
     const char* name;
     void (*fn)(void);
   } tests[] = {
-      {"comms", test_comms},
-      {"ring", test_ring},
-      {"pingpong", test_pingpong},
-      {"anysource", test_anysource},
-      {"big", test_big},
-      {"many", test_many},
-      {"mix", test_mix},
-      {"errors", test_errors},
-      {"peerdeath", test_peerdeath},
-      {"pipeline", test_pipeline},
-      {"stream256", test_stream256},
+      {"comms", test_comms},         {"comm_api", test_comm_api},
+      {"ring", test_ring},           {"pingpong", test_pingpong},
+      {"anysource", test_anysource}, {"big", test_big},
+      {"many", test_many},           {"mix", test_mix},
+      {"errors", test_errors},       {"peerdeath", test_peerdeath},
+      {"pipeline", test_pipeline},   {"stream256", test_stream256},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
