@@ -12,7 +12,7 @@
 
 namespace zipper::client {
 
-inline constexpr int kAnySource = -1;  // == MPI_ANY_SOURCE in Open MPI (checked in runtime.cpp)
+inline constexpr int kAnySource = -1;  // == MPI_ANY_SOURCE in Open MPI (checked in engine.cpp)
 inline constexpr int kAnyTag = -1;     // == MPI_ANY_TAG
 
 /// Who sent a message: virtual rank, tag, communicator context.

@@ -1,12 +1,16 @@
-// A libmmpi request. MMPI_Request handles are MPI_Request values that point
-// at one of these (Open MPI's MPI_Request is a pointer type).
+// A libmmpi request: one point-to-point operation of the engine. Requests
+// are owned through RequestPtr; the C API turns one into an MPI_Request
+// handle (Open MPI's MPI_Request is a pointer type) and back
+// (capi/handles.h), so exactly one owner frees it.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "communicator.h"
 #include "datatype.h"
 
 namespace zipper::client {
@@ -21,14 +25,15 @@ enum class RequestKind : std::uint8_t {
 struct Request {
   RequestKind kind = RequestKind::kCompleted;
   bool complete = false;
+  bool cancelled = false;
   int error = MPI_SUCCESS;
   MPI_Request native = MPI_REQUEST_NULL;
+  CommPtr comm;  // keeps the communicator alive while the operation runs
 
-  // Completion status in virtual ranks.
+  // Completion status, source as a rank of `comm`.
   int status_source = MPI_ANY_SOURCE;
   int status_tag = MPI_ANY_TAG;
   std::uint64_t status_bytes = 0;
-  int native_offset = 0;  // added to a native status's source to get the virtual rank
 
   // Receive side.
   void* buf = nullptr;
@@ -38,8 +43,9 @@ struct Request {
   std::vector<std::byte> staging;   // packed bytes for non-contiguous receives
   std::uint64_t rndv_expected = 0;  // bytes the sender will stream (after truncation)
   std::uint64_t rndv_received = 0;
-  std::uint64_t msg_len = 0;  // full message length as sent
-  int peer = -1;              // matched (recv) or destination (send) virtual rank
+  std::uint64_t msg_len = 0;     // full message length as sent
+  int peer = -1;                 // matched (recv) or destination (send) world rank
+  bool native_eligible = false;  // posted, and a native message could match it
   std::uint64_t seq = 0;
 
   // Send side.
@@ -51,5 +57,7 @@ struct Request {
   /// Where received bytes land.
   std::byte* recv_dest() { return layout.contiguous ? layout.base : staging.data(); }
 };
+
+using RequestPtr = std::unique_ptr<Request>;
 
 }  // namespace zipper::client

@@ -1,5 +1,6 @@
 #include "allgather_two_level.h"
 
+#include "member_blocks.h"
 #include "pending.h"
 #include "tags.h"
 #include "typed_buffer.h"
@@ -9,18 +10,22 @@ namespace zipper::coll {
 int allgather_two_level(const Topology& t, const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype) {
-  void* ours = elem(recvbuf, MPI_Aint{t.offset} * recvcount, recvtype);
-  if (int rc = MPI_Allgather(sendbuf, sendcount, sendtype, ours, recvcount, recvtype, t.local))
+  MemberBlocks ours(t, true, recvbuf, recvcount, recvtype);
+  if (int rc = ours.stage()) return rc;  // this rank's own block, for MPI_IN_PLACE
+  if (int rc =
+          MPI_Allgather(sendbuf, sendcount, sendtype, ours.data(), recvcount, recvtype, t.local))
     return rc;
+  if (int rc = ours.unstage()) return rc;
   if (t.standalone()) return MPI_SUCCESS;
-  void* theirs = elem(recvbuf, MPI_Aint{t.remote_offset} * recvcount, recvtype);
+  MemberBlocks theirs(t, false, recvbuf, recvcount, recvtype);
   if (t.local_rank == 0) {
     Pending p(t);
-    p.irecv(theirs, t.remote_size * recvcount, recvtype, t.remote_offset, kTagAllgather);
-    p.isend(ours, t.local_size * recvcount, recvtype, t.remote_offset, kTagAllgather);
+    p.irecv(theirs.data(), t.remote_size * recvcount, recvtype, t.remote_member(0), kTagAllgather);
+    p.isend(ours.data(), t.local_size * recvcount, recvtype, t.remote_member(0), kTagAllgather);
     if (int rc = p.wait()) return rc;
   }
-  return MPI_Bcast(theirs, t.remote_size * recvcount, recvtype, 0, t.local);
+  if (int rc = MPI_Bcast(theirs.data(), t.remote_size * recvcount, recvtype, 0, t.local)) return rc;
+  return theirs.unstage();
 }
 
 }  // namespace zipper::coll

@@ -18,14 +18,15 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
   if (me != lead) {
     Pending p(t);
     void* piece = elem(recvbuf, g.displs[me], type);
-    p.isend(piece, g.counts[me], type, t.offset + lead, kTagAllreduce);
-    p.irecv(piece, g.counts[me], type, t.offset + lead, kTagAllreduce);
+    p.isend(piece, g.counts[me], type, t.local_member(lead), kTagAllreduce);
+    p.irecv(piece, g.counts[me], type, t.local_member(lead), kTagAllreduce);
     return p.wait();
   }
   {
     Pending p(t);
     for (int m = lead + 1; m < end; ++m)
-      p.irecv(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.offset + m, kTagAllreduce);
+      p.irecv(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.local_member(m),
+              kTagAllreduce);
     if (int rc = p.wait()) return rc;
   }
   void* seg = elem(recvbuf, g.seg_displs[j], type);
@@ -33,7 +34,7 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
   if (n > 0) {
     TypedBuffer far(n, type);
     Pending p(t);
-    const int far_lead = t.remote_offset + g.leader(j, t.remote_size);
+    const int far_lead = t.remote_member(g.leader(j, t.remote_size));
     p.irecv(far.data(), n, type, far_lead, kTagAllreduce);
     p.isend(seg, n, type, far_lead, kTagAllreduce);
     if (int rc = p.wait()) return rc;
@@ -41,7 +42,7 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
   }
   Pending p(t);
   for (int m = lead + 1; m < end; ++m)
-    p.isend(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.offset + m, kTagAllreduce);
+    p.isend(elem(recvbuf, g.displs[m], type), g.counts[m], type, t.local_member(m), kTagAllreduce);
   return p.wait();
 }
 

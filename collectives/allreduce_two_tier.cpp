@@ -17,8 +17,8 @@ int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, in
   if (leader && !t.standalone()) {
     TypedBuffer far(count, type);
     Pending p(t);
-    p.irecv(far.data(), count, type, t.remote_offset, kTagAllreduce);
-    p.isend(recvbuf, count, type, t.remote_offset, kTagAllreduce);
+    p.irecv(far.data(), count, type, t.remote_member(0), kTagAllreduce);
+    p.isend(recvbuf, count, type, t.remote_member(0), kTagAllreduce);
     if (int rc = p.wait()) return rc;
     if (int rc = combine(t.high(), recvbuf, far.data(), count, type, op)) return rc;
   }

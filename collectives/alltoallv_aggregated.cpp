@@ -53,7 +53,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
     return alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype);
   n = t.clamp_senders(n);
-  const int m = t.local_size, nr = t.remote_size, ro = t.remote_offset, me = t.local_rank;
+  const int m = t.local_size, nr = t.remote_size, me = t.local_rank;
+  const auto ro = [&](int h) { return t.remote_member(h); };
   int ssize = 0, rsize = 0;
   MPI_Type_size(sendtype, &ssize);
   MPI_Type_size(recvtype, &rsize);
@@ -64,8 +65,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   std::vector<std::int64_t> counts(row * static_cast<std::size_t>(m));
   std::vector<std::int64_t> my_row(row);
   for (int h = 0; h < nr; ++h) {
-    my_row[h] = std::int64_t{sendcounts[ro + h]} * ssize;
-    my_row[nr + h] = std::int64_t{recvcounts[ro + h]} * rsize;
+    my_row[h] = std::int64_t{sendcounts[ro(h)]} * ssize;
+    my_row[nr + h] = std::int64_t{recvcounts[ro(h)]} * rsize;
   }
   if (uniform) {
     for (int i = 0; i < m; ++i) std::copy(my_row.begin(), my_row.end(), counts.begin() + i * row);
@@ -89,11 +90,13 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
       return alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype);
 
+  // This cluster's members' entries, alive until the native exchange completes.
+  const auto lsc = t.local_slice(sendcounts), lsd = t.local_slice(sdispls);
+  const auto lrc = t.local_slice(recvcounts), lrd = t.local_slice(rdispls);
   Pending p(t);
-  const int o = t.offset;
   MPI_Request req = MPI_REQUEST_NULL;
-  p.add(MPI_Ialltoallv(sendbuf, sendcounts + o, sdispls + o, sendtype, recvbuf, recvcounts + o,
-                       rdispls + o, recvtype, t.local, &req),
+  p.add(MPI_Ialltoallv(sendbuf, lsc.data(), lsd.data(), sendtype, recvbuf, lrc.data(), lrd.data(),
+                       recvtype, t.local, &req),
         &req);
 
   // Phase 1: my remote-bound blocks, in remote rank order, to aggregator me % n.
@@ -102,7 +105,7 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   Bytes out(static_cast<std::size_t>(out_bytes));
   for (int h = 0, pos = 0; h < nr; ++h) {
     const int b = static_cast<int>(sends(me, h));
-    if (int rc = pack_block(elem(sendbuf, sdispls[ro + h], sendtype), sendcounts[ro + h], sendtype,
+    if (int rc = pack_block(elem(sendbuf, sdispls[ro(h)], sendtype), sendcounts[ro(h)], sendtype,
                             out.data() + pos, b, t.local))
       return rc;
     pos += b;
@@ -125,8 +128,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   Bytes in;
   if (me < n) {
     in.resize(static_cast<std::size_t>(cross_in[me]));
-    p.irecv(in.data(), static_cast<int>(cross_in[me]), MPI_BYTE, ro + me, kTagAlltoall);
-    p.isend(gathered.data(), gathered_bytes, MPI_BYTE, ro + me, kTagAlltoall);
+    p.irecv(in.data(), static_cast<int>(cross_in[me]), MPI_BYTE, ro(me), kTagAlltoall);
+    p.isend(gathered.data(), gathered_bytes, MPI_BYTE, ro(me), kTagAlltoall);
   }
   if (int rc = p.wait()) return rc;
 
@@ -170,8 +173,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
     int pos = rd3[j];
     for (int h = j; h < nr; h += n) {
       const int b = static_cast<int>(expects(me, h));
-      if (int rc = unpack_block(recvd.data() + pos, b, elem(recvbuf, rdispls[ro + h], recvtype),
-                                recvcounts[ro + h], recvtype, t.local))
+      if (int rc = unpack_block(recvd.data() + pos, b, elem(recvbuf, rdispls[ro(h)], recvtype),
+                                recvcounts[ro(h)], recvtype, t.local))
         return rc;
       pos += b;
     }

@@ -13,15 +13,15 @@ int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type,
   void* mine = elem(buf, seg.displs[me], type);
   Pending p(t);
   if (t.is_local(root)) {
-    const int root_local = root - t.offset;
+    const int root_local = t.index_in_cluster(root);
     if (int rc = MPI_Scatterv(buf, seg.counts.data(), seg.displs.data(), type,
                               me == root_local ? MPI_IN_PLACE : mine, seg.counts[me], type,
                               root_local, t.local))
       return rc;
     if (seg.counts[me] > 0 && !t.standalone())
-      p.isend(mine, seg.counts[me], type, t.remote_offset + me, kTagBcast);
+      p.isend(mine, seg.counts[me], type, t.remote_member(me), kTagBcast);
   } else if (seg.counts[me] > 0) {
-    p.irecv(mine, seg.counts[me], type, t.remote_offset + me, kTagBcast);
+    p.irecv(mine, seg.counts[me], type, t.remote_member(me), kTagBcast);
   }
   if (!t.is_local(root)) {
     // The segments must be here before the allgather forwards them.

@@ -1,5 +1,6 @@
 #include "gather_two_level.h"
 
+#include "member_blocks.h"
 #include "pending.h"
 #include "tags.h"
 #include "typed_buffer.h"
@@ -8,21 +9,27 @@ namespace zipper::coll {
 
 int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                      void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  Pending p(t);
   if (t.is_local(root)) {
     const bool am_root = t.rank == root;
-    if (am_root && !t.standalone())
-      p.irecv(elem(recvbuf, MPI_Aint{t.remote_offset} * recvcount, recvtype),
-              t.remote_size * recvcount, recvtype, t.remote_offset, kTagGather);
-    void* mine = am_root ? elem(recvbuf, MPI_Aint{t.offset} * recvcount, recvtype) : nullptr;
-    MPI_Request req = MPI_REQUEST_NULL;
-    p.add(MPI_Igather(sendbuf, sendcount, sendtype, mine, recvcount, recvtype, root - t.offset,
-                      t.local, &req),
-          &req);
-    return p.wait();
+    MemberBlocks near(t, true, am_root ? recvbuf : nullptr, recvcount, recvtype);
+    MemberBlocks far(t, false, am_root ? recvbuf : nullptr, recvcount, recvtype);
+    if (int rc = near.stage()) return rc;  // the root's own block, for MPI_IN_PLACE
+    {
+      Pending p(t);
+      if (am_root && !t.standalone())
+        p.irecv(far.data(), t.remote_size * recvcount, recvtype, t.remote_member(0), kTagGather);
+      MPI_Request req = MPI_REQUEST_NULL;
+      p.add(MPI_Igather(sendbuf, sendcount, sendtype, near.data(), recvcount, recvtype,
+                        t.index_in_cluster(root), t.local, &req),
+            &req);
+      if (int rc = p.wait()) return rc;
+    }
+    if (int rc = near.unstage()) return rc;
+    return far.unstage();
   }
   // The far leader collects with its own send signature, which MPI requires
   // to match the root's receive signature.
+  Pending p(t);
   const bool leader = t.local_rank == 0;
   TypedBuffer block(leader ? MPI_Aint{t.local_size} * sendcount : 0, sendtype);
   if (int rc =

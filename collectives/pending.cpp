@@ -2,26 +2,32 @@
 
 namespace zipper::coll {
 
+using client::SendMode;
+using client::Traffic;
+
 Pending::~Pending() {
-  // After a failed start the caller aborts the job (api.cpp: finish), and
-  // waiting could hang on a peer that waits for what we failed to send.
+  // After a failed start the caller aborts the job (capi/collectives.cpp:
+  // finish), and waiting could hang on a peer that waits for what we failed to send.
   if (error_ == MPI_SUCCESS && (!remote_.empty() || !native_.empty())) wait();
 }
 
-int Pending::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag) {
-  client::Request* r = nullptr;
-  const int rc = t_.rt->isend(buf, count, type, dest, tag, &r, client::kCollectiveContext);
-  if (r != nullptr) remote_.push_back(r);
+int Pending::started(int rc, client::RequestPtr r) {
+  if (r) remote_.push_back(std::move(r));
   if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
   return rc;
 }
 
+int Pending::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag) {
+  client::RequestPtr r;
+  const int rc = t_.p2p->isend(t_.comm, Traffic::kCollective, buf, count, type, dest, tag, &r,
+                               SendMode::kStandard);
+  return started(rc, std::move(r));
+}
+
 int Pending::irecv(void* buf, int count, MPI_Datatype type, int source, int tag) {
-  client::Request* r = nullptr;
-  const int rc = t_.rt->irecv(buf, count, type, source, tag, &r, client::kCollectiveContext);
-  if (r != nullptr) remote_.push_back(r);
-  if (rc != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = rc;
-  return rc;
+  client::RequestPtr r;
+  const int rc = t_.p2p->irecv(t_.comm, Traffic::kCollective, buf, count, type, source, tag, &r);
+  return started(rc, std::move(r));
 }
 
 void Pending::add(MPI_Request native) {
@@ -41,17 +47,16 @@ int Pending::wait() {
   // waiting for, so report at once (the caller aborts the job).
   if (error_ != MPI_SUCCESS) return error_;
   // Requests are removed as they complete, so each pass tests only what is left.
-  t_.rt->wait_until(
+  t_.p2p->wait_until(
       [&] {
         for (std::size_t i = 0; i < remote_.size();) {
-          client::Request* r = remote_[i];
-          if (!t_.rt->test(r)) {
+          client::Request& r = *remote_[i];
+          if (!t_.p2p->test(r)) {
             ++i;
             continue;
           }
-          if (r->error != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = r->error;
-          delete r;
-          remote_[i] = remote_.back();
+          if (r.error != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = r.error;
+          remote_[i] = std::move(remote_.back());
           remote_.pop_back();
         }
         if (!native_.empty()) {

@@ -1,8 +1,9 @@
 // A set of outstanding operations of one collective: inter-cluster messages
-// through zipperd and native Open MPI requests (non-blocking collectives and
-// point-to-point on the cluster's collective communicator). Waiting on the
-// whole set progresses both kinds together, so a native step and an
-// inter-cluster transfer overlap instead of running one after the other.
+// through the point-to-point interface and native Open MPI requests
+// (non-blocking collectives and point-to-point on the cluster's collective
+// communicator). Waiting on the whole set progresses both kinds together, so
+// a native step and an inter-cluster transfer overlap instead of running one
+// after the other.
 #pragma once
 
 #include <mpi.h>
@@ -23,10 +24,10 @@ class Pending {
   Pending(const Pending&) = delete;
   Pending& operator=(const Pending&) = delete;
 
-  /// Starts a send of `count` elements of `type` to virtual rank `dest` on the
-  /// collective context. Returns an MPI error code.
+  /// Starts a send of `count` elements of `type` to rank `dest` of the
+  /// topology's communicator on its collective context. Returns an MPI error code.
   int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag);
-  /// Starts a receive from virtual rank `source` (no wildcards).
+  /// Starts a receive from rank `source` (no wildcards).
   int irecv(void* buf, int count, MPI_Datatype type, int source, int tag);
   /// Adopts a native request (e.g. from MPI_Ibcast on Topology::local).
   void add(MPI_Request native);
@@ -40,8 +41,10 @@ class Pending {
   int wait();
 
  private:
+  int started(int rc, client::RequestPtr r);
+
   const Topology& t_;
-  std::vector<client::Request*> remote_;
+  std::vector<client::RequestPtr> remote_;
   std::vector<MPI_Request> native_;
   int error_ = MPI_SUCCESS;
 };

@@ -15,10 +15,11 @@ int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int co
     TypedBuffer far;
     if (am_root && !t.standalone()) {
       far = TypedBuffer(count, type);
-      p.irecv(far.data(), count, type, t.remote_offset, kTagReduce);
+      p.irecv(far.data(), count, type, t.remote_member(0), kTagReduce);
     }
     MPI_Request req = MPI_REQUEST_NULL;
-    p.add(MPI_Ireduce(sendbuf, recvbuf, count, type, op, root - t.offset, t.local, &req), &req);
+    p.add(MPI_Ireduce(sendbuf, recvbuf, count, type, op, t.index_in_cluster(root), t.local, &req),
+          &req);
     if (int rc = p.wait()) return rc;
     if (am_root && !t.standalone()) return combine(t.high(), recvbuf, far.data(), count, type, op);
     return MPI_SUCCESS;

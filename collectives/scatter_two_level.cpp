@@ -1,5 +1,6 @@
 #include "scatter_two_level.h"
 
+#include "member_blocks.h"
 #include "pending.h"
 #include "tags.h"
 #include "typed_buffer.h"
@@ -11,13 +12,17 @@ int scatter_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
   Pending p(t);
   if (t.is_local(root)) {
     const bool am_root = t.rank == root;
+    // Only read at the root: the blocks are staged, never written back.
+    void* in = am_root ? const_cast<void*>(sendbuf) : nullptr;
+    MemberBlocks near(t, true, in, sendcount, sendtype);
+    MemberBlocks far(t, false, in, sendcount, sendtype);
+    if (int rc = near.stage()) return rc;
+    if (int rc = far.stage()) return rc;
     if (am_root && !t.standalone())
-      p.isend(elem(sendbuf, MPI_Aint{t.remote_offset} * sendcount, sendtype),
-              t.remote_size * sendcount, sendtype, t.remote_offset, kTagScatter);
-    const void* mine = am_root ? elem(sendbuf, MPI_Aint{t.offset} * sendcount, sendtype) : nullptr;
+      p.isend(far.data(), t.remote_size * sendcount, sendtype, t.remote_member(0), kTagScatter);
     MPI_Request req = MPI_REQUEST_NULL;
-    p.add(MPI_Iscatter(mine, sendcount, sendtype, recvbuf, recvcount, recvtype, root - t.offset,
-                       t.local, &req),
+    p.add(MPI_Iscatter(near.data(), sendcount, sendtype, recvbuf, recvcount, recvtype,
+                       t.index_in_cluster(root), t.local, &req),
           &req);
     return p.wait();
   }

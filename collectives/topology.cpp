@@ -4,22 +4,27 @@
 
 namespace zipper::coll {
 
-Topology Topology::of(client::Runtime& rt) {
+Topology Topology::of(client::PointToPoint& p2p, client::CommPtr comm) {
   Topology t;
-  t.rt = &rt;
-  t.local = rt.collective_comm();
-  t.rank = rt.rank();
-  t.size = rt.size();
-  t.offset = rt.offset();
-  t.local_size = rt.local_size();
-  t.local_rank = t.rank - t.offset;
-  t.x = rt.low_size();
+  t.p2p = &p2p;
+  const client::RankMap& m = comm->map();
+  t.local = comm->native_coll();
+  t.rank = comm->rank();
+  t.size = comm->size();
+  t.local_size = static_cast<int>(m.local_members().size());
+  t.remote_size = static_cast<int>(m.remote_members().size());
+  t.local_rank = m.index_in_cluster(t.rank);
+  t.x = m.low_count();
   t.y = t.size - t.x;
-  if (t.size > t.local_size) {
-    t.remote_offset = t.high() ? 0 : t.x;
-    t.remote_size = t.size - t.local_size;
-  }
+  t.high_ = t.remote_size > 0 && m.local_members().front() > m.remote_members().front();
+  t.comm = std::move(comm);
   return t;
+}
+
+std::vector<int> Topology::local_slice(const int* a) const {
+  std::vector<int> out(static_cast<std::size_t>(local_size));
+  for (int i = 0; i < local_size; ++i) out[static_cast<std::size_t>(i)] = a[local_member(i)];
+  return out;
 }
 
 int Topology::clamp_senders(int n) const { return std::clamp(n, 1, std::max(1, max_senders())); }

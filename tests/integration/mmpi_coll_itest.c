@@ -1,6 +1,8 @@
 /* Collectives integration test for libmmpi, run across two clusters by
- * zipper-run. Usage: mmpi_coll_itest SUITE
+ * zipper-run. Usage: mmpi_coll_itest SUITE[@COMM]
  *   SUITE: coll_bcast, coll_reduce, coll_allreduce, coll_alltoall, coll_misc, all
+ *   COMM: a communicator variant of itest_comm.h (default MMPI_COMM_WORLD);
+ *   x and y below are then the communicator's members in each cluster
  * Prints "PASS <suite> ..." on rank 0 when every rank passed; any mismatch
  * prints FAIL with the case and aborts the job.
  *
@@ -28,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "itest_comm.h"
 
 static int rank, size, nlow, nmin;
 static long long checks;
@@ -496,6 +500,7 @@ static int roots[4], nroots;
 static void init_roots(void) {
   const int cand[4] = {0, nlow - 1, nlow, size - 1};
   for (int i = 0; i < 4; ++i) {
+    if (cand[i] < 0 || cand[i] >= size) continue; /* a communicator inside one cluster */
     int dup = 0;
     for (int j = 0; j < nroots; ++j) dup |= roots[j] == cand[i];
     if (!dup) roots[nroots++] = cand[i];
@@ -513,7 +518,7 @@ static const size_t kSmall[] = {0, 1, 1001};
 static void bcast_case(int k, size_t count, int root, uint64_t seed) {
   void* buf = alloc_elems(k, count);
   if (rank == root) gen(k, -1, buf, count, root, seed);
-  CHECK_MPI(MMPI_Bcast(buf, (int)count, K[k].type, root, MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Bcast(buf, (int)count, K[k].type, root, comm));
   verify_from(k, buf, count, root, seed, "bcast");
   check_sentinel(k, buf, count);
   free(buf);
@@ -560,7 +565,7 @@ static void reduce_case(int k, int o, size_t count, int root, int in_place, uint
   void* out = alloc_elems(k, count);
   gen(k, o, rank == root && in_place ? out : in, count, rank, seed);
   CHECK_MPI(MMPI_Reduce(rank == root && in_place ? MPI_IN_PLACE : in, out, (int)count, K[k].type,
-                        ops[o], root, MMPI_COMM_WORLD));
+                        ops[o], root, comm));
   if (rank == root) {
     void* ref = reference(k, o, count, seed);
     verify(k, o, out, ref, count, "reduce");
@@ -610,14 +615,13 @@ static void allreduce_case(int k, int o, size_t count, int in_place, uint64_t se
   void* in = alloc_elems(k, count);
   void* out = alloc_elems(k, count);
   gen(k, o, in_place ? out : in, count, rank, seed);
-  CHECK_MPI(MMPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int)count, K[k].type, ops[o],
-                           MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int)count, K[k].type, ops[o], comm));
   void* ref = reference(k, o, count, seed);
   verify(k, o, out, ref, count, "allreduce");
   if (K[k].cls == C_FLOAT && count > 0) { /* bit-identical on every rank */
     unsigned long long h = hash_bytes(out, count * K[k].csize), hmin, hmax;
-    CHECK_MPI(MMPI_Allreduce(&h, &hmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MMPI_COMM_WORLD));
-    CHECK_MPI(MMPI_Allreduce(&h, &hmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Allreduce(&h, &hmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
+    CHECK_MPI(MMPI_Allreduce(&h, &hmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     if (hmin != hmax) FAIL("allreduce results differ between ranks");
   }
   free(ref);
@@ -664,7 +668,7 @@ static void alltoall_case(int k, size_t count, int in_place, uint64_t seed) {
   for (int d = 0; d < size; ++d)
     gen(k, -1, blocks + d * count * cs, count, rank, block_seed(seed, d));
   CHECK_MPI(MMPI_Alltoall(in_place ? MPI_IN_PLACE : in, (int)count, K[k].type, out, (int)count,
-                          K[k].type, MMPI_COMM_WORLD));
+                          K[k].type, comm));
   for (int s = 0; s < size; ++s)
     verify_from(k, (char*)out + s * count * cs, count, s, block_seed(seed, rank), "alltoall");
   check_sentinel(k, out, count * size);
@@ -705,7 +709,7 @@ static void alltoallv_case(int k, int big, int in_place, uint64_t seed) {
       gen(k, -1, (char*)in + sd[d] * cs, sc[d], rank, block_seed(seed, d));
   }
   CHECK_MPI(MMPI_Alltoallv(in_place ? MPI_IN_PLACE : in, sc, sd, K[k].type, out, rc, rd, K[k].type,
-                           MMPI_COMM_WORLD));
+                           comm));
   for (int s = 0; s < size; ++s) {
     verify_from(k, (char*)out + rd[s] * cs, rc[s], s, block_seed(seed, rank), "alltoallv");
     /* the gap element after each block must stay untouched */
@@ -768,16 +772,16 @@ static void test_barrier(void) {
   for (int ri = 0; ri < nroots; ++ri) {
     const int late = roots[ri];
     CASE("barrier, rank %d late", late);
-    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Barrier(comm));
     if (rank == late) usleep(200 * 1000);
     const double t0 = MMPI_Wtime();
-    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    CHECK_MPI(MMPI_Barrier(comm));
     const double t = MMPI_Wtime() - t0;
     if (rank != late && t < 0.19)
       FAIL("left the barrier after %.3f s, before rank %d entered", t, late);
     ++checks;
   }
-  for (int i = 0; i < 200; ++i) CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD)); /* back to back */
+  for (int i = 0; i < 200; ++i) CHECK_MPI(MMPI_Barrier(comm)); /* back to back */
 }
 
 static void test_gather_scatter(void) {
@@ -797,7 +801,7 @@ static void test_gather_scatter(void) {
         gen(k, -1, mine, count, rank, seed);
         if (rank == root && ip) memcpy((char*)all + root * count * cs, mine, count * cs);
         CHECK_MPI(MMPI_Gather(rank == root && ip ? MPI_IN_PLACE : mine, (int)count, K[k].type, all,
-                              (int)count, K[k].type, root, MMPI_COMM_WORLD));
+                              (int)count, K[k].type, root, comm));
         if (rank == root) {
           for (int s = 0; s < size; ++s)
             verify_from(k, (char*)all + s * count * cs, count, s, seed, "gather");
@@ -808,7 +812,7 @@ static void test_gather_scatter(void) {
         memset(all, kSentinel, (count * size + 1) * cs);
         if (ip) memcpy((char*)all + rank * count * cs, mine, count * cs);
         CHECK_MPI(MMPI_Allgather(ip ? MPI_IN_PLACE : mine, (int)count, K[k].type, all, (int)count,
-                                 K[k].type, MMPI_COMM_WORLD));
+                                 K[k].type, comm));
         for (int s = 0; s < size; ++s)
           verify_from(k, (char*)all + s * count * cs, count, s, seed, "allgather");
         check_sentinel(k, all, count * size);
@@ -819,7 +823,7 @@ static void test_gather_scatter(void) {
           for (int d = 0; d < size; ++d)
             gen(k, -1, (char*)all + d * count * cs, count, root, block_seed(seed, d));
         CHECK_MPI(MMPI_Scatter(all, (int)count, K[k].type, rank == root && ip ? MPI_IN_PLACE : mine,
-                               (int)count, K[k].type, root, MMPI_COMM_WORLD));
+                               (int)count, K[k].type, root, comm));
         if (rank == root && ip)
           verify_from(k, (char*)all + root * count * cs, count, root, block_seed(seed, root),
                       "scatter (root's own block, in place)");
@@ -851,7 +855,7 @@ static void test_reduce_scatter_block(void) {
         void* out = alloc_elems(k, ip ? count * size : count);
         gen(k, o, ip ? out : in, count * size, rank, seed);
         CHECK_MPI(MMPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : in, out, (int)count, K[k].type,
-                                            ops[o], MMPI_COMM_WORLD));
+                                            ops[o], comm));
         void* ref = reference(k, o, count * size, seed);
         double err;
         for (size_t i = 0; i < count; ++i)
@@ -878,21 +882,30 @@ static void test_errors(void) {
     FAIL("MMPIX_Coll_set accepted a bcast algorithm for allreduce");
   if (MMPIX_Coll_set("bcast", "vandegeijn", -1) != MPI_ERR_ARG)
     FAIL("MMPIX_Coll_set accepted n = -1");
-  if (MMPI_Bcast(&x, 1, MPI_INT, size, MMPI_COMM_WORLD) != MPI_ERR_ROOT)
+  if (MMPI_Bcast(&x, 1, MPI_INT, size, comm) != MPI_ERR_ROOT)
     FAIL("bcast with root = size did not return MPI_ERR_ROOT");
-  if (MMPI_Bcast(&x, 1, MPI_INT, -1, MMPI_COMM_WORLD) != MPI_ERR_ROOT)
+  if (MMPI_Bcast(&x, 1, MPI_INT, -1, comm) != MPI_ERR_ROOT)
     FAIL("bcast with root = -1 did not return MPI_ERR_ROOT");
-  if (MMPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, size + 3, MMPI_COMM_WORLD) != MPI_ERR_ROOT)
+  if (MMPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, size + 3, comm) != MPI_ERR_ROOT)
     FAIL("reduce with root = size + 3 did not return MPI_ERR_ROOT");
-  if (MMPI_Bcast(&x, -1, MPI_INT, 0, MMPI_COMM_WORLD) != MPI_ERR_COUNT)
+  if (MMPI_Bcast(&x, -1, MPI_INT, 0, comm) != MPI_ERR_COUNT)
     FAIL("bcast with count -1 did not return MPI_ERR_COUNT");
-  if (MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MMPI_COMM_WORLD) != MPI_ERR_OP)
+  if (MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, comm) != MPI_ERR_OP)
     FAIL("allreduce with MPI_OP_NULL did not return MPI_ERR_OP");
-  if (MMPI_Allreduce(&x, &y, 1, MPI_DATATYPE_NULL, MPI_SUM, MMPI_COMM_WORLD) != MPI_ERR_TYPE)
+  if (MMPI_Allreduce(&x, &y, 1, MPI_DATATYPE_NULL, MPI_SUM, comm) != MPI_ERR_TYPE)
     FAIL("allreduce with MPI_DATATYPE_NULL did not return MPI_ERR_TYPE");
-  if (MMPI_Barrier(MPI_COMM_SELF) != MPI_ERR_COMM) FAIL("barrier on MPI_COMM_SELF did not fail");
+  MPI_Comm foreign; /* a native communicator libmmpi did not make */
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &foreign));
+  if (MMPI_Barrier(foreign) != MPI_ERR_COMM) FAIL("barrier on a foreign communicator did not fail");
+  if (MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, foreign) != MPI_ERR_COMM)
+    FAIL("allreduce on a foreign communicator did not fail");
+  CHECK_MPI(MPI_Comm_free(&foreign));
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_SELF));
+  y = -1;
+  CHECK_MPI(MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MMPI_COMM_SELF));
+  if (y != x) FAIL("allreduce on MMPI_COMM_SELF: %d, expected %d", y, x);
   x = rank + 1;
-  CHECK_MPI(MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm));
   if (y != size * (size + 1) / 2) FAIL("allreduce after errors: %d", y);
   ++checks;
 }
@@ -917,20 +930,31 @@ static void test_all(void) {
   for (size_t i = 0; i + 1 < sizeof tests / sizeof tests[0]; ++i) tests[i].fn();
 }
 
+static void fail_setup(const char* why) { FAIL("%s", why); }
+
 int main(int argc, char** argv) {
   CHECK_MPI(MMPI_Init(&argc, &argv));
-  MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
-  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
   verbose = getenv("MMPI_COLL_ITEST_VERBOSE") != NULL;
   const char* np_low = getenv("MMPI_NP_LOW");
-  nlow = np_low ? atoi(np_low) : 0;
-  if (nlow < 1 || nlow >= size) FAIL("MMPI_NP_LOW is not set by the launcher");
+  int world = 0;
+  MMPI_Comm_size(MMPI_COMM_WORLD, &world);
+  if (!np_low || atoi(np_low) < 1 || atoi(np_low) >= world)
+    FAIL("MMPI_NP_LOW is not set by the launcher");
+  char which[256] = "all";
+  if (argc > 1) snprintf(which, sizeof which, "%s", argv[1]);
+  const char* full = argc > 1 ? argv[1] : "all"; /* SUITE@COMM, as PASS names it */
+  if (!itest_comm_setup(which, fail_setup)) FAIL("unknown communicator in '%s'", full);
+  MMPI_Comm_rank(comm, &rank);
+  MMPI_Comm_size(comm, &size);
+  nlow = 0; /* x: the communicator's members in the low cluster */
+  for (int r = 0; r < size; ++r) nlow += is_low(r);
+  /* The roots {0, x-1, x, size-1} sit at the clusters' boundary only when the
+   * low cluster's members come first; the suites need no more than that. */
   nmin = nlow < size - nlow ? nlow : size - nlow;
   init_kinds();
   init_ops();
   init_combos();
   init_roots();
-  const char* which = argc > 1 ? argv[1] : "all";
   int ran = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
     if (strcmp(which, tests[i].name) != 0) continue;
@@ -940,13 +964,16 @@ int main(int argc, char** argv) {
     CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
     long long all_checks = 0;
     CHECK_MPI(MMPI_Reduce(&checks, &all_checks, 1, MPI_LONG_LONG, MPI_SUM, 0, MMPI_COMM_WORLD));
-    if (rank == 0)
-      printf("PASS %s (%d+%d ranks, %lld checks, %.1f s)\n", which, nlow, size - nlow, all_checks,
+    /* The world reduce completes at world rank 0 only when every
+     * communicator of the variant is done: then it reports. */
+    if (world_rank == 0)
+      printf("PASS %s (%d+%d ranks, %lld checks, %.1f s)\n", full, nlow, size - nlow, all_checks,
              MMPI_Wtime() - t0);
     fflush(stdout);
     ++ran;
   }
   if (!ran) FAIL("unknown suite '%s'", which);
+  itest_comm_done(fail_setup);
   CHECK_MPI(MMPI_Op_free(&ops[O_USER_NC]));
   CHECK_MPI(MMPI_Op_free(&ops[O_USER_C]));
   CHECK_MPI(MPI_Type_free(&affine_type));

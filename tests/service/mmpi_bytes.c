@@ -6,7 +6,7 @@
  *   EXPECT low_to_high_bytes B low_to_high_frames F high_to_low_bytes B2 high_to_low_frames F2
  * where frames count what zipperd relays: an eager message is one frame; a
  * rendezvous message is an RTS plus its chunks one way and a CTS the other
- * way (protocol: client/runtime.cpp; chunk sizes: client/chunking.h). */
+ * way (protocol: client/engine.cpp; chunk sizes: client/chunking.h). */
 #include <mmpi.h>
 #include <stdio.h>
 #include <stdlib.h>

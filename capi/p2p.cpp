@@ -1,4 +1,5 @@
-// The C API (mmpi.h): thin wrappers over Runtime with MPI's argument checks.
+// The point-to-point and lifetime half of the C API (mmpi.h): MPI's argument
+// checks, then the engine (client/engine.h).
 #include <mmpi.h>
 
 #include <algorithm>
@@ -7,41 +8,32 @@
 #include <vector>
 
 #include "../collectives/collectives.h"
-#include "runtime.h"
+#include "handles.h"
 
+using zipper::client::CommPtr;
+using zipper::client::Engine;
 using zipper::client::Request;
+using zipper::client::RequestPtr;
 using zipper::client::Runtime;
+using zipper::client::SendMode;
+using zipper::client::Traffic;
+using namespace zipper::capi;
 
 MPI_Comm mmpi_comm_world = MPI_COMM_NULL;
 
 namespace {
 
-// MMPI_Request handles are MPI_Request values pointing at our Request objects.
-Request* from_handle(MPI_Request h) { return reinterpret_cast<Request*>(h); }
-MPI_Request to_handle(Request* r) { return reinterpret_cast<MPI_Request>(r); }
-
-// Checks that the library is initialised and `comm` is MMPI_COMM_WORLD.
-int check(MPI_Comm comm, Runtime** rt) {
-  *rt = Runtime::get();
-  if (*rt == nullptr) return MPI_ERR_OTHER;
-  if (comm != mmpi_comm_world || comm == MPI_COMM_NULL) return MPI_ERR_COMM;
-  return MPI_SUCCESS;
-}
-
-// Completes and frees *h if it finished; returns the request's error.
+// Completes and frees *h (complete); returns the request's error.
 int finish(MPI_Request* h, MPI_Status* st) {
-  Request* r = from_handle(*h);
-  Runtime::fill_status(r, st);
-  const int err = r->error;
-  delete r;
-  *h = MPI_REQUEST_NULL;
-  return err;
+  RequestPtr r = take(h);
+  Engine::fill_status(*r, st);
+  return r->error;
 }
 
 // True when some request waits on native Open MPI progress (no fd to sleep on).
 bool any_native(int count, const MPI_Request* requests) {
   for (int i = 0; i < count; ++i)
-    if (requests[i] != MPI_REQUEST_NULL && from_handle(requests[i])->native != MPI_REQUEST_NULL)
+    if (requests[i] != MPI_REQUEST_NULL && peek(requests[i])->native != MPI_REQUEST_NULL)
       return true;
   return false;
 }
@@ -49,7 +41,19 @@ bool any_native(int count, const MPI_Request* requests) {
 void empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   Request r;  // MPI: a null request yields source ANY, tag ANY, count 0
-  Runtime::fill_status(&r, st);
+  Engine::fill_status(r, st);
+}
+
+int start_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, SendMode mode) {
+  Runtime* rt;
+  std::shared_ptr<zipper::client::Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  RequestPtr r;
+  const int rc =
+      rt->engine().isend(c, Traffic::kPointToPoint, buf, count, datatype, dest, tag, &r, mode);
+  *request = to_handle(std::move(r));
+  return rc;
 }
 
 }  // namespace
@@ -72,7 +76,7 @@ int MMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
     MPI_Abort(MPI_COMM_WORLD, 1);
     return MPI_ERR_OTHER;
   }
-  mmpi_comm_world = Runtime::get()->native_comm();
+  mmpi_comm_world = Runtime::get()->world_handle();
   return rc;
 }
 
@@ -91,37 +95,25 @@ int MMPI_Abort(MPI_Comm comm, int errorcode) {
   return MPI_Abort(MPI_COMM_WORLD, errorcode);
 }
 
-int MMPI_Comm_rank(MPI_Comm comm, int* rank) {
-  Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
-  *rank = rt->rank();
-  return MPI_SUCCESS;
-}
-
-int MMPI_Comm_size(MPI_Comm comm, int* size) {
-  Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
-  *size = rt->size();
-  return MPI_SUCCESS;
-}
-
 int MMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
-  Request* r = nullptr;
-  const int rc = rt->isend(buf, count, datatype, dest, tag, &r);
-  *request = to_handle(r);
-  return rc;
+  return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kStandard);
+}
+
+int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kSynchronous);
 }
 
 int MMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request* request) {
   Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
-  Request* r = nullptr;
-  const int rc = rt->irecv(buf, count, datatype, source, tag, &r);
-  *request = to_handle(r);
+  std::shared_ptr<zipper::client::Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  RequestPtr r;
+  const int rc =
+      rt->engine().irecv(c, Traffic::kPointToPoint, buf, count, datatype, source, tag, &r);
+  *request = to_handle(std::move(r));
   return rc;
 }
 
@@ -131,6 +123,14 @@ int MMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int t
   MPI_Request req = MPI_REQUEST_NULL;
   const int rc = MMPI_Isend(buf, count, datatype, dest, tag, comm, &req);
   if (req == MPI_REQUEST_NULL) return rc;  // not started: bad communicator or not initialised
+  return MMPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+int MMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  const int rc = MMPI_Issend(buf, count, datatype, dest, tag, comm, &req);
+  if (req == MPI_REQUEST_NULL) return rc;
   return MMPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
@@ -165,7 +165,7 @@ int MMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     empty_status(status);
     return MPI_SUCCESS;
   }
-  *flag = rt->test(from_handle(*request));
+  *flag = rt->engine().test(*peek(*request));
   return *flag ? finish(request, status) : MPI_SUCCESS;
 }
 
@@ -176,8 +176,9 @@ int MMPI_Wait(MPI_Request* request, MPI_Status* status) {
     empty_status(status);
     return MPI_SUCCESS;
   }
-  Request* r = from_handle(*request);
-  rt->wait_until([&] { return rt->test(r); }, r->native != MPI_REQUEST_NULL);
+  Request& r = *peek(*request);
+  Engine& e = rt->engine();
+  e.wait_until([&] { return e.test(r); }, r.native != MPI_REQUEST_NULL);
   return finish(request, status);
 }
 
@@ -187,7 +188,7 @@ int MMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status status
   if (count < 0) return MPI_ERR_COUNT;
   bool all = true;
   for (int i = 0; i < count; ++i)
-    if (requests[i] != MPI_REQUEST_NULL && !rt->test(from_handle(requests[i]))) all = false;
+    if (requests[i] != MPI_REQUEST_NULL && !rt->engine().test(*peek(requests[i]))) all = false;
   *flag = all;
   if (!all) return MPI_SUCCESS;
   return MMPI_Waitall(count, requests, statuses);  // all complete: collects statuses
@@ -197,11 +198,12 @@ int MMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
-  rt->wait_until(
+  Engine& e = rt->engine();
+  e.wait_until(
       [&] {
         bool all = true;
         for (int i = 0; i < count; ++i)
-          if (requests[i] != MPI_REQUEST_NULL && !rt->test(from_handle(requests[i]))) all = false;
+          if (requests[i] != MPI_REQUEST_NULL && !e.test(*peek(requests[i]))) all = false;
         return all;
       },
       any_native(count, requests));
@@ -231,10 +233,11 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
     return MPI_SUCCESS;
   }
   int done = -1;
-  rt->wait_until(
+  Engine& e = rt->engine();
+  e.wait_until(
       [&] {
         for (int i = 0; i < count; ++i) {
-          if (requests[i] != MPI_REQUEST_NULL && rt->test(from_handle(requests[i]))) {
+          if (requests[i] != MPI_REQUEST_NULL && e.test(*peek(requests[i]))) {
             done = i;
             return true;
           }
@@ -246,25 +249,103 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   return finish(&requests[done], status);
 }
 
+int MMPI_Cancel(MPI_Request* request) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
+  rt->engine().cancel(*peek(*request));  // MPI: completion is still waited for
+  return MPI_SUCCESS;
+}
+
+int MMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  return MPI_Test_cancelled(status, flag);
+}
+
 int MMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
+  std::shared_ptr<zipper::client::Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
   bool f = false;
-  const int rc = rt->iprobe(source, tag, &f, status);
+  const int rc = rt->engine().iprobe(c, source, tag, &f, status);
   *flag = f;
   return rc;
 }
 
 int MMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   Runtime* rt;
-  if (int rc = check(comm, &rt)) return rc;
+  std::shared_ptr<zipper::client::Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
   bool f = false;
   int rc = MPI_SUCCESS;
-  rt->wait_until([&] {
-    rc = rt->iprobe(source, tag, &f, status);
-    return f || rc != MPI_SUCCESS;
-  });
+  rt->engine().wait_until(
+      [&] {
+        rc = rt->engine().iprobe(c, source, tag, &f, status);
+        return f || rc != MPI_SUCCESS;
+      },
+      false);
   return rc;
+}
+
+int MMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                 MPI_Status* status) {
+  Runtime* rt;
+  std::shared_ptr<zipper::client::Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  *flag = 0;
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    bool f = false;
+    return rt->engine().iprobe(c, source, tag, &f, status);
+  }
+  std::unique_ptr<zipper::client::MatchedMessage> m;
+  const int rc = rt->engine().improbe(c, source, tag, &m, status);
+  if (m) {
+    *flag = 1;
+    *message = to_handle(std::move(m));
+  }
+  return rc;
+}
+
+int MMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  int flag = 0, rc = MPI_SUCCESS;
+  rt->engine().wait_until(
+      [&] {
+        rc = MMPI_Improbe(source, tag, comm, &flag, message, status);
+        return flag || rc != MPI_SUCCESS;
+      },
+      false);
+  return rc;
+}
+
+int MMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (message == nullptr || *message == MPI_MESSAGE_NULL) return MPI_ERR_REQUEST;
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    // A receive from MPI_PROC_NULL: complete at once with the empty status.
+    *message = MPI_MESSAGE_NULL;
+    RequestPtr r;
+    rt->engine().irecv(rt->world(), Traffic::kPointToPoint, buf, count, datatype, MPI_PROC_NULL, 0,
+                       &r);
+    *request = to_handle(std::move(r));
+    return MPI_SUCCESS;
+  }
+  RequestPtr r;
+  const int rc = rt->engine().mrecv(take(message), buf, count, datatype, &r);
+  *request = to_handle(std::move(r));
+  return rc;
+}
+
+int MMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  const int rc = MMPI_Imrecv(buf, count, datatype, message, &req);
+  if (req == MPI_REQUEST_NULL) return rc;
+  return MMPI_Wait(&req, status);
 }
 
 int MMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {

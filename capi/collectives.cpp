@@ -1,9 +1,11 @@
-// The collective half of the C API (mmpi.h): MPI's argument checks, then the
+// The collective entry points of the C API (mmpi.h): MPI's argument checks, then the
 // algorithm that selection picks. Arguments are checked before anything is
 // communicated, so a bad call returns an error and changes nothing. A failure
 // after communication began (a peer or zipperd gone) leaves the other ranks
 // unable to finish the operation, so it aborts the job with a clear message,
 // as MPI's default MPI_ERRORS_ARE_FATAL would.
+#include "../collectives/collectives.h"
+
 #include <mmpi.h>
 
 #include <cstdint>
@@ -11,90 +13,49 @@
 #include <vector>
 
 #include "../client/runtime.h"
-#include "allgather_two_level.h"
-#include "allreduce_rabenseifner.h"
-#include "allreduce_two_tier.h"
-#include "alltoallv_aggregated.h"
-#include "alltoallv_direct.h"
-#include "barrier_two_level.h"
-#include "bcast_farfirst.h"
-#include "bcast_vandegeijn.h"
-#include "collectives.h"
-#include "gather_two_level.h"
-#include "reduce_leaders.h"
-#include "scatter_two_level.h"
-#include "selection.h"
-#include "topology.h"
-#include "typed_buffer.h"
+#include "../collectives/allgather_two_level.h"
+#include "../collectives/allreduce_rabenseifner.h"
+#include "../collectives/allreduce_two_tier.h"
+#include "../collectives/alltoallv_aggregated.h"
+#include "../collectives/alltoallv_direct.h"
+#include "../collectives/barrier_two_level.h"
+#include "../collectives/bcast_farfirst.h"
+#include "../collectives/bcast_vandegeijn.h"
+#include "../collectives/gather_two_level.h"
+#include "../collectives/reduce_in_order.h"
+#include "../collectives/reduce_leaders.h"
+#include "../collectives/scatter_two_level.h"
+#include "../collectives/selection.h"
+#include "../collectives/topology.h"
+#include "../collectives/typed_buffer.h"
+#include "coll_entry.h"
 
 using namespace zipper::coll;
+using namespace zipper::capi;
 using zipper::client::Runtime;
 
-namespace zipper::coll {
-namespace {
-Selection g_selection;
-}  // namespace
-
-bool init_collectives(std::string* why) {
-  g_selection = Selection();
-  return g_selection.load(why);
-}
-
-}  // namespace zipper::coll
-
 namespace {
 
-// Checks initialisation and the communicator; fills *t.
-int enter(MPI_Comm comm, Topology* t) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (comm != mmpi_comm_world || comm == MPI_COMM_NULL) return MPI_ERR_COMM;
-  *t = Topology::of(*rt);
-  return MPI_SUCCESS;
-}
-
-int check_type(MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
-  int size = 0;
-  return MPI_Type_size(type, &size) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_TYPE;
-}
-
-int check_buf(int count, MPI_Datatype type) {
-  if (count < 0) return MPI_ERR_COUNT;
-  return check_type(type);
-}
-
-std::uint64_t bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
-}
-
-// Any error once ranks have started communicating is fatal (see top).
-int finish(const char* what, const Topology& t, Choice ch, int rc) {
-  if (rc == MPI_SUCCESS) return rc;
-  char text[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  std::fprintf(stderr,
-               "mmpi[rank %d]: %s (algorithm %s, n=%d) failed: %s; the other ranks cannot "
-               "complete it, aborting the job\n",
-               t.rank, what, std::string(name_of(ch.algorithm)).c_str(), ch.inter_senders, text);
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, rc);
-  return rc;
+// A non-commutative operation on a communicator whose clusters' ranks
+// interleave: no cluster's partial result is a run of consecutive ranks, so
+// only the linear in-order reduction gives MPI's evaluation order.
+bool needs_rank_order(const Topology& t, MPI_Op op) {
+  if (t.blocked()) return false;
+  int commute = 1;
+  MPI_Op_commutative(op, &commute);
+  return !commute;
 }
 
 int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype type, MPI_Op op) {
+  if (needs_rank_order(t, op)) {
+    if (int rc = reduce_in_order(t, sendbuf, recvbuf, count, type, op, 0)) return rc;
+    return bcast_farfirst(t, recvbuf, count, type, 0);
+  }
   if (ch.algorithm == Algorithm::kRabenseifner)
     return allreduce_rabenseifner(t, sendbuf, recvbuf, count, type, op,
                                   ch.inter_senders ? ch.inter_senders : t.max_senders());
   return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op);
-}
-
-int senders(const Topology& t, Choice ch) {
-  return t.clamp_senders(ch.inter_senders ? ch.inter_senders : t.max_senders());
 }
 
 }  // namespace
@@ -104,7 +65,7 @@ extern "C" {
 int MMPI_Barrier(MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
-  const Choice ch = g_selection.choose(Collective::kBarrier, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kBarrier, 0, t.x, t.y);
   return finish("MMPI_Barrier", t, ch, barrier_two_level(t));
 }
 
@@ -114,7 +75,7 @@ int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   if (int rc = check_buf(count, datatype)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  Choice ch = g_selection.choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   const int rc = ch.algorithm == Algorithm::kVanDeGeijn
                      ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders)
@@ -130,9 +91,11 @@ int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
   if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
-  const Choice ch = g_selection.choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
-  return finish("MMPI_Reduce", t, ch,
-                reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root));
+  const Choice ch = selection().choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
+  const int rc = needs_rank_order(t, op)
+                     ? reduce_in_order(t, sendbuf, recvbuf, count, datatype, op, root)
+                     : reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root);
+  return finish("MMPI_Reduce", t, ch, rc);
 }
 
 int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -141,7 +104,7 @@ int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
-  Choice ch = g_selection.choose(Collective::kAllreduce, bytes_of(count, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(count, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   return finish("MMPI_Allreduce", t, ch,
                 allreduce_with(t, ch, sendbuf, recvbuf, count, datatype, op));
@@ -175,7 +138,7 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   // its own: agree on it first (one 8-byte MAX allreduce) when the size
   // decides anything.
   std::uint64_t largest = 0;
-  if (g_selection.depends_on_size(Collective::kAlltoallv, t.x, t.y)) {
+  if (selection().depends_on_size(Collective::kAlltoallv, t.x, t.y)) {
     int type_size = 0;
     MPI_Type_size(sendtype, &type_size);
     for (int i = 0; i < t.size; ++i)
@@ -183,7 +146,7 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     const std::uint64_t mine = largest;
     if (int rc = allreduce_two_tier(t, &mine, &largest, 1, MPI_UINT64_T, MPI_MAX)) return rc;
   }
-  Choice ch = g_selection.choose(Collective::kAlltoallv, largest, t.x, t.y);
+  Choice ch = selection().choose(Collective::kAlltoallv, largest, t.x, t.y);
   ch.inter_senders = senders(t, ch);
   const int rc = ch.algorithm == Algorithm::kAggregated
                      ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -214,7 +177,7 @@ int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     sd[i] = i * sendcount;
     rd[i] = i * recvcount;
   }
-  Choice ch = g_selection.choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   const int err = ch.algorithm == Algorithm::kAggregated
                       ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
@@ -235,7 +198,7 @@ int MMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (am_root)
     if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = g_selection.choose(Collective::kGather, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kGather, 0, t.x, t.y);
   return finish(
       "MMPI_Gather", t, ch,
       gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
@@ -252,7 +215,7 @@ int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (am_root)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
-  const Choice ch = g_selection.choose(Collective::kScatter, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kScatter, 0, t.x, t.y);
   return finish(
       "MMPI_Scatter", t, ch,
       scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
@@ -265,7 +228,7 @@ int MMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (sendbuf != MPI_IN_PLACE)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = g_selection.choose(Collective::kAllgather, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kAllgather, 0, t.x, t.y);
   return finish("MMPI_Allgather", t, ch,
                 allgather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
@@ -279,7 +242,7 @@ int MMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   // Algorithm via_allreduce: allreduce the whole vector (with the allreduce
   // selection), keep this rank's block.
   const int total = t.size * recvcount;
-  Choice ch = g_selection.choose(Collective::kAllreduce, bytes_of(total, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(total, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   TypedBuffer full(total, datatype);
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -296,12 +259,12 @@ int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_send
   const auto c = collective_named(collective);
   if (!c) return MPI_ERR_ARG;
   if (algorithm == nullptr || *algorithm == '\0') {
-    g_selection.set_override(*c, std::nullopt, 0);
+    selection().set_override(*c, std::nullopt, 0);
     return MPI_SUCCESS;
   }
   const auto a = algorithm_named(*c, algorithm);
   if (!a) return MPI_ERR_ARG;
-  g_selection.set_override(*c, *a, inter_senders);
+  selection().set_override(*c, *a, inter_senders);
   return MPI_SUCCESS;
 }
 

@@ -1,0 +1,115 @@
+#include "comm_create.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "../collectives/allgather_two_level.h"
+#include "../collectives/allreduce_two_tier.h"
+
+namespace zipper::capi {
+
+MPI_Comm handle_of(const client::Comm& c) { return c.native(); }
+
+int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
+          std::shared_ptr<client::Comm>* out) {
+  out->reset();
+  if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
+  const coll::Topology t = coll::Topology::of(rt.engine(), parent);
+  const int n = parent->size();
+  std::vector<std::array<int, 2>> all(static_cast<std::size_t>(n));
+  const std::array<int, 2> mine{color, key};
+  if (int rc = coll::allgather_two_level(t, mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT))
+    return rc;
+  // The context id: no member of the parent uses it yet.
+  const unsigned next = rt.comms().next_cid();
+  unsigned cid = 0;
+  if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
+  rt.comms().take(cid);
+
+  std::vector<int> members;  // parent ranks, in new rank order
+  if (color != MPI_UNDEFINED) {
+    for (int r = 0; r < n; ++r)
+      if (all[static_cast<std::size_t>(r)][0] == color) members.push_back(r);
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      return all[static_cast<std::size_t>(a)][1] < all[static_cast<std::size_t>(b)][1];
+    });
+  }
+  const int new_rank =
+      color == MPI_UNDEFINED
+          ? 0
+          : static_cast<int>(std::find(members.begin(), members.end(), parent->rank()) -
+                             members.begin());
+  // This cluster's members of the same colour, in new rank order (key = new rank).
+  MPI_Comm native = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_split(parent->native(), color, new_rank, &native)) return rc;
+  if (color == MPI_UNDEFINED) return MPI_SUCCESS;
+  client::NativeComm nc(native);
+  MPI_Comm_set_errhandler(native, MPI_ERRORS_RETURN);
+  MPI_Comm coll = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_dup(native, &coll)) return rc;
+  client::NativeComm ncoll(coll);
+
+  std::vector<int> world(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) world[i] = parent->map().world(members[i]);
+  client::RankMap map(std::move(world), rt.size(), rt.offset(), rt.offset() + rt.local_size());
+  auto c = std::make_shared<client::Comm>(std::move(map), new_rank, cid, std::move(nc),
+                                          std::move(ncoll));
+  rt.comms().add(handle_of(*c), c);
+  *out = std::move(c);
+  return MPI_SUCCESS;
+}
+
+int create_group(client::Runtime& rt, const client::CommPtr& parent,
+                 const std::vector<int>& members, int tag, std::shared_ptr<client::Comm>* out) {
+  out->reset();
+  const int me = rt.rank();
+  const auto pos = std::find(members.begin(), members.end(), me);
+  if (pos == members.end()) return MPI_ERR_GROUP;
+  const int new_rank = static_cast<int>(pos - members.begin());
+  // This cluster's members, as ranks of the parent's native communicator, in new rank order.
+  const client::RankMap& pm = parent->map();
+  std::vector<int> native_ranks;
+  for (int w : members) {
+    const int r = pm.rank_of_world(w);
+    if (r < 0) return MPI_ERR_GROUP;
+    if (pm.is_local(r)) native_ranks.push_back(pm.index_in_cluster(r));
+  }
+  MPI_Group parent_group = MPI_GROUP_NULL, local_group = MPI_GROUP_NULL;
+  MPI_Comm_group(parent->native(), &parent_group);
+  MPI_Group_incl(parent_group, static_cast<int>(native_ranks.size()), native_ranks.data(),
+                 &local_group);
+  MPI_Comm native = MPI_COMM_NULL;
+  const int rc = MPI_Comm_create_group(parent->native(), local_group, tag, &native);
+  MPI_Group_free(&local_group);
+  MPI_Group_free(&parent_group);
+  if (rc != MPI_SUCCESS) return rc;
+  client::NativeComm nc(native);
+  MPI_Comm_set_errhandler(native, MPI_ERRORS_RETURN);
+  auto dup = [](MPI_Comm c) {
+    MPI_Comm d = MPI_COMM_NULL;
+    MPI_Comm_dup(c, &d);
+    return client::NativeComm(d);
+  };
+  const int lo = rt.offset(), hi = rt.offset() + rt.local_size();
+  // Agree on the context id among the new members only: a bootstrap
+  // communicator over them that talks on the parent's contexts.
+  unsigned cid = 0;
+  {
+    auto boot =
+        std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
+                                       parent->cid(), client::NativeComm(), dup(native));
+    const coll::Topology t = coll::Topology::of(rt.engine(), boot);
+    const unsigned next = rt.comms().next_cid();
+    if (int arc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return arc;
+  }
+  rt.comms().take(cid);
+  client::NativeComm ncoll = dup(native);
+  auto c = std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
+                                          cid, std::move(nc), std::move(ncoll));
+  rt.comms().add(handle_of(*c), c);
+  *out = std::move(c);
+  return MPI_SUCCESS;
+}
+
+}  // namespace zipper::capi

@@ -1,0 +1,52 @@
+// MMPI handles and the objects behind them.
+//   MPI_Request: a pointer to a client::Request, owned by the handle. to_handle
+//     gives up ownership to the user; take() gets it back (and nulls the handle).
+//   MPI_Comm: the communicator's native handle, looked up in the runtime's
+//     communicator table (client/comm_table.h); MPI_COMM_SELF is MMPI_COMM_SELF.
+//   MPI_Group: a pointer to a client::Group from new_group(), known to a table
+//     of live groups; native MPI_GROUP_EMPTY is the empty group.
+//   MPI_Message: a pointer to a client::MatchedMessage; MPI_MESSAGE_NO_PROC
+//     stands for a message from MPI_PROC_NULL.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "../client/group.h"
+#include "../client/runtime.h"
+
+namespace zipper::capi {
+
+inline MPI_Request to_handle(client::RequestPtr r) {
+  return reinterpret_cast<MPI_Request>(r.release());
+}
+inline client::Request* peek(MPI_Request h) { return reinterpret_cast<client::Request*>(h); }
+inline client::RequestPtr take(MPI_Request* h) {
+  client::RequestPtr r(peek(*h));
+  *h = MPI_REQUEST_NULL;
+  return r;
+}
+
+/// The runtime and the communicator behind `h`. Returns MPI_ERR_OTHER before
+/// MMPI_Init or after MMPI_Finalize, MPI_ERR_COMM for a handle that is not an
+/// MMPI communicator.
+int lookup(MPI_Comm h, client::Runtime** rt, std::shared_ptr<client::Comm>* c);
+
+/// A new group handle.
+MPI_Group new_group(client::Group g);
+/// The group behind `h`, or null when `h` is not a live group (MPI_ERR_GROUP).
+const client::Group* find_group(MPI_Group h);
+/// Frees a group from new_group (false for an unknown handle or MPI_GROUP_EMPTY).
+bool free_group(MPI_Group h);
+
+inline MPI_Message to_handle(std::unique_ptr<client::MatchedMessage> m) {
+  return reinterpret_cast<MPI_Message>(m.release());
+}
+inline std::unique_ptr<client::MatchedMessage> take(MPI_Message* h) {
+  std::unique_ptr<client::MatchedMessage> m(reinterpret_cast<client::MatchedMessage*>(*h));
+  *h = MPI_MESSAGE_NULL;
+  return m;
+}
+
+}  // namespace zipper::capi

@@ -1,0 +1,270 @@
+#include "channel.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "../proto/munge.h"
+
+namespace zipper::client {
+
+using proto::FrameHeader;
+using proto::FrameType;
+using proto::OutFrame;
+using proto::Payload;
+
+namespace {
+bool is_data(FrameType t) {
+  return t == FrameType::kEager || t == FrameType::kRts || t == FrameType::kCts ||
+         t == FrameType::kChunk;
+}
+}  // namespace
+
+// Receives frames from zipperd; data frames go to the engine, whose payloads
+// land straight in the user's buffer when it is known and contiguous.
+class Channel::Sink final : public proto::RecvSink {
+ public:
+  Sink(Channel& ch, FrameHandler& h) : ch_(ch), h_(h) {}
+  std::optional<Payload> payload_dest(const FrameHeader& hdr) override {
+    if (ch_.failing() || !is_data(hdr.type)) return Payload::allocate(hdr.payload_len);
+    return h_.payload_dest(hdr);
+  }
+  void on_frame(const FrameHeader& hdr, Payload payload) override {
+    ch_.on_frame(h_, hdr, std::move(payload));
+  }
+
+ private:
+  Channel& ch_;
+  FrameHandler& h_;
+};
+
+void Channel::report(const std::string& msg) const {
+  std::fprintf(stderr, "mmpi[rank %d]: %s\n", rank_, msg.c_str());
+  std::fflush(stderr);
+}
+
+bool Channel::connect(FrameHandler& h) {
+  std::string why;
+  auto ep = proto::parse_endpoint(*cfg_.forwarder, &why);
+  if (!ep) {
+    error_ = "MMPI_FORWARDER: " + why;
+    return false;
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(cfg_.connect_timeout_s);
+  const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
+                                cfg_.np_high};
+  try {
+    link_ = proto::connect(*ep, cfg_.connect_timeout_s * 1000, &who);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+  if (!link_->hello_delivered()) {
+    OutFrame hello;
+    hello.hdr.type = FrameType::kHello;
+    hello.hdr.job_id = cfg_.job_id;
+    hello.hdr.src = who.vrank;
+    hello.payload = Payload::allocate(proto::kHelloFixedSize);
+    proto::encode_hello({who.vrank, who.np_low, who.np_high, 0},
+                        hello.payload.bytes.first<proto::kHelloFixedSize>());
+    link_->post(std::move(hello));
+  }
+  // One round trip per job, not per message: wait until every rank of both
+  // clusters has connected, so no frame can be addressed to a rank not yet there.
+  while (link_ && !job_ready_) {
+    progress(h);
+    if (std::chrono::steady_clock::now() > deadline) {
+      error_ = "timed out after " + std::to_string(cfg_.connect_timeout_s) +
+               " s waiting for all ranks of job " + std::to_string(cfg_.job_id) +
+               " to connect to zipperd at " + ep->to_string() +
+               (hello_acked_ ? "" : " (no answer to hello)");
+      return false;
+    }
+    if (link_) {
+      pollfd p{link_->poll_fd(), POLLIN, 0};
+      poll(&p, 1, 10);
+    }
+  }
+  return link_ != nullptr;  // error_ says why not
+}
+
+// zipperd's CHALLENGE after our HELLO: prove the job secret for this
+// connection's nonce (proto/auth.h); the secret itself goes sealed to
+// zipperd's key, which only zipperd can open.
+void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
+  namespace auth = proto::auth;
+  auth::ChallengePayload ch;
+  if (hello_acked_ || !cfg_.job_secret || !auth::decode_challenge(payload.bytes, &ch))
+    return fail_soon("unexpected or malformed CHALLENGE from zipperd");
+  const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
+                                cfg_.np_high};
+  auth::AuthPayload a;
+  a.fingerprint = auth::fingerprint(*cfg_.job_secret);
+  a.tag = auth::make_tag(auth::auth_key(*cfg_.job_secret), ch, a.fingerprint, who);
+  a.sealed_secret = auth::seal(*cfg_.job_secret, ch.server_key);
+  if (h.flags & auth::kWantMunge) {
+    std::string why;
+    auto cred = auth::munge_credential(ch.nonce, cfg_.munge_socket, &why);
+    if (!cred) return fail_soon(why);
+    a.munge_cred = std::move(*cred);
+  }
+  const auto bytes = auth::encode_auth(a);
+  OutFrame f;
+  f.hdr.type = FrameType::kAuth;
+  f.hdr.job_id = cfg_.job_id;
+  f.hdr.src = who.vrank;
+  f.payload = Payload::allocate(bytes.size());
+  std::memcpy(f.payload.bytes.data(), bytes.data(), bytes.size());
+  link_->post(std::move(f));  // before the credit grant, like HELLO
+  if (link_->progress_send() == proto::LinkStatus::kError)
+    fail_soon("cannot send AUTH to zipperd: " + link_->error());
+}
+
+void Channel::close(FrameHandler& h) {
+  if (!link_) return;
+  // Let queued frames (and the BYE) reach zipperd before closing.
+  OutFrame bye;
+  bye.hdr.type = FrameType::kBye;
+  send(std::move(bye));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (link_ && (waiting_for_credit() || link_->send_pending()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    progress(h);
+    pollfd p{link_ ? link_->poll_fd() : -1, POLLIN | POLLOUT, 0};
+    poll(&p, 1, 1);
+  }
+  if (link_ && (link_->send_pending() || waiting_for_credit()))
+    report("finalize: frames still queued to zipperd after 30 s; closing anyway");
+  // Half-close, then read until zipperd closes its side: closing with
+  // unread input (late credit frames) would send a reset, and a reset
+  // discards our own last frames still queued in the kernel.
+  if (link_) {
+    link_->shutdown_send();
+    const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Sink sink(*this, h);
+    while (std::chrono::steady_clock::now() < drain_deadline) {
+      const auto st = link_->progress_recv(sink, 0);
+      if (st == proto::LinkStatus::kClosed || st == proto::LinkStatus::kError) break;
+      pollfd p{link_->poll_fd(), POLLIN, 0};
+      poll(&p, 1, 10);
+    }
+  }
+  link_.reset();
+}
+
+void Channel::send(OutFrame f) {
+  if (!link_) return;
+  f.hdr.job_id = cfg_.job_id;
+  f.hdr.src = static_cast<std::uint32_t>(rank_);
+  // A CTS is matched by sequence number, not by order, and the peer's data
+  // waits on it: it overtakes data frames waiting for credit (and, urgent,
+  // those queued in the link), or a full-duplex exchange would run one
+  // direction at a time. Everything else keeps its order (non-overtaking).
+  const bool control = f.hdr.type == FrameType::kCts;
+  f.urgent = control;
+  auto& wait = control ? control_wait_ : credit_wait_;
+  const std::uint64_t cost = proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
+  if (wait.empty() && (control || control_wait_.empty()) && credits_ >= cost) {
+    credits_ -= cost;
+    link_->post(std::move(f));
+  } else {
+    wait.push_back(std::move(f));
+  }
+}
+
+void Channel::flush_credit_wait() {
+  for (auto* wait : {&control_wait_, &credit_wait_}) {
+    while (link_ && !wait->empty()) {
+      auto& f = wait->front();
+      const std::uint64_t cost =
+          proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
+      if (credits_ < cost) return;
+      credits_ -= cost;
+      link_->post(std::move(f));
+      wait->pop_front();
+    }
+  }
+}
+
+void Channel::flush() {
+  if (!link_) return;
+  flush_credit_wait();
+  if (link_->progress_send() == proto::LinkStatus::kError) pending_failure_ = link_->error();
+}
+
+void Channel::fail_soon(std::string why) {
+  if (pending_failure_.empty()) pending_failure_ = std::move(why);
+}
+
+void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload) {
+  if (failing()) return;
+  credits_ += hdr.credits;
+  switch (hdr.type) {
+    case FrameType::kHelloAck: {
+      proto::HelloAckPayload ack;
+      if (!proto::decode_hello_ack(payload.bytes, &ack))
+        return fail_soon("malformed HELLO_ACK from zipperd");
+      credits_ = ack.credits;
+      const std::uint64_t max_chunk = ack.max_payload;
+      eager_limit_ = std::min(eager_limit_, max_chunk);
+      chunk_size_ = std::min(chunk_size_, max_chunk);
+      hello_acked_ = true;
+      return;
+    }
+    case FrameType::kChallenge:
+      return answer_challenge(hdr, payload);
+    case FrameType::kJobReady:
+      job_ready_ = true;
+      return;
+    case FrameType::kCredit:
+      return;
+    case FrameType::kError: {
+      const std::string text(reinterpret_cast<const char*>(payload.bytes.data()),
+                             payload.bytes.size());
+      const auto code = static_cast<proto::ErrorCode>(hdr.flags);
+      if (code == proto::ErrorCode::kPeerGone && h.on_peer_gone(static_cast<int>(hdr.src), text))
+        return;
+      return fail_soon("zipperd reported " + std::string(proto::to_string(code)) + ": " + text);
+    }
+    default:
+      if (is_data(hdr.type)) return h.on_data_frame(hdr, std::move(payload));
+      return fail_soon("unexpected " + std::string(proto::to_string(hdr.type)) +
+                       " frame from zipperd");
+  }
+}
+
+void Channel::failed(FrameHandler& h, const std::string& why) {
+  if (!link_) return;
+  error_ = why;
+  report("link to zipperd failed: " + why);
+  link_->shutdown();
+  link_.reset();  // queued frames are dropped; the engine fails their requests
+  credit_wait_.clear();
+  control_wait_.clear();
+  h.on_link_failed();
+}
+
+void Channel::progress(FrameHandler& h) {
+  if (link_) {
+    Sink sink(*this, h);
+    const auto st = link_->progress_recv(sink, 0);
+    // Failures seen inside the receive callbacks are acted on only now,
+    // outside the link's own call.
+    if (failing())
+      failed(h, std::exchange(pending_failure_, {}));
+    else if (st == proto::LinkStatus::kClosed)
+      failed(h, "zipperd closed the connection");
+    else if (st == proto::LinkStatus::kError)
+      failed(h, link_->error());
+  }
+  if (link_) {
+    flush_credit_wait();
+    if (link_->progress_send() == proto::LinkStatus::kError) failed(h, link_->error());
+  }
+}
+
+}  // namespace zipper::client

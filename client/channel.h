@@ -1,0 +1,88 @@
+// libmmpi's channel to zipperd: the link, credits and the queues of frames
+// waiting for them, the hello / challenge / job-ready handshake, draining at
+// finalize, and failure of the link. It carries frames; what they mean
+// (matching, eager, rendezvous) is the engine's (engine.h), which receives
+// the data frames through FrameHandler.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "../proto/link.h"
+#include "config.h"
+
+namespace zipper::client {
+
+/// What the engine does with the frames the channel receives.
+class FrameHandler {
+ public:
+  virtual ~FrameHandler() = default;
+  /// Where the payload of an EAGER, RTS, CTS or CHUNK frame should land.
+  virtual std::optional<proto::Payload> payload_dest(const proto::FrameHeader& h) = 0;
+  /// An EAGER, RTS, CTS or CHUNK frame, whole.
+  virtual void on_data_frame(const proto::FrameHeader& h, proto::Payload payload) = 0;
+  /// zipperd says world rank `vrank` is gone. False when that makes no sense
+  /// (then the channel treats the frame as a protocol failure).
+  virtual bool on_peer_gone(int vrank, const std::string& why) = 0;
+  /// The link failed and is closed: fail whatever waited on it.
+  virtual void on_link_failed() = 0;
+};
+
+class Channel {
+ public:
+  /// `rank`: this process's world rank, stamped into every frame it sends.
+  Channel(ClientConfig cfg, int rank) : cfg_(std::move(cfg)), rank_(rank) {}
+
+  /// Connects, says hello, answers the challenge and waits (up to the
+  /// configured connect timeout) until every rank of the job has connected.
+  /// Returns false and sets error() on failure.
+  bool connect(FrameHandler& h);
+  /// Says BYE, lets queued frames out (up to 30 s) and drains zipperd's side
+  /// (up to 10 s) before closing.
+  void close(FrameHandler& h);
+
+  bool up() const { return link_ != nullptr; }
+  const std::string& error() const { return error_; }
+  int poll_fd() const { return link_ ? link_->poll_fd() : -1; }
+  bool send_pending() const { return link_ && link_->send_pending(); }
+  /// Negotiated with zipperd's largest payload (bytes).
+  std::uint64_t eager_limit() const { return eager_limit_; }
+  std::uint64_t chunk_size() const { return chunk_size_; }
+
+  /// Queues a frame (job id and source stamped here). CTS frames overtake
+  /// data frames waiting for credit; everything else keeps its order.
+  void send(proto::OutFrame f);
+  /// Pushes queued frames into the link now.
+  void flush();
+  /// One round: receive (handing data frames to `h`), then send.
+  void progress(FrameHandler& h);
+  /// Called from inside a FrameHandler callback: the link fails once the
+  /// link's own call returned.
+  void fail_soon(std::string why);
+  bool failing() const { return !pending_failure_.empty(); }
+
+ private:
+  class Sink;
+  void on_frame(FrameHandler& h, const proto::FrameHeader& hdr, proto::Payload payload);
+  void answer_challenge(const proto::FrameHeader& h, const proto::Payload& payload);
+  void flush_credit_wait();
+  bool waiting_for_credit() const { return !credit_wait_.empty() || !control_wait_.empty(); }
+  void failed(FrameHandler& h, const std::string& why);
+  void report(const std::string& msg) const;
+
+  ClientConfig cfg_;
+  int rank_ = 0;
+  std::unique_ptr<proto::Link> link_;  // null in standalone mode or after a failure
+  std::string error_;
+  std::uint64_t credits_ = 0;                 // frames we may still send into zipperd
+  std::deque<proto::OutFrame> credit_wait_;   // frames waiting for credit, in order
+  std::deque<proto::OutFrame> control_wait_;  // CTS waiting for credit (sent first)
+  std::uint64_t eager_limit_ = cfg_.eager_limit, chunk_size_ = cfg_.chunk_size;
+  bool hello_acked_ = false, job_ready_ = false;
+  std::string pending_failure_;  // failure seen inside a receive callback
+};
+
+}  // namespace zipper::client

@@ -1,0 +1,38 @@
+// The communicators this process belongs to, by handle. An MMPI
+// communicator handle is an MPI_Comm value: the communicator's native Open
+// MPI communicator (its own duplicate, over the members in this cluster), or
+// MPI_COMM_SELF for MMPI_COMM_SELF. A handle not in the table is not an MMPI
+// communicator (MPI_ERR_COMM).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "communicator.h"
+
+namespace zipper::client {
+
+class CommTable {
+ public:
+  /// The communicator behind `h`, or null.
+  std::shared_ptr<Comm> find(MPI_Comm h) const;
+  /// Registers `c` under `h` (its native communicator, or MPI_COMM_SELF).
+  void add(MPI_Comm h, std::shared_ptr<Comm> c);
+  /// Unregisters `h`; the communicator lives on while requests hold it.
+  bool remove(MPI_Comm h);
+  void clear() { comms_.clear(); }
+
+  /// Context ids: the next id no communicator of this process uses; after
+  /// the members agreed on `cid` (MAX of their next_cid()), `take(cid)`.
+  std::uint32_t next_cid() const { return next_cid_; }
+  void take(std::uint32_t cid) { next_cid_ = cid + 1; }
+
+ private:
+  std::map<MPI_Comm, std::shared_ptr<Comm>> comms_;
+  std::uint32_t next_cid_ = kFirstFreeCid;
+};
+
+}  // namespace zipper::client

@@ -1,0 +1,77 @@
+// A communicator in libmmpi's engine: its members (a RankMap onto virtual
+// world ranks), its context id, and the native Open MPI communicators over
+// its members in this process's cluster.
+//
+// Context ids: each communicator gets one id `cid`, agreed over its parent
+// (the MAX of every member's next free id, so no member uses it yet). Its
+// point-to-point traffic travels with context 2*cid and the collectives'
+// internal traffic with 2*cid+1; frames carry the context, and matching is
+// per (context, source, tag), so traffic of two communicators never matches,
+// also when it is already in flight through zipperd.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "cart.h"
+#include "rank_map.h"
+
+namespace zipper::client {
+
+inline constexpr std::uint32_t kWorldCid = 0;
+inline constexpr std::uint32_t kSelfCid = 1;
+inline constexpr std::uint32_t kFirstFreeCid = 2;
+
+/// Owns one native communicator (freed on destruction, unless MPI is
+/// already finalized). MPI_COMM_WORLD / MPI_COMM_SELF are never freed.
+class NativeComm {
+ public:
+  NativeComm() = default;
+  explicit NativeComm(MPI_Comm c) : comm_(c) {}
+  ~NativeComm();
+  NativeComm(NativeComm&& o) noexcept : comm_(o.release()) {}
+  NativeComm& operator=(NativeComm&& o) noexcept;
+  NativeComm(const NativeComm&) = delete;
+  NativeComm& operator=(const NativeComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+  MPI_Comm release() { return std::exchange(comm_, MPI_COMM_NULL); }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+class Comm {
+ public:
+  /// `native`: this cluster's members in communicator order (native rank i
+  /// = local member i); `native_coll` a duplicate of it for collectives.
+  Comm(RankMap map, int rank, std::uint32_t cid, NativeComm native, NativeComm native_coll);
+
+  int rank() const { return rank_; }
+  int size() const { return map_.size(); }
+  const RankMap& map() const { return map_; }
+  std::uint32_t cid() const { return cid_; }
+  std::uint32_t p2p_context() const { return 2 * cid_; }
+  std::uint32_t coll_context() const { return 2 * cid_ + 1; }
+  MPI_Comm native() const { return native_.get(); }
+  MPI_Comm native_coll() const { return native_coll_.get(); }
+  /// True when every member is in this cluster: Open MPI alone serves it.
+  bool intra_cluster() const { return map_.remote_members().empty(); }
+
+  std::string name;
+  std::optional<Cart> cart;  // set by MMPI_Cart_create / Cart_sub
+
+ private:
+  RankMap map_;
+  int rank_ = 0;
+  std::uint32_t cid_ = 0;
+  NativeComm native_, native_coll_;
+};
+
+using CommPtr = std::shared_ptr<const Comm>;
+
+}  // namespace zipper::client
