@@ -106,6 +106,45 @@ int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_send
 int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MMPI_Op_free(MPI_Op* op);
 
+/* ---- issue 12: more collectives (capi/collectives_v.cpp) ----------------
+ * MPI's signatures and semantics on MMPI_COMM_WORLD: any root, zero counts,
+ * MPI_IN_PLACE where MPI allows it. Counts and displacements are in
+ * elements of the datatype (Alltoallw: displacements in bytes). Errors
+ * before any communication: MPI_ERR_COMM (not an MMPI communicator),
+ * MPI_ERR_COUNT (a negative count, or a missing counts array),
+ * MPI_ERR_TYPE, MPI_ERR_OP (MPI_OP_NULL), MPI_ERR_ROOT, MPI_ERR_ARG (a
+ * missing displacement or datatype array), MPI_ERR_BUFFER (MPI_IN_PLACE
+ * where MPI forbids it). A failure after communication began aborts the job.
+ * Reductions and scans combine in rank order, so non-commutative
+ * operations (MMPI_Op_create with commute = 0) are exact. Algorithms
+ * (docs/collectives.md):
+ *   Gatherv, Scatterv, Allgatherv: two-level, one packed inter-cluster
+ *     message per cluster (MagPIe, Kielmann et al. 1999 §3);
+ *   Reduce_scatter: rank-order reduction at both leaders, native scatter;
+ *   Scan, Exscan: leaders fold the clusters' runs of consecutive ranks in
+ *     rank order (two-level scan, Sanders & Traeff 2006 §2); Exscan leaves
+ *     rank 0's recvbuf untouched;
+ *   Alltoallw: direct exchange (Thakur et al. 2005 §4.6). */
+int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm);
+int MMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm);
+int MMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm);
+int MMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm);
+int MMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm);
+int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+/* ---- end issue 12: more collectives ------------------------------------- */
+
 #ifdef __cplusplus
 }
 #endif
