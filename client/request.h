@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "datatype.h"
@@ -16,6 +17,15 @@ enum class RequestKind : std::uint8_t {
   kSend,       // inter-cluster send through zipperd
   kRecv,       // receive handled by libmmpi's matching engine
   kCompleted,  // completed at creation (MPI_PROC_NULL, errors)
+  kSchedule,   // issue 12: a non-blocking collective's schedule (Progressable)
+};
+
+// issue 12: work owned above the engine (a non-blocking collective's
+// schedule) that Runtime::progress() advances through its progress hook.
+struct Progressable {
+  virtual ~Progressable() = default;
+  /// True once finished; then *error holds the MPI error code.
+  virtual bool done(int* error) const = 0;
 };
 
 struct Request {
@@ -47,6 +57,8 @@ struct Request {
   std::byte* send_data = nullptr;
   std::uint64_t send_bytes = 0;
   std::uint32_t chunks_left = 0;
+
+  std::unique_ptr<Progressable> schedule;  // issue 12: kSchedule only
 
   /// Where received bytes land.
   std::byte* recv_dest() { return layout.contiguous ? layout.base : staging.data(); }

@@ -713,10 +713,17 @@ void Runtime::progress() {
     if (link_->progress_send() == proto::LinkStatus::kError) link_failed(link_->error());
   }
   if (native_eligible_posted_ > 0) pull_native();
+  if (progress_hook_ != nullptr && !in_hook_) {  // issue 12: schedules
+    in_hook_ = true;
+    hook_active_ = progress_hook_();
+    in_hook_ = false;
+  }
 }
 
 bool Runtime::test(Request* r) {
   if (!r->complete) progress();
+  if (r->kind == RequestKind::kSchedule && !r->complete)  // issue 12
+    r->complete = r->schedule->done(&r->error);
   if (!r->complete && r->native != MPI_REQUEST_NULL) {
     int flag = 0;
     MPI_Status st;
@@ -747,7 +754,7 @@ void Runtime::wait_until(const std::function<bool()>& pred, bool native_active) 
     }
     // Idle: sleep on the link (zipperd traffic wakes us at once) but come back
     // quickly for native progress, which has no file descriptor to wait on.
-    const bool native = native_active || native_eligible_posted_ > 0;
+    const bool native = native_active || native_eligible_posted_ > 0 || hook_active_;
     if (link_) {
       pollfd p{link_->poll_fd(), static_cast<short>(POLLIN | (link_->send_pending() ? POLLOUT : 0)),
                0};

@@ -88,6 +88,12 @@ class Runtime {
   /// Makes one round of progress on the link and the native probe queue.
   void progress();
 
+  // issue 12: non-blocking collectives. `hook` runs at the end of every
+  // progress() (never re-entered) and returns true while it has work in
+  // flight, which keeps wait_until polling instead of sleeping on the link.
+  using ProgressHook = bool (*)();
+  static void set_progress_hook(ProgressHook hook) { progress_hook_ = hook; }
+
  private:
   class Sink;
   friend class Sink;
@@ -118,6 +124,8 @@ class Runtime {
   void report(const std::string& msg) const;
 
   static std::unique_ptr<Runtime> instance_;
+  static inline ProgressHook progress_hook_ = nullptr;  // issue 12
+  bool in_hook_ = false, hook_active_ = false;          // issue 12
 
   ClientConfig cfg_;
   MPI_Comm native_comm_ = MPI_COMM_NULL;

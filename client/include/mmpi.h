@@ -145,6 +145,71 @@ int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 /* ---- end issue 12: more collectives ------------------------------------- */
 
+/* ---- issue 12: non-blocking collectives (capi/nbc.cpp) ------------------
+ * MPI's signatures and semantics; arguments and errors as for the blocking
+ * collectives above, plus MPI_ERR_REQUEST for a null request pointer. The
+ * returned request completes through MMPI_Wait/Test and their variants;
+ * while any is outstanding, every MMPI call that progresses (waits, tests,
+ * blocking calls) advances it. Every rank must start the non-blocking
+ * collectives of a communicator in the same order (MPI-3.1 §5.12); any
+ * number may be outstanding at once, mixed with blocking collectives and
+ * point-to-point. Buffers, and the datatypes' contents, must not be touched
+ * until completion; a user operation (MMPI_Op_create) must not be freed
+ * before completion. Each is a schedule of point-to-point rounds
+ * (libNBC, Hoefler et al. SC07 §3), correct for any layout:
+ *   Ibarrier: dissemination (Hensgen et al. 1988);
+ *   Ibcast: root -> far cluster's member 0, then a binomial tree per cluster;
+ *   Ireduce: binomial tree in rank order to rank 0 (non-commutative safe),
+ *     then to the root; Iallreduce: Ireduce to 0 + Ibcast from 0;
+ *   Ireduce_scatter(_block): Ireduce to 0 + direct scatter;
+ *   Iscan, Iexscan: recursive doubling (Hillis & Steele 1986), Iexscan
+ *     leaves rank 0's recvbuf untouched;
+ *   Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v, w): direct exchange. */
+int MMPI_Ibarrier(MPI_Comm comm, MPI_Request* request);
+int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request);
+int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request);
+int MMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request);
+int MMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request);
+int MMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request);
+int MMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request);
+int MMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request);
+int MMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request* request);
+int MMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request);
+int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request);
+/* ---- end issue 12: non-blocking collectives ----------------------------- */
+
 #ifdef __cplusplus
 }
 #endif

@@ -547,6 +547,315 @@ static void suite_scan(void) {
   }
 }
 
+/* ----------------------------------------------------------- ops_nbc ---- */
+
+/* Starts one of every non-blocking collective, with a blocking allreduce,
+ * a blocking gatherv and a point-to-point ring exchange in between, then
+ * completes them in an order different from the start order (Test loops,
+ * single Waits, one Waitall), and checks every result. */
+static void nbc_round(int iter, int root, int pattern) {
+  CASE("nbc iteration %d root %d pattern %d", iter, root, pattern);
+  const uint64_t seed = 7000 + iter * 16 + pattern;
+  enum { NREQ = 18 };
+  MPI_Request req[NREQ];
+  int nreq = 0;
+  const size_t ie = sizeof(int);
+  int *counts = xmalloc(size * sizeof(int)), *displs = xmalloc(size * sizeof(int));
+  for (int r = 0; r < size; ++r) counts[r] = block_count(pattern, r);
+  const int span = reverse_displs(counts, displs);
+  const int n = block_count(pattern, 1) + 3; /* per-rank count for the fixed-size ones */
+
+  /* 0: Ibcast (vector type) */
+  void* bc = alloc_fill(n * K[K_VEC].extent);
+  if (rank == root) gen(K_VEC, bc, n, root, 0, seed);
+  CHECK_MPI(MMPI_Ibcast(bc, n, K[K_VEC].type, root, MMPI_COMM_WORLD, &req[nreq++]));
+  /* 1: Iallreduce, non-commutative */
+  void* ar_in = ref_block(K_AFFINE, n, rank, 1, seed);
+  void* ar = alloc_fill(n * K[K_AFFINE].extent);
+  CHECK_MPI(
+      MMPI_Iallreduce(ar_in, ar, n, K[K_AFFINE].type, op_affine, MMPI_COMM_WORLD, &req[nreq++]));
+  /* 2: Ireduce INT SUM in place at the root */
+  void* rd = ref_block(K_INT, n, rank, 2, seed);
+  void* rd_out = alloc_fill(n * ie);
+  if (rank == root) gen(K_INT, rd_out, n, rank, 2, seed);
+  CHECK_MPI(MMPI_Ireduce(rank == root ? MPI_IN_PLACE : rd, rd_out, n, MPI_INT, MPI_SUM, root,
+                         MMPI_COMM_WORLD, &req[nreq++]));
+  /* 3, 4: Iscan and Iexscan (in place), non-commutative */
+  void* sc_in = ref_block(K_AFFINE, n, rank, 3, seed);
+  void* sc = alloc_fill(n * K[K_AFFINE].extent);
+  CHECK_MPI(MMPI_Iscan(sc_in, sc, n, K[K_AFFINE].type, op_affine, MMPI_COMM_WORLD, &req[nreq++]));
+  void* ex = ref_block(K_AFFINE, n, rank, 4, seed);
+  CHECK_MPI(MMPI_Iexscan(MPI_IN_PLACE, ex, n, K[K_AFFINE].type, op_affine, MMPI_COMM_WORLD,
+                         &req[nreq++]));
+  /* 5: Igatherv (vector type, in place at the root) */
+  void* gv_in = ref_block(K_VEC, counts[rank], rank, 5, seed);
+  void* gv = alloc_fill((size_t)span * K[K_VEC].extent);
+  if (rank == root)
+    gen(K_VEC, (char*)gv + displs[rank] * K[K_VEC].extent, counts[rank], rank, 5, seed);
+  CHECK_MPI(MMPI_Igatherv(rank == root ? MPI_IN_PLACE : gv_in, counts[rank], K[K_VEC].type, gv,
+                          counts, displs, K[K_VEC].type, root, MMPI_COMM_WORLD, &req[nreq++]));
+  /* 6: Iscatterv DOUBLE */
+  void* sv_in = alloc_fill((size_t)span * sizeof(double));
+  if (rank == root)
+    for (int r = 0; r < size; ++r) gen(K_DOUBLE, (double*)sv_in + displs[r], counts[r], r, 6, seed);
+  void* sv = alloc_fill((counts[rank] + 1) * sizeof(double));
+  CHECK_MPI(MMPI_Iscatterv(sv_in, counts, displs, MPI_DOUBLE, sv, counts[rank], MPI_DOUBLE, root,
+                           MMPI_COMM_WORLD, &req[nreq++]));
+  /* 7: Iallgatherv in place */
+  void* agv = alloc_fill((size_t)span * ie);
+  gen(K_INT, (int*)agv + displs[rank], counts[rank], rank, 7, seed);
+  CHECK_MPI(MMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, agv, counts, displs, MPI_INT,
+                             MMPI_COMM_WORLD, &req[nreq++]));
+  /* 8: Ialltoall INT */
+  int* aa_in = xmalloc((size_t)size * n * ie + 1);
+  for (int r = 0; r < size; ++r) gen(K_INT, aa_in + (size_t)r * n, n, rank, 800 + r, seed);
+  int* aa = alloc_fill((size_t)size * n * ie);
+  CHECK_MPI(MMPI_Ialltoall(aa_in, n, MPI_INT, aa, n, MPI_INT, MMPI_COMM_WORLD, &req[nreq++]));
+
+  /* Blocking collectives and point-to-point while those are in flight. */
+  int mine = rank + iter, total = -1;
+  CHECK_MPI(MMPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MMPI_COMM_WORLD));
+  if (total != size * (size - 1) / 2 + size * iter) FAIL("blocking allreduce between: %d", total);
+  int token = rank * 1000 + iter, got = -1;
+  CHECK_MPI(MMPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % size, 77, &got, 1, MPI_INT,
+                          (rank + size - 1) % size, 77, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  if (got != ((rank + size - 1) % size) * 1000 + iter) FAIL("ring token %d", got);
+  int* gb = alloc_fill((size_t)size * ie);
+  int one = 1, *ones = xmalloc(size * sizeof(int)), *seq = xmalloc(size * sizeof(int));
+  for (int r = 0; r < size; ++r) ones[r] = 1, seq[r] = r;
+  const int val = rank * 3 + iter;
+  CHECK_MPI(MMPI_Gatherv(&val, one, MPI_INT, gb, ones, seq, MPI_INT, root, MMPI_COMM_WORLD));
+  if (rank == root)
+    for (int r = 0; r < size; ++r)
+      if (gb[r] != r * 3 + iter) FAIL("blocking gatherv between: [%d] = %d", r, gb[r]);
+
+  /* 9: Ireduce_scatter, non-commutative; 10: Ireduce_scatter_block INT SUM */
+  size_t tot = 0, at = 0;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) at = tot;
+    tot += counts[r];
+  }
+  void* rs_in = ref_block(K_AFFINE, tot, rank, 9, seed);
+  void* rs = alloc_fill((counts[rank] + 1) * K[K_AFFINE].extent);
+  CHECK_MPI(MMPI_Ireduce_scatter(rs_in, rs, counts, K[K_AFFINE].type, op_affine, MMPI_COMM_WORLD,
+                                 &req[nreq++]));
+  void* rsb = ref_block(K_INT, (size_t)size * n, rank, 10, seed);
+  CHECK_MPI(MMPI_Ireduce_scatter_block(MPI_IN_PLACE, rsb, n, MPI_INT, MPI_SUM, MMPI_COMM_WORLD,
+                                       &req[nreq++]));
+  /* 11: Ibarrier; 12: Igather; 13: Iscatter; 14: Iallgather; 15: Ialltoallv in place;
+   * 16: Ialltoallw (vector/int mix) */
+  CHECK_MPI(MMPI_Ibarrier(MMPI_COMM_WORLD, &req[nreq++]));
+  void* g_in = ref_block(K_INT, n, rank, 12, seed);
+  int* g = alloc_fill((size_t)size * n * ie);
+  CHECK_MPI(MMPI_Igather(g_in, n, MPI_INT, g, n, MPI_INT, root, MMPI_COMM_WORLD, &req[nreq++]));
+  int* s_in = alloc_fill((size_t)size * n * ie);
+  if (rank == root)
+    for (int r = 0; r < size; ++r) gen(K_INT, s_in + (size_t)r * n, n, r, 13, seed);
+  int* s_out = alloc_fill((size_t)n * ie);
+  CHECK_MPI(
+      MMPI_Iscatter(s_in, n, MPI_INT, s_out, n, MPI_INT, root, MMPI_COMM_WORLD, &req[nreq++]));
+  void* ag_in = ref_block(K_DOUBLE, n, rank, 14, seed);
+  double* ag = alloc_fill((size_t)size * n * sizeof(double));
+  CHECK_MPI(
+      MMPI_Iallgather(ag_in, n, MPI_DOUBLE, ag, n, MPI_DOUBLE, MMPI_COMM_WORLD, &req[nreq++]));
+  /* Ialltoallv in place: block for peer r has (rank + r) % 3 + 1 ints (symmetric). */
+  int *vc = xmalloc(size * sizeof(int)), *vd = xmalloc(size * sizeof(int));
+  int vt = 0;
+  for (int r = 0; r < size; ++r) {
+    vc[r] = (rank + r) % 3 + 1;
+    vd[r] = vt + 1; /* gaps */
+    vt += vc[r] + 1;
+  }
+  int* av = alloc_fill((size_t)(vt + 1) * ie);
+  for (int r = 0; r < size; ++r) gen(K_INT, av + vd[r], vc[r], rank, 1500 + r, seed);
+  CHECK_MPI(MMPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, av, vc, vd, MPI_INT,
+                            MMPI_COMM_WORLD, &req[nreq++]));
+  if (nreq != 16) FAIL("test bug: %d requests", nreq);
+
+  /* Complete out of order: Test-poll the last ones, Wait the first, Waitall the rest. */
+  for (int done = 0; !done;) {
+    int f1 = 0, f2 = 0;
+    if (req[15] != MPI_REQUEST_NULL)
+      CHECK_MPI(MMPI_Test(&req[15], &f1, MPI_STATUS_IGNORE));
+    else
+      f1 = 1;
+    if (req[11] != MPI_REQUEST_NULL)
+      CHECK_MPI(MMPI_Test(&req[11], &f2, MPI_STATUS_IGNORE));
+    else
+      f2 = 1;
+    done = f1 && f2;
+  }
+  CHECK_MPI(MMPI_Wait(&req[0], MPI_STATUS_IGNORE));
+  CHECK_MPI(MMPI_Wait(&req[4], MPI_STATUS_IGNORE));
+  CHECK_MPI(MMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < nreq; ++i)
+    if (req[i] != MPI_REQUEST_NULL) FAIL("request %d not freed", i);
+
+  /* Checks. */
+  {
+    void* ref = ref_block(K_VEC, n, root, 0, seed);
+    verify_block(K_VEC, bc, ref, n, "ibcast");
+    free(ref);
+  }
+  {
+    /* Iallreduce: fold of every rank's (rank, 1) block in rank order. */
+    void* acc = ref_block(K_AFFINE, n, 0, 1, seed);
+    for (int r = 1; r < size; ++r) {
+      void* x = ref_block(K_AFFINE, n, r, 1, seed);
+      ref_fold(&reds[3], acc, x, n);
+      free(x);
+    }
+    verify_block(K_AFFINE, ar, acc, n, "iallreduce (non-commutative)");
+    free(acc);
+  }
+  if (rank == root) {
+    int* acc = (int*)ref_block(K_INT, n, 0, 2, seed);
+    for (int r = 1; r < size; ++r) {
+      void* x = ref_block(K_INT, n, r, 2, seed);
+      ref_fold(&reds[0], acc, x, n);
+      free(x);
+    }
+    verify_block(K_INT, rd_out, acc, n, "ireduce in place");
+    free(acc);
+  }
+  {
+    void* acc = ref_block(K_AFFINE, n, 0, 3, seed);
+    for (int r = 1; r <= rank; ++r) {
+      void* x = ref_block(K_AFFINE, n, r, 3, seed);
+      ref_fold(&reds[3], acc, x, n);
+      free(x);
+    }
+    verify_block(K_AFFINE, sc, acc, n, "iscan");
+    free(acc);
+    void* acc2 = ref_block(K_AFFINE, n, 0, 4, seed); /* exscan: ranks 0..rank-1; rank 0 unchanged */
+    for (int r = 1; r < rank; ++r) {
+      void* x = ref_block(K_AFFINE, n, r, 4, seed);
+      ref_fold(&reds[3], acc2, x, n);
+      free(x);
+    }
+    verify_block(K_AFFINE, ex, acc2, n, rank == 0 ? "iexscan left rank 0 unchanged" : "iexscan");
+    free(acc2);
+  }
+  if (rank == root)
+    for (int r = 0; r < size; ++r) {
+      void* ref = ref_block(K_VEC, counts[r], r, 5, seed);
+      verify_block(K_VEC, (char*)gv + displs[r] * K[K_VEC].extent, ref, counts[r], "igatherv");
+      free(ref);
+    }
+  {
+    void* ref = ref_block(K_DOUBLE, counts[rank], rank, 6, seed);
+    verify_block(K_DOUBLE, sv, ref, counts[rank], "iscatterv");
+    verify_untouched(sv, counts[rank] * sizeof(double), (counts[rank] + 1) * sizeof(double),
+                     "iscatterv past the block");
+    free(ref);
+  }
+  for (int r = 0; r < size; ++r) {
+    void* ref = ref_block(K_INT, counts[r], r, 7, seed);
+    verify_block(K_INT, (int*)agv + displs[r], ref, counts[r], "iallgatherv in place");
+    verify_untouched(agv, (displs[r] + counts[r]) * ie, (displs[r] + counts[r] + 1) * ie,
+                     "iallgatherv gap");
+    free(ref);
+  }
+  for (int r = 0; r < size; ++r) {
+    void* ref = ref_block(K_INT, n, r, 800 + rank, seed);
+    verify_block(K_INT, aa + (size_t)r * n, ref, n, "ialltoall");
+    free(ref);
+  }
+  {
+    void* acc = NULL;
+    for (int r = 0; r < size; ++r) {
+      void* x = ref_block(K_AFFINE, tot, r, 9, seed);
+      if (acc == NULL)
+        acc = x;
+      else {
+        ref_fold(&reds[3], acc, x, tot);
+        free(x);
+      }
+    }
+    verify_block(K_AFFINE, rs, (char*)acc + at * K[K_AFFINE].extent, counts[rank],
+                 "ireduce_scatter (non-commutative)");
+    free(acc);
+    int* acc2 = (int*)ref_block(K_INT, (size_t)size * n, 0, 10, seed);
+    for (int r = 1; r < size; ++r) {
+      void* x = ref_block(K_INT, (size_t)size * n, r, 10, seed);
+      ref_fold(&reds[0], acc2, x, (size_t)size * n);
+      free(x);
+    }
+    verify_block(K_INT, rsb, acc2 + (size_t)rank * n, n, "ireduce_scatter_block in place");
+    free(acc2);
+  }
+  if (rank == root)
+    for (int r = 0; r < size; ++r) {
+      void* ref = ref_block(K_INT, n, r, 12, seed);
+      verify_block(K_INT, g + (size_t)r * n, ref, n, "igather");
+      free(ref);
+    }
+  {
+    void* ref = ref_block(K_INT, n, rank, 13, seed);
+    verify_block(K_INT, s_out, ref, n, "iscatter");
+    free(ref);
+  }
+  for (int r = 0; r < size; ++r) {
+    void* ref = ref_block(K_DOUBLE, n, r, 14, seed);
+    verify_block(K_DOUBLE, ag + (size_t)r * n, ref, n, "iallgather");
+    free(ref);
+  }
+  for (int r = 0; r < size; ++r) {
+    void* ref = ref_block(K_INT, vc[r], r, 1500 + rank, seed);
+    verify_block(K_INT, av + vd[r], ref, vc[r], "ialltoallv in place");
+    verify_untouched(av, (vd[r] - 1) * ie, vd[r] * ie, "ialltoallv gap");
+    free(ref);
+  }
+  void* ptrs[] = {bc, ar_in, ar,    rd,    rd_out, sc_in, sc,  ex,    gv_in,  gv,    sv_in,
+                  sv, agv,   aa_in, aa,    gb,     ones,  seq, rs_in, rs,     rsb,   g_in,
+                  g,  s_in,  s_out, ag_in, ag,     vc,    vd,  av,    counts, displs};
+  for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i) free(ptrs[i]);
+}
+
+/* Many outstanding Ibarriers and Iallreduces started back to back, then
+ * completed in reverse order: their messages must not cross. */
+static void nbc_many(void) {
+  CASE("64 outstanding non-blocking collectives");
+  enum { M = 32 };
+  MPI_Request req[2 * M];
+  long long in[M], out[M];
+  for (int i = 0; i < M; ++i) {
+    in[i] = (long long)(rank + 1) * (i + 1);
+    CHECK_MPI(
+        MMPI_Iallreduce(&in[i], &out[i], 1, MPI_LONG_LONG, MPI_SUM, MMPI_COMM_WORLD, &req[2 * i]));
+    CHECK_MPI(MMPI_Ibarrier(MMPI_COMM_WORLD, &req[2 * i + 1]));
+  }
+  for (int i = 2 * M - 1; i >= 0; --i) CHECK_MPI(MMPI_Wait(&req[i], MPI_STATUS_IGNORE));
+  for (int i = 0; i < M; ++i) {
+    if (out[i] != (long long)size * (size + 1) / 2 * (i + 1))
+      FAIL("iallreduce %d: %lld", i, out[i]);
+    ++checks;
+  }
+}
+
+static void nbc_errors(void) {
+  CASE("non-blocking argument errors");
+  MPI_Request r = MPI_REQUEST_NULL;
+  int x = 0;
+  EXPECT_RC(MPI_ERR_COMM, MMPI_Ibarrier(MPI_COMM_WORLD, &r));
+  EXPECT_RC(MPI_ERR_ROOT, MMPI_Ibcast(&x, 1, MPI_INT, size, MMPI_COMM_WORLD, &r));
+  EXPECT_RC(MPI_ERR_COUNT, MMPI_Ibcast(&x, -1, MPI_INT, 0, MMPI_COMM_WORLD, &r));
+  EXPECT_RC(MPI_ERR_OP, MMPI_Iallreduce(&x, &x, 1, MPI_INT, MPI_OP_NULL, MMPI_COMM_WORLD, &r));
+  EXPECT_RC(MPI_ERR_TYPE, MMPI_Iscan(&x, &x, 1, MPI_DATATYPE_NULL, MPI_SUM, MMPI_COMM_WORLD, &r));
+  if (rank != 0)
+    EXPECT_RC(MPI_ERR_BUFFER,
+              MMPI_Ireduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, 0, MMPI_COMM_WORLD, &r));
+  if (r != MPI_REQUEST_NULL) FAIL("a failed call returned a request");
+}
+
+static void suite_nbc(void) {
+  nbc_errors();
+  for (int iter = 0; iter < 2; ++iter)
+    for (int i = 0; i < nroots; ++i)
+      for (int pattern = 1; pattern < 3; ++pattern) nbc_round(iter, roots[i], pattern);
+  nbc_many();
+}
+
 /* --------------------------------------------------------------- main --- */
 
 int main(int argc, char** argv) {
@@ -568,6 +877,8 @@ int main(int argc, char** argv) {
     suite_v();
   else if (strcmp(suite, "ops_scan") == 0)
     suite_scan();
+  else if (strcmp(suite, "ops_nbc") == 0)
+    suite_nbc();
   else
     FAIL("unknown suite %s", suite);
   CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
