@@ -1,7 +1,7 @@
 // C entry points of the non-blocking collectives (mmpi.h). Arguments are
 // checked as for the blocking collectives (collectives/api.cpp), then the
 // call builds a schedule (collectives/schedule.h), starts its first round
-// and returns an MMPI_Request of kind kSchedule; MMPI_Wait/Test and every
+// and returns an MMPI_Request of kind kProgressable; MMPI_Wait/Test and every
 // other progressing call advance it. A failure to start aborts the job, as
 // for the blocking collectives: the other ranks could not complete it.
 #include <mmpi.h>
@@ -21,6 +21,7 @@
 #include "../collectives/tags_ops.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
+#include "progress.h"
 
 using namespace zipper::capi;
 using zipper::client::Request;
@@ -45,12 +46,12 @@ std::unique_ptr<Schedule> make(MPI_Comm comm, const Topology& t) {
 
 // Starts `s` and hands it out as *request.
 int launch(const char* what, std::unique_ptr<Schedule> s, MPI_Request* request) {
-  zipper::client::Runtime::set_progress_hook(&Schedule::advance_all);
+  install_progress_hook();
   const Topology t = s->topology();
   if (int rc = s->start()) return finish(what, "schedule", t, rc);
   auto* r = new Request;
-  r->kind = RequestKind::kSchedule;
-  r->schedule = std::move(s);
+  r->kind = RequestKind::kProgressable;
+  r->progressable = std::move(s);
   *request = reinterpret_cast<MPI_Request>(r);
   return MPI_SUCCESS;
 }

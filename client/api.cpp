@@ -33,6 +33,7 @@ int finish(MPI_Request* h, MPI_Status* st) {
   Request* r = from_handle(*h);
   Runtime::fill_status(r, st);
   const int err = r->error;
+  if (r->progressable && r->progressable->retire(*r)) return err;  // issue 12: persistent
   delete r;
   *h = MPI_REQUEST_NULL;
   return err;

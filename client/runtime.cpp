@@ -722,8 +722,8 @@ void Runtime::progress() {
 
 bool Runtime::test(Request* r) {
   if (!r->complete) progress();
-  if (r->kind == RequestKind::kSchedule && !r->complete)  // issue 12
-    r->complete = r->schedule->done(&r->error);
+  if (r->kind == RequestKind::kProgressable && !r->complete)  // issue 12
+    r->complete = r->progressable->poll(*r);
   if (!r->complete && r->native != MPI_REQUEST_NULL) {
     int flag = 0;
     MPI_Status st;

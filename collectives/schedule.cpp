@@ -102,8 +102,8 @@ bool Schedule::advance() {
   return done_;
 }
 
-bool Schedule::done(int* error) const {
-  *error = error_;
+bool Schedule::poll(client::Request& outer) {
+  outer.error = error_;
   return done_;
 }
 

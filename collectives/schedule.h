@@ -55,7 +55,8 @@ class Schedule final : public client::Progressable {
   /// Advances the current round, starting further rounds as they become
   /// ready. Returns true once done.
   bool advance();
-  bool done(int* error) const override;
+  /// Progressable: sets outer.error once done.
+  bool poll(client::Request& outer) override;
 
   /// Advances every started schedule (Runtime's progress hook). Returns true
   /// while any is unfinished.

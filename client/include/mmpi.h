@@ -210,6 +210,64 @@ int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
                  MPI_Comm comm, MPI_Request* request);
 /* ---- end issue 12: non-blocking collectives ----------------------------- */
 
+/* ---- issue 12: more point-to-point (capi/p2p_more.cpp, bsend.cpp,
+ * persistent.cpp) ------------------------------------------------------------
+ * MPI's signatures and semantics on MMPI_COMM_WORLD; errors as for
+ * MMPI_Send/Recv (MPI_ERR_COMM, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_RANK,
+ * MPI_ERR_TAG), plus:
+ *   Rsend, Irsend: standard-mode sends (correct whenever a ready send is).
+ *   Bsend, Ibsend: the message is packed into the buffer attached with
+ *     MMPI_Buffer_attach, using its packed size (MPI_Pack_size) plus
+ *     MPI_BSEND_OVERHEAD bytes until its send completes; returns
+ *     MPI_ERR_BUFFER, sending nothing, if no buffer is attached or the
+ *     message does not fit. Ibsend's request is complete at once.
+ *   Buffer_attach: MPI_ERR_BUFFER if one is attached already, MPI_ERR_ARG
+ *     for size < 0. Buffer_detach waits until every buffered message has
+ *     been sent (or failed with its peer); with none attached it returns
+ *     NULL and size 0. Messages still buffered at MMPI_Finalize are lost:
+ *     detach first.
+ *   Send_init, Bsend_init, Rsend_init, Recv_init, Start, Startall:
+ *     persistent requests; Wait/Test leave them allocated and inactive (a
+ *     wait on an inactive one returns at once with an empty status) until
+ *     MMPI_Request_free. Start on an active one returns MPI_ERR_REQUEST.
+ *   Testany, Testsome, Waitsome: MPI semantics; null and inactive requests
+ *     are skipped (index/outcount MPI_UNDEFINED when none is active).
+ *     MMPI_Waitany does not skip inactive persistent requests yet.
+ *   Request_get_status: completion test without freeing.
+ *   Request_free: MPI_ERR_REQUEST for MPI_REQUEST_NULL; an active request
+ *     completes in the background and is freed then.
+ *   Sendrecv_replace: through a scratch copy of the buffer. */
+int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MMPI_Buffer_attach(void* buffer, int size);
+int MMPI_Buffer_detach(void* buffer_addr, int* size);
+int MMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int MMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int MMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MMPI_Start(MPI_Request* request);
+int MMPI_Startall(int count, MPI_Request requests[]);
+int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int MMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int MMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int MMPI_Request_free(MPI_Request* request);
+int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+/* ---- end issue 12: more point-to-point ---------------------------------- */
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,8 @@
  *   ops_scan: Scan, Exscan, Reduce_scatter
  *   ops_nbc:  the non-blocking collectives, several outstanding at once,
  *             interleaved with blocking collectives and point-to-point
+ *   ops_p2p:  Rsend, Sendrecv_replace, Bsend and its buffer, persistent
+ *             requests, Testany/Testsome/Waitsome, Request_get_status/free
  * Prints "PASS <suite> ..." on rank 0 when every rank passed; a mismatch
  * prints FAIL with the case and aborts the job.
  *
@@ -34,7 +36,12 @@ static char where[256];
     fprintf(stderr, "\n");                                                         \
     MMPI_Abort(MMPI_COMM_WORLD, 1);                                                \
   } while (0)
-#define CASE(...) snprintf(where, sizeof where, __VA_ARGS__)
+static int verbose; /* MMPI_OPS_ITEST_VERBOSE=1: every rank prints each case */
+#define CASE(...)                                                    \
+  do {                                                               \
+    snprintf(where, sizeof where, __VA_ARGS__);                      \
+    if (verbose) fprintf(stderr, "rank %d case: %s\n", rank, where); \
+  } while (0)
 #define CHECK_MPI(call)                                         \
   do {                                                          \
     int rc_ = (call);                                           \
@@ -856,16 +863,298 @@ static void suite_nbc(void) {
   nbc_many();
 }
 
+/* ----------------------------------------------------------- ops_p2p ---- */
+
+static int right(void) { return (rank + 1) % size; }
+static int left(void) { return (rank + size - 1) % size; }
+
+static void expect_empty_status(const MPI_Status* st, const char* what) {
+  int n = -1;
+  MPI_Get_count(st, MPI_BYTE, &n);
+  if (st->MPI_SOURCE != MPI_ANY_SOURCE || st->MPI_TAG != MPI_ANY_TAG || n != 0)
+    FAIL("%s: status (%d, %d, %d bytes), expected an empty status", what, st->MPI_SOURCE,
+         st->MPI_TAG, n);
+  ++checks;
+}
+
+static void p2p_rsend_replace(void) {
+  const int sizes[] = {0, 5, 40000};
+  for (int i = 0; i < 3; ++i) {
+    const int n = sizes[i];
+    CASE("rsend and sendrecv_replace, %d vector elements", n);
+    const uint64_t seed = 9000 + i;
+    /* Ready send: the receive is posted before the barrier, the send after. */
+    void* in = alloc_fill(n * K[K_VEC].extent);
+    MPI_Request rq;
+    CHECK_MPI(MMPI_Irecv(in, n, K[K_VEC].type, left(), 5, MMPI_COMM_WORLD, &rq));
+    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    void* out = ref_block(K_VEC, n, rank, 1, seed);
+    if (i % 2)
+      CHECK_MPI(MMPI_Rsend(out, n, K[K_VEC].type, right(), 5, MMPI_COMM_WORLD));
+    else {
+      MPI_Request sq;
+      CHECK_MPI(MMPI_Irsend(out, n, K[K_VEC].type, right(), 5, MMPI_COMM_WORLD, &sq));
+      CHECK_MPI(MMPI_Wait(&sq, MPI_STATUS_IGNORE));
+    }
+    CHECK_MPI(MMPI_Wait(&rq, MPI_STATUS_IGNORE));
+    void* ref = ref_block(K_VEC, n, left(), 1, seed);
+    verify_block(K_VEC, in, ref, n, "rsend");
+    free(ref);
+    /* Sendrecv_replace around the ring, non-contiguous. */
+    void* buf = ref_block(K_VEC, n, rank, 2, seed);
+    MPI_Status st;
+    CHECK_MPI(
+        MMPI_Sendrecv_replace(buf, n, K[K_VEC].type, right(), 6, left(), 6, MMPI_COMM_WORLD, &st));
+    if (st.MPI_SOURCE != left() || st.MPI_TAG != 6)
+      FAIL("status (%d, %d)", st.MPI_SOURCE, st.MPI_TAG);
+    ref = ref_block(K_VEC, n, left(), 2, seed);
+    verify_block(K_VEC, buf, ref, n, "sendrecv_replace");
+    free(ref);
+    free(buf);
+    free(in);
+    free(out);
+  }
+}
+
+static void p2p_persistent(void) {
+  CASE("persistent requests restarted");
+  enum { ROUNDS = 200 };
+  const int n = 257;
+  int *sbuf = xmalloc(n * sizeof(int)), *rbuf = xmalloc(n * sizeof(int));
+  int *bbuf = xmalloc(n * sizeof(int)), *brbuf = xmalloc(n * sizeof(int));
+  MPI_Request req[4];
+  CHECK_MPI(MMPI_Recv_init(rbuf, n, MPI_INT, left(), 10, MMPI_COMM_WORLD, &req[0]));
+  CHECK_MPI(MMPI_Send_init(sbuf, n, MPI_INT, right(), 10, MMPI_COMM_WORLD, &req[1]));
+  CHECK_MPI(MMPI_Recv_init(brbuf, n, MPI_INT, MPI_ANY_SOURCE, 11, MMPI_COMM_WORLD, &req[2]));
+  CHECK_MPI(MMPI_Bsend_init(bbuf, n, MPI_INT, right(), 11, MMPI_COMM_WORLD, &req[3]));
+  const int bsize = 4 * (n * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+  void* attached = xmalloc(bsize);
+  CHECK_MPI(MMPI_Buffer_attach(attached, bsize));
+  /* Inactive before the first start: Wait returns at once, empty status. */
+  MPI_Status st;
+  CHECK_MPI(MMPI_Wait(&req[0], &st));
+  expect_empty_status(&st, "wait on a never-started persistent request");
+  if (req[0] == MPI_REQUEST_NULL) FAIL("wait freed a persistent request");
+  for (int it = 0; it < ROUNDS; ++it) {
+    gen(K_INT, sbuf, n, rank, it, 9100);
+    gen(K_INT, bbuf, n, rank, it, 9101);
+    memset(rbuf, 0xEE, n * sizeof(int));
+    memset(brbuf, 0xEE, n * sizeof(int));
+    if (it % 2) {
+      CHECK_MPI(MMPI_Startall(4, req));
+    } else {
+      for (int i = 0; i < 4; ++i) CHECK_MPI(MMPI_Start(&req[i]));
+    }
+    if (it == 0) EXPECT_RC(MPI_ERR_REQUEST, MMPI_Start(&req[0]));
+    MPI_Status sts[4];
+    if (it % 3 == 0) {
+      CHECK_MPI(MMPI_Waitall(4, req, sts));
+    } else if (it % 3 == 1) {
+      for (int i = 3; i >= 0; --i) CHECK_MPI(MMPI_Wait(&req[i], &sts[i]));
+    } else {
+      for (int left_ = 4; left_ > 0;) {
+        int outcount = 0, idx[4];
+        CHECK_MPI(MMPI_Waitsome(4, req, &outcount, idx, sts));
+        if (outcount == MPI_UNDEFINED) FAIL("waitsome: none active with %d left", left_);
+        left_ -= outcount;
+      }
+    }
+    for (int i = 0; i < 4; ++i)
+      if (req[i] == MPI_REQUEST_NULL) FAIL("persistent request %d freed by completion", i);
+    void* ref = ref_block(K_INT, n, left(), it, 9100);
+    verify_block(K_INT, rbuf, ref, n, "persistent receive");
+    free(ref);
+    ref = ref_block(K_INT, n, left(), it, 9101);
+    verify_block(K_INT, brbuf, ref, n, "persistent buffered receive");
+    free(ref);
+  }
+  /* All inactive now: Waitsome says so, Testany too; Wait returns an empty status. */
+  int outcount = 0, idx[4], index = 0, flag = 0;
+  CHECK_MPI(MMPI_Waitsome(4, req, &outcount, idx, MPI_STATUSES_IGNORE));
+  if (outcount != MPI_UNDEFINED) FAIL("waitsome on inactive requests: outcount %d", outcount);
+  CHECK_MPI(MMPI_Testany(4, req, &index, &flag, &st));
+  if (!flag || index != MPI_UNDEFINED) FAIL("testany on inactive requests: %d %d", flag, index);
+  expect_empty_status(&st, "testany on inactive requests");
+  CHECK_MPI(MMPI_Wait(&req[2], &st));
+  expect_empty_status(&st, "wait on an inactive persistent request");
+  for (int i = 0; i < 4; ++i) {
+    CHECK_MPI(MMPI_Request_free(&req[i]));
+    if (req[i] != MPI_REQUEST_NULL) FAIL("request_free left the handle");
+  }
+  void* back = NULL;
+  int bs = 0;
+  CHECK_MPI(MMPI_Buffer_detach(&back, &bs));
+  if (back != attached || bs != bsize) FAIL("detach returned %p/%d", back, bs);
+  checks += 2;
+  free(attached);
+  free(sbuf);
+  free(rbuf);
+  free(bbuf);
+  free(brbuf);
+}
+
+static void p2p_bsend(void) {
+  CASE("buffered sends");
+  const int n = 1000;
+  int packed = 0;
+  CHECK_MPI(MPI_Pack_size(n, MPI_INT, MPI_COMM_SELF, &packed));
+  int* data = xmalloc(n * sizeof(int));
+  gen(K_INT, data, n, rank, 0, 9200);
+  /* No buffer attached, then a buffer one byte too small: MPI_ERR_BUFFER, nothing sent. */
+  EXPECT_RC(MPI_ERR_BUFFER, MMPI_Bsend(data, n, MPI_INT, right(), 20, MMPI_COMM_WORLD));
+  const int need = packed + MPI_BSEND_OVERHEAD;
+  char* small = xmalloc(need - 1);
+  CHECK_MPI(MMPI_Buffer_attach(small, need - 1));
+  EXPECT_RC(MPI_ERR_BUFFER, MMPI_Buffer_attach(small, need - 1));
+  EXPECT_RC(MPI_ERR_BUFFER, MMPI_Bsend(data, n, MPI_INT, right(), 20, MMPI_COMM_WORLD));
+  MPI_Request r = MPI_REQUEST_NULL;
+  EXPECT_RC(MPI_ERR_BUFFER, MMPI_Ibsend(data, n, MPI_INT, right(), 20, MMPI_COMM_WORLD, &r));
+  void* back = NULL;
+  int bs = 0;
+  CHECK_MPI(MMPI_Buffer_detach(&back, &bs));
+  if (back != small || bs != need - 1) FAIL("detach returned %p/%d", (void*)back, bs);
+  free(small);
+  /* Exactly enough for two messages: two buffered sends return before any receive. */
+  char* buf = xmalloc(2 * need);
+  CHECK_MPI(MMPI_Buffer_attach(buf, 2 * need));
+  CHECK_MPI(MMPI_Bsend(data, n, MPI_INT, right(), 21, MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Ibsend(data, n, MPI_INT, right(), 22, MMPI_COMM_WORLD, &r));
+  MPI_Status st;
+  CHECK_MPI(MMPI_Wait(&r, &st));
+  /* Larger than the whole buffer: refused whatever has completed. */
+  int* big = xmalloc(3 * n * sizeof(int));
+  EXPECT_RC(MPI_ERR_BUFFER, MMPI_Bsend(big, 3 * n, MPI_INT, right(), 23, MMPI_COMM_WORLD));
+  free(big);
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  int* in = xmalloc(n * sizeof(int));
+  void* ref = ref_block(K_INT, n, left(), 0, 9200);
+  for (int tag = 21; tag <= 22; ++tag) {
+    memset(in, 0, n * sizeof(int));
+    CHECK_MPI(MMPI_Recv(in, n, MPI_INT, left(), tag, MMPI_COMM_WORLD, &st));
+    verify_block(K_INT, in, ref, n, "buffered message");
+  }
+  /* Nothing else arrived: the refused sends sent nothing. */
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  int flag = 1;
+  CHECK_MPI(MMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MMPI_COMM_WORLD, &flag, &st));
+  if (flag) FAIL("a refused buffered send delivered a message (tag %d)", st.MPI_TAG);
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD)); /* no rank sends more before all probed */
+  CHECK_MPI(MMPI_Buffer_detach(&back, &bs));
+  if (back != buf || bs != 2 * need) FAIL("detach returned %p/%d", (void*)back, bs);
+  checks += 3;
+  free(ref);
+  free(in);
+  free(buf);
+  free(data);
+}
+
+static void p2p_some_any_free(void) {
+  CASE("testany, testsome, waitsome, request_get_status, request_free");
+  /* Receive one message from every rank (self included) with Waitsome/Testsome. */
+  const int n = 3000;
+  int** in = xmalloc(size * sizeof(int*));
+  MPI_Request* rq = xmalloc(size * sizeof(MPI_Request));
+  for (int r = 0; r < size; ++r) {
+    in[r] = alloc_fill(n * sizeof(int));
+    CHECK_MPI(MMPI_Irecv(in[r], n, MPI_INT, r, 30, MMPI_COMM_WORLD, &rq[r]));
+  }
+  int index = 0, flag = 0;
+  MPI_Status st;
+  int* out = ref_block(K_INT, n, rank, 0, 9300);
+  MPI_Request* sq = xmalloc(size * sizeof(MPI_Request));
+  for (int k = 0; k < size; ++k) {
+    const int r = (rank + k) % size;
+    CHECK_MPI(MMPI_Isend(out, n, MPI_INT, r, 30, MMPI_COMM_WORLD, &sq[r]));
+  }
+  int* seen = xmalloc(size * sizeof(int));
+  for (int r = 0; r < size; ++r) seen[r] = 0;
+  int* idx = xmalloc(size * sizeof(int));
+  MPI_Status* sts = xmalloc(size * sizeof(MPI_Status));
+  for (int got = 0, round = 0; got < size; ++round) {
+    int outcount = 0;
+    if (round % 2)
+      CHECK_MPI(MMPI_Testsome(size, rq, &outcount, idx, sts));
+    else
+      CHECK_MPI(MMPI_Waitsome(size, rq, &outcount, idx, sts));
+    for (int i = 0; i < outcount; ++i) {
+      const int r = idx[i];
+      if (seen[r]++) FAIL("index %d reported twice", r);
+      if (sts[i].MPI_SOURCE != r) FAIL("status source %d for index %d", sts[i].MPI_SOURCE, r);
+      if (rq[r] != MPI_REQUEST_NULL) FAIL("completed request %d not freed", r);
+      void* ref = ref_block(K_INT, n, r, 0, 9300);
+      verify_block(K_INT, in[r], ref, n, "waitsome receive");
+      free(ref);
+      ++got;
+    }
+  }
+  CASE("testany on null requests");
+  CHECK_MPI(MMPI_Testany(size, rq, &index, &flag, &st));
+  if (!flag || index != MPI_UNDEFINED) FAIL("testany on null requests: %d %d", flag, index);
+  CASE("request_get_status and testany on sends");
+  /* Sends: Request_get_status until complete (handle kept), then Testany frees them one by one. */
+  for (int r = 0; r < size; ++r) {
+    do CHECK_MPI(MMPI_Request_get_status(sq[r], &flag, MPI_STATUS_IGNORE));
+    while (!flag);
+    if (sq[r] == MPI_REQUEST_NULL) FAIL("request_get_status freed the request");
+  }
+  for (int left_ = size; left_ > 0; --left_) {
+    CHECK_MPI(MMPI_Testany(size, sq, &index, &flag, MPI_STATUS_IGNORE));
+    if (!flag || index == MPI_UNDEFINED || sq[index] != MPI_REQUEST_NULL)
+      FAIL("testany on completed sends: flag %d index %d", flag, index);
+  }
+  /* Request_free on an active large send (rendezvous across clusters): it
+   * must still be delivered intact. */
+  CASE("request_free on an active send");
+  const int big = 300000;
+  int* bout = ref_block(K_INT, big, rank, 1, 9300);
+  int* bin = alloc_fill(big * sizeof(int));
+  MPI_Request br, fr;
+  CHECK_MPI(MMPI_Irecv(bin, big, MPI_INT, left(), 31, MMPI_COMM_WORLD, &br));
+  CHECK_MPI(MMPI_Isend(bout, big, MPI_INT, right(), 31, MMPI_COMM_WORLD, &fr));
+  CHECK_MPI(MMPI_Request_free(&fr));
+  if (fr != MPI_REQUEST_NULL) FAIL("request_free left the handle");
+  EXPECT_RC(MPI_ERR_REQUEST, MMPI_Request_free(&fr));
+  CHECK_MPI(MMPI_Wait(&br, &st));
+  void* ref = ref_block(K_INT, big, left(), 1, 9300);
+  verify_block(K_INT, bin, ref, big, "freed send's message");
+  free(ref);
+  /* The freed send's buffer may be reused only once it completed, which
+   * only the receiver knows: it acknowledges by point-to-point (which keeps
+   * the sender progressing; a blocking native collective would not, see
+   * docs/collectives.md). */
+  int ack = 0;
+  CHECK_MPI(MMPI_Sendrecv(&ack, 1, MPI_INT, left(), 32, &ack, 1, MPI_INT, right(), 32,
+                          MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  free(bout);
+  free(bin);
+  for (int r = 0; r < size; ++r) free(in[r]);
+  free(in);
+  free(rq);
+  free(sq);
+  free(out);
+  free(seen);
+  free(idx);
+  free(sts);
+}
+
+static void suite_p2p(void) {
+  p2p_rsend_replace();
+  p2p_bsend();
+  p2p_persistent();
+  p2p_some_any_free();
+}
+
 /* --------------------------------------------------------------- main --- */
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s ops_v|ops_scan|ops_nbc\n", argv[0]);
+    fprintf(stderr, "usage: %s ops_v|ops_scan|ops_nbc|ops_p2p\n", argv[0]);
     return 2;
   }
   CHECK_MPI(MMPI_Init(&argc, &argv));
   MMPI_Comm_rank(MMPI_COMM_WORLD, &rank);
   MMPI_Comm_size(MMPI_COMM_WORLD, &size);
+  verbose = getenv("MMPI_OPS_ITEST_VERBOSE") != NULL;
   const char* np_low = getenv("MMPI_NP_LOW");
   nlow = np_low ? atoi(np_low) : 0;
   if (nlow < 1 || nlow >= size) FAIL("MMPI_NP_LOW is not set by the launcher");
@@ -879,6 +1168,8 @@ int main(int argc, char** argv) {
     suite_scan();
   else if (strcmp(suite, "ops_nbc") == 0)
     suite_nbc();
+  else if (strcmp(suite, "ops_p2p") == 0)
+    suite_p2p();
   else
     FAIL("unknown suite %s", suite);
   CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
