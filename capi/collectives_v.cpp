@@ -5,13 +5,18 @@
 // Each has one algorithm (no selection): see the headers in collectives/.
 #include <mmpi.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
 #include "../collectives/gatherv_two_level.h"
 #include "../collectives/packed_blocks.h"
+#include "../collectives/rank_runs.h"
 #include "../collectives/reduce_scatter_leaders.h"
+#include "../collectives/scan_carry.h"
 #include "../collectives/scan_runs.h"
 #include "../collectives/scatterv_two_level.h"
 #include "coll_checks.h"
@@ -20,6 +25,20 @@ using namespace zipper::capi;
 using zipper::coll::Topology;
 
 namespace {
+
+// MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
+// each cluster is one run of ranks) or "runs" (any layout). Read at each
+// call, like the other MMPI_<COLLECTIVE>_ALGORITHM variables but outside
+// Selection until scan joins it. Returns false, printing why, on a bad value.
+bool scan_wants_runs(bool* runs) {
+  const char* v = std::getenv("MMPI_SCAN_ALGORITHM");
+  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
+  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
+  std::fprintf(
+      stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
+      v);
+  return false;
+}
 
 int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
@@ -31,6 +50,13 @@ int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
   // In place: the input is recvbuf, which the leaders' gather reads before
   // the final scatter writes it.
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  bool runs = false;
+  if (!scan_wants_runs(&runs)) return MPI_ERR_ARG;
+  // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
+  // interleaved clusters: the run-wise fold at the leaders.
+  if (!runs && zipper::coll::rank_runs(t).size() <= 2)
+    return finish(what, "scan_carry", t,
+                  zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
   return finish(what, "scan_runs", t,
                 zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
 }

@@ -713,7 +713,7 @@ void Runtime::progress() {
     if (link_->progress_send() == proto::LinkStatus::kError) link_failed(link_->error());
   }
   if (native_eligible_posted_ > 0) pull_native();
-  if (progress_hook_ != nullptr && !in_hook_) {  // issue 12: schedules
+  if (progress_hook_ != nullptr && !in_hook_) {  // issue 12: schedules, persistent, freed
     in_hook_ = true;
     hook_active_ = progress_hook_();
     in_hook_ = false;

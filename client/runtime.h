@@ -88,7 +88,8 @@ class Runtime {
   /// Makes one round of progress on the link and the native probe queue.
   void progress();
 
-  // issue 12: non-blocking collectives. `hook` runs at the end of every
+  // issue 12: what capi/progress.cpp advances (non-blocking collectives,
+  // persistent and freed requests). `hook` runs at the end of every
   // progress() (never re-entered) and returns true while it has work in
   // flight, which keeps wait_until polling instead of sleeping on the link.
   using ProgressHook = bool (*)();
