@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../client/runtime.h"
+#include "../collectives/schedule.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
 #include "progress.h"
@@ -141,6 +142,9 @@ int MMPI_Request_free(MPI_Request* request) {
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
   Request* r = from_handle(*request);
+  // MPI-3.1 §5.12: freeing a non-blocking collective's request is erroneous.
+  if (dynamic_cast<zipper::coll::Schedule*>(r->progressable.get()) != nullptr)
+    return MPI_ERR_REQUEST;
   *request = MPI_REQUEST_NULL;
   // An active request completes in the background and is freed then.
   if (active(to_handle(r)) && !rt->test(r))

@@ -121,9 +121,12 @@ int MMPI_Op_free(MPI_Op* op);
  *   Gatherv, Scatterv, Allgatherv: two-level, one packed inter-cluster
  *     message per cluster (MagPIe, Kielmann et al. 1999 §3);
  *   Reduce_scatter: rank-order reduction at both leaders, native scatter;
- *   Scan, Exscan: leaders fold the clusters' runs of consecutive ranks in
- *     rank order (two-level scan, Sanders & Traeff 2006 §2); Exscan leaves
- *     rank 0's recvbuf untouched;
+ *   Scan, Exscan: native scan per cluster plus one carry between them where
+ *     each cluster's ranks are consecutive; otherwise (or with
+ *     MMPI_SCAN_ALGORITHM=runs) the leaders fold the clusters' runs of
+ *     consecutive ranks in rank order (two-level scan, Sanders & Traeff 2006
+ *     §2). Exscan leaves rank 0's recvbuf untouched; MPI_ERR_ARG for an
+ *     unknown MMPI_SCAN_ALGORITHM;
  *   Alltoallw: direct exchange (Thakur et al. 2005 §4.6). */
 int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
@@ -234,8 +237,10 @@ int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
  *     are skipped (index/outcount MPI_UNDEFINED when none is active).
  *     MMPI_Waitany does not skip inactive persistent requests yet.
  *   Request_get_status: completion test without freeing.
- *   Request_free: MPI_ERR_REQUEST for MPI_REQUEST_NULL; an active request
- *     completes in the background and is freed then.
+ *   Request_free: MPI_ERR_REQUEST for MPI_REQUEST_NULL and for a
+ *     non-blocking collective's request (MPI-3.1 §5.12); an active
+ *     point-to-point or persistent request completes in the background and
+ *     is freed then.
  *   Sendrecv_replace: through a scratch copy of the buffer. */
 int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm);

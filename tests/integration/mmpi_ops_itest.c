@@ -866,6 +866,11 @@ static void nbc_errors(void) {
     EXPECT_RC(MPI_ERR_BUFFER,
               MMPI_Ireduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, 0, MMPI_COMM_WORLD, &r));
   if (r != MPI_REQUEST_NULL) FAIL("a failed call returned a request");
+  /* Freeing a non-blocking collective's request is erroneous (MPI-3.1 §5.12). */
+  CHECK_MPI(MMPI_Ibarrier(MMPI_COMM_WORLD, &r));
+  EXPECT_RC(MPI_ERR_REQUEST, MMPI_Request_free(&r));
+  if (r == MPI_REQUEST_NULL) FAIL("a refused request_free cleared the handle");
+  CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
 }
 
 static void suite_nbc(void) {
