@@ -62,7 +62,9 @@ class Schedule final : public client::Progressable {
   /// while any is unfinished.
   static bool advance_all();
 
- private:
+  /// One operation as built. Read by tests/unit/test_schedule.cpp, which
+  /// runs the schedules of all ranks of a simulated layout against each
+  /// other without the engine.
   struct Step {
     enum class Kind { kSend, kRecv, kLocal } kind;
     void* buf = nullptr;
@@ -71,6 +73,9 @@ class Schedule final : public client::Progressable {
     int peer = 0;
     std::function<int()> fn;
   };
+  const std::vector<std::vector<Step>>& steps() const { return rounds_; }
+
+ private:
   int start_round();
 
   Topology t_;
