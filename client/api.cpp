@@ -47,6 +47,12 @@ bool any_native(int count, const MPI_Request* requests) {
   return false;
 }
 
+// issue 12: null and inactive persistent requests do not count for Waitany.
+bool active(MPI_Request h) {
+  const Request* r = from_handle(h);
+  return h != MPI_REQUEST_NULL && !(r->progressable && r->progressable->inactive());
+}
+
 void empty_status(MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   Request r;  // MPI: a null request yields source ANY, tag ANY, count 0
@@ -224,8 +230,7 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
-  const bool none_active =
-      std::all_of(requests, requests + count, [](MPI_Request r) { return r == MPI_REQUEST_NULL; });
+  const bool none_active = std::none_of(requests, requests + count, active);  // issue 12: active()
   if (none_active) {
     *index = MPI_UNDEFINED;
     empty_status(status);
@@ -235,7 +240,7 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   rt->wait_until(
       [&] {
         for (int i = 0; i < count; ++i) {
-          if (requests[i] != MPI_REQUEST_NULL && rt->test(from_handle(requests[i]))) {
+          if (active(requests[i]) && rt->test(from_handle(requests[i]))) {  // issue 12
             done = i;
             return true;
           }

@@ -233,9 +233,9 @@ int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
  *     persistent requests; Wait/Test leave them allocated and inactive (a
  *     wait on an inactive one returns at once with an empty status) until
  *     MMPI_Request_free. Start on an active one returns MPI_ERR_REQUEST.
- *   Testany, Testsome, Waitsome: MPI semantics; null and inactive requests
- *     are skipped (index/outcount MPI_UNDEFINED when none is active).
- *     MMPI_Waitany does not skip inactive persistent requests yet.
+ *   Testany, Testsome, Waitsome (and MMPI_Waitany): MPI semantics; null
+ *     and inactive requests are skipped (index/outcount MPI_UNDEFINED when
+ *     none is active).
  *   Request_get_status: completion test without freeing.
  *   Request_free: MPI_ERR_REQUEST for MPI_REQUEST_NULL and for a
  *     non-blocking collective's request (MPI-3.1 §5.12); an active

@@ -992,6 +992,9 @@ static void p2p_persistent(void) {
   if (outcount != MPI_UNDEFINED) FAIL("waitsome on inactive requests: outcount %d", outcount);
   CHECK_MPI(MMPI_Testany(4, req, &index, &flag, &st));
   if (!flag || index != MPI_UNDEFINED) FAIL("testany on inactive requests: %d %d", flag, index);
+  CHECK_MPI(MMPI_Waitany(4, req, &index, &st));
+  if (index != MPI_UNDEFINED) FAIL("waitany on inactive requests: index %d", index);
+  expect_empty_status(&st, "waitany on inactive requests");
   expect_empty_status(&st, "testany on inactive requests");
   CHECK_MPI(MMPI_Wait(&req[2], &st));
   expect_empty_status(&st, "wait on an inactive persistent request");
