@@ -9,6 +9,7 @@
 
 #include "../collectives/collectives.h"
 #include "handles.h"
+#include "progress.h"
 
 using zipper::client::CommPtr;
 using zipper::client::Engine;
@@ -23,12 +24,7 @@ MPI_Comm mmpi_comm_world = MPI_COMM_NULL;
 
 namespace {
 
-// Completes and frees *h (complete); returns the request's error.
-int finish(MPI_Request* h, MPI_Status* st) {
-  RequestPtr r = take(h);
-  Engine::fill_status(*r, st);
-  return r->error;
-}
+int finish(MPI_Request* h, MPI_Status* st) { return collect(h, st); }
 
 // True when some request waits on native Open MPI progress (no fd to sleep on).
 bool any_native(int count, const MPI_Request* requests) {
@@ -36,12 +32,6 @@ bool any_native(int count, const MPI_Request* requests) {
     if (requests[i] != MPI_REQUEST_NULL && peek(requests[i])->native != MPI_REQUEST_NULL)
       return true;
   return false;
-}
-
-void empty_status(MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  Request r;  // MPI: a null request yields source ANY, tag ANY, count 0
-  Engine::fill_status(r, st);
 }
 
 int start_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -225,8 +215,7 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
-  const bool none_active =
-      std::all_of(requests, requests + count, [](MPI_Request r) { return r == MPI_REQUEST_NULL; });
+  const bool none_active = std::none_of(requests, requests + count, active);
   if (none_active) {
     *index = MPI_UNDEFINED;
     empty_status(status);
@@ -237,7 +226,7 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   e.wait_until(
       [&] {
         for (int i = 0; i < count; ++i) {
-          if (requests[i] != MPI_REQUEST_NULL && e.test(*peek(requests[i]))) {
+          if (active(requests[i]) && e.test(*peek(requests[i]))) {
             done = i;
             return true;
           }

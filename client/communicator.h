@@ -64,6 +64,10 @@ class Comm {
 
   std::string name;
   std::optional<Cart> cart;  // set by MMPI_Cart_create / Cart_sub
+  /// Non-blocking collectives started on this communicator. MPI has every
+  /// member start them in the same order, so the count names the same
+  /// operation on every rank (capi/nbc.cpp derives its tag from it).
+  mutable std::uint32_t nbc_started = 0;
 
  private:
   RankMap map_;

@@ -465,10 +465,16 @@ void Engine::progress() {
   }
   if (!released_.empty())
     std::erase_if(released_, [this](RequestPtr& r) { return poll_native(*r); });
+  if (progress_hook_ != nullptr && !in_hook_) {
+    in_hook_ = true;
+    hook_active_ = progress_hook_();
+    in_hook_ = false;
+  }
 }
 
 bool Engine::test(Request& r) {
   if (!r.complete) progress();
+  if (r.kind == RequestKind::kProgressable && !r.complete) r.complete = r.progressable->poll(r);
   return poll_native(r);
 }
 
@@ -506,7 +512,8 @@ void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
     }
     // Idle: sleep on the link (zipperd traffic wakes us at once) but come back
     // quickly for native progress, which has no file descriptor to wait on.
-    const bool native = native_active || native_eligible_total_ > 0 || !released_.empty();
+    const bool native =
+        native_active || native_eligible_total_ > 0 || !released_.empty() || hook_active_;
     if (channel_.up()) {
       pollfd p{channel_.poll_fd(),
                static_cast<short>(POLLIN | (channel_.send_pending() ? POLLOUT : 0)), 0};

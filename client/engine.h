@@ -82,6 +82,14 @@ class Engine final : public PointToPoint, private FrameHandler {
 
   /// One round of progress on the link and the native bridge.
   void progress();
+
+  /// What lives above the engine and must advance with it (non-blocking
+  /// collectives' schedules, persistent and freed requests: capi/progress.cpp).
+  /// `hook` runs at the end of every progress() (never re-entered) and
+  /// returns true while it has work in flight, which keeps wait_until polling
+  /// instead of sleeping on the link.
+  using ProgressHook = bool (*)();
+  static void set_progress_hook(ProgressHook hook) { progress_hook_ = hook; }
   /// Connects the channel with this engine handling its frames (see
   /// Channel::connect); false with channel's error() set on failure.
   bool connect() { return channel_.connect(*this); }
@@ -126,6 +134,8 @@ class Engine final : public PointToPoint, private FrameHandler {
   std::vector<RequestPtr> released_;  // freed by the user, still running
   Request* header_match_ = nullptr;   // receive matched by the EAGER/RTS header being read
   std::set<int> dead_peers_;
+  static inline ProgressHook progress_hook_ = nullptr;
+  bool in_hook_ = false, hook_active_ = false;
 };
 
 }  // namespace zipper::client

@@ -16,10 +16,31 @@
 namespace zipper::client {
 
 enum class RequestKind : std::uint8_t {
-  kNative,     // wraps a native Open MPI request (intra-cluster, or a matched held message)
-  kSend,       // inter-cluster send through zipperd
-  kRecv,       // receive handled by libmmpi's matching engine
-  kCompleted,  // completed at creation (MPI_PROC_NULL, errors)
+  kNative,        // wraps a native Open MPI request (intra-cluster, or a matched held message)
+  kSend,          // inter-cluster send through zipperd
+  kRecv,          // receive handled by libmmpi's matching engine
+  kCompleted,     // completed at creation (MPI_PROC_NULL, errors)
+  kProgressable,  // issue 12: owned above the engine (Progressable)
+};
+
+struct Request;
+
+// issue 12: a request whose work is owned above the engine (a non-blocking
+// collective's schedule, a persistent request). Engine::test polls it.
+struct Progressable {
+  virtual ~Progressable() = default;
+  /// Advances if needed; once finished, sets outer.error and outer's status
+  /// fields and returns true.
+  virtual bool poll(Request& outer) = 0;
+  /// The application collects the completion (Wait/Test): returns true if
+  /// the request stays allocated and becomes inactive (persistent requests),
+  /// false if it is to be freed.
+  virtual bool retire(Request& outer) {
+    (void)outer;
+    return false;
+  }
+  /// An inactive persistent request, which Waitany/Testany/Waitsome skip.
+  virtual bool inactive() const { return false; }
 };
 
 struct Request {
@@ -53,6 +74,8 @@ struct Request {
   std::byte* send_data = nullptr;
   std::uint64_t send_bytes = 0;
   std::uint32_t chunks_left = 0;
+
+  std::unique_ptr<Progressable> progressable;  // issue 12: kProgressable only
 
   /// Where received bytes land.
   std::byte* recv_dest() { return layout.contiguous ? layout.base : staging.data(); }

@@ -207,6 +207,173 @@ int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_send
 int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MMPI_Op_free(MPI_Op* op);
 
+/* ---- issue 12: more collectives (capi/collectives_v.cpp) ----------------
+ * MPI's signatures and semantics on MMPI_COMM_WORLD: any root, zero counts,
+ * MPI_IN_PLACE where MPI allows it. Counts and displacements are in
+ * elements of the datatype (Alltoallw: displacements in bytes). Errors
+ * before any communication: MPI_ERR_COMM (not an MMPI communicator),
+ * MPI_ERR_COUNT (a negative count, or a missing counts array),
+ * MPI_ERR_TYPE, MPI_ERR_OP (MPI_OP_NULL), MPI_ERR_ROOT, MPI_ERR_ARG (a
+ * missing displacement or datatype array), MPI_ERR_BUFFER (MPI_IN_PLACE
+ * where MPI forbids it). A failure after communication began aborts the job.
+ * Reductions and scans combine in rank order, so non-commutative
+ * operations (MMPI_Op_create with commute = 0) are exact. Algorithms
+ * (docs/collectives.md):
+ *   Gatherv, Scatterv, Allgatherv: two-level, one packed inter-cluster
+ *     message per cluster (MagPIe, Kielmann et al. 1999 §3);
+ *   Reduce_scatter: rank-order reduction at both leaders, native scatter;
+ *   Scan, Exscan: native scan per cluster plus one carry between them where
+ *     each cluster's ranks are consecutive; otherwise (or with
+ *     MMPI_SCAN_ALGORITHM=runs) the leaders fold the clusters' runs of
+ *     consecutive ranks in rank order (two-level scan, Sanders & Traeff 2006
+ *     §2). Exscan leaves rank 0's recvbuf untouched; MPI_ERR_ARG for an
+ *     unknown MMPI_SCAN_ALGORITHM;
+ *   Alltoallw: direct exchange (Thakur et al. 2005 §4.6). */
+int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm);
+int MMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm);
+int MMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm);
+int MMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm);
+int MMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm);
+int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+/* ---- end issue 12: more collectives ------------------------------------- */
+
+/* ---- issue 12: non-blocking collectives (capi/nbc.cpp) ------------------
+ * MPI's signatures and semantics; arguments and errors as for the blocking
+ * collectives above, plus MPI_ERR_REQUEST for a null request pointer. The
+ * returned request completes through MMPI_Wait/Test and their variants;
+ * while any is outstanding, every MMPI call that progresses (waits, tests,
+ * blocking calls) advances it. Every rank must start the non-blocking
+ * collectives of a communicator in the same order (MPI-3.1 §5.12); any
+ * number may be outstanding at once, mixed with blocking collectives and
+ * point-to-point. Buffers, and the datatypes' contents, must not be touched
+ * until completion; a user operation (MMPI_Op_create) must not be freed
+ * before completion. Each is a schedule of point-to-point rounds
+ * (libNBC, Hoefler et al. SC07 §3), correct for any layout:
+ *   Ibarrier: dissemination (Hensgen et al. 1988);
+ *   Ibcast: root -> far cluster's member 0, then a binomial tree per cluster;
+ *   Ireduce: binomial tree in rank order to rank 0 (non-commutative safe),
+ *     then to the root; Iallreduce: Ireduce to 0 + Ibcast from 0;
+ *   Ireduce_scatter(_block): Ireduce to 0 + direct scatter;
+ *   Iscan, Iexscan: recursive doubling (Hillis & Steele 1986), Iexscan
+ *     leaves rank 0's recvbuf untouched;
+ *   Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v, w): direct exchange. */
+int MMPI_Ibarrier(MPI_Comm comm, MPI_Request* request);
+int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request);
+int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request);
+int MMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request);
+int MMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request);
+int MMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request);
+int MMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request);
+int MMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request);
+int MMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request* request);
+int MMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request);
+int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request);
+/* ---- end issue 12: non-blocking collectives ----------------------------- */
+
+/* ---- issue 12: more point-to-point (capi/p2p_more.cpp, bsend.cpp,
+ * persistent.cpp) ------------------------------------------------------------
+ * MPI's signatures and semantics on MMPI_COMM_WORLD; errors as for
+ * MMPI_Send/Recv (MPI_ERR_COMM, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_RANK,
+ * MPI_ERR_TAG), plus:
+ *   Rsend, Irsend: standard-mode sends (correct whenever a ready send is).
+ *   Bsend, Ibsend: the message is packed into the buffer attached with
+ *     MMPI_Buffer_attach, using its packed size (MPI_Pack_size) plus
+ *     MPI_BSEND_OVERHEAD bytes until its send completes; returns
+ *     MPI_ERR_BUFFER, sending nothing, if no buffer is attached or the
+ *     message does not fit. Ibsend's request is complete at once.
+ *   Buffer_attach: MPI_ERR_BUFFER if one is attached already, MPI_ERR_ARG
+ *     for size < 0. Buffer_detach waits until every buffered message has
+ *     been sent (or failed with its peer); with none attached it returns
+ *     NULL and size 0. Messages still buffered at MMPI_Finalize are lost:
+ *     detach first.
+ *   Send_init, Bsend_init, Rsend_init, Recv_init, Start, Startall:
+ *     persistent requests; Wait/Test leave them allocated and inactive (a
+ *     wait on an inactive one returns at once with an empty status) until
+ *     MMPI_Request_free. Start on an active one returns MPI_ERR_REQUEST.
+ *   Testany, Testsome, Waitsome (and MMPI_Waitany): MPI semantics; null
+ *     and inactive requests are skipped (index/outcount MPI_UNDEFINED when
+ *     none is active).
+ *   Request_get_status: completion test without freeing.
+ *   Request_free: MPI_ERR_REQUEST for MPI_REQUEST_NULL and for a
+ *     non-blocking collective's request (MPI-3.1 §5.12); an active
+ *     point-to-point or persistent request completes in the background and
+ *     is freed then.
+ *   Sendrecv_replace: through a scratch copy of the buffer. */
+int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MMPI_Buffer_attach(void* buffer, int size);
+int MMPI_Buffer_detach(void* buffer_addr, int* size);
+int MMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int MMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int MMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MMPI_Start(MPI_Request* request);
+int MMPI_Startall(int count, MPI_Request requests[]);
+int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int MMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int MMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int MMPI_Request_free(MPI_Request* request);
+int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+/* ---- end issue 12: more point-to-point ---------------------------------- */
+
 #ifdef __cplusplus
 }
 #endif

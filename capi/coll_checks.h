@@ -1,0 +1,45 @@
+// The argument checks the v-collectives and the non-blocking collectives add
+// to coll_entry.h (blocks of counts, operations, roots), and their failure
+// rule, which names an algorithm instead of a Choice.
+#pragma once
+
+#include <mmpi.h>
+
+#include <cstdio>
+
+#include "../collectives/topology.h"
+#include "coll_entry.h"
+
+namespace zipper::capi {
+
+/// count >= 0 and a valid datatype for each of `n` blocks.
+inline int check_bufs(int n, const int counts[], MPI_Datatype type) {
+  if (counts == nullptr && n > 0) return MPI_ERR_COUNT;
+  for (int i = 0; i < n; ++i)
+    if (counts[i] < 0) return MPI_ERR_COUNT;
+  return check_type(type);
+}
+
+inline int check_op(MPI_Op op) { return op == MPI_OP_NULL ? MPI_ERR_OP : MPI_SUCCESS; }
+
+inline int check_root(const coll::Topology& t, int root) {
+  return root < 0 || root >= t.size ? MPI_ERR_ROOT : MPI_SUCCESS;
+}
+
+/// Any error once ranks have started communicating is fatal: the other ranks
+/// cannot complete the operation (see capi/collectives.cpp).
+inline int finish_named(const char* what, const char* algorithm, const coll::Topology& t, int rc) {
+  if (rc == MPI_SUCCESS) return rc;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  std::fprintf(stderr,
+               "mmpi[rank %d]: %s (algorithm %s) failed: %s; the other ranks cannot complete it, "
+               "aborting the job\n",
+               t.rank, what, algorithm, text);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, rc);
+  return rc;
+}
+
+}  // namespace zipper::capi

@@ -1,0 +1,183 @@
+// C entry points of the collectives added for issue 12: the v-variants,
+// reduce_scatter, scan, exscan and alltoallw (mmpi.h). As in
+// capi/collectives.cpp, arguments are checked before anything is
+// communicated, and a failure after communication began aborts the job.
+// Each has one algorithm (no selection): see the headers in collectives/.
+#include <mmpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "../collectives/allgatherv_two_level.h"
+#include "../collectives/alltoallw_direct.h"
+#include "../collectives/gatherv_two_level.h"
+#include "../collectives/packed_blocks.h"
+#include "../collectives/rank_runs.h"
+#include "../collectives/reduce_scatter_leaders.h"
+#include "../collectives/scan_carry.h"
+#include "../collectives/scan_runs.h"
+#include "../collectives/scatterv_two_level.h"
+#include "coll_checks.h"
+
+using namespace zipper::capi;
+using zipper::coll::Topology;
+
+namespace {
+
+// MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
+// each cluster is one run of ranks) or "runs" (any layout). Read at each
+// call, like the other MMPI_<COLLECTIVE>_ALGORITHM variables but outside
+// Selection until scan joins it. Returns false, printing why, on a bad value.
+bool scan_wants_runs(bool* runs) {
+  const char* v = std::getenv("MMPI_SCAN_ALGORITHM");
+  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
+  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
+  std::fprintf(
+      stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
+      v);
+  return false;
+}
+
+int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  // In place: the input is recvbuf, which the leaders' gather reads before
+  // the final scatter writes it.
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  bool runs = false;
+  if (!scan_wants_runs(&runs)) return MPI_ERR_ARG;
+  // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
+  // interleaved clusters: the run-wise fold at the leaders.
+  if (!runs && zipper::coll::rank_runs(t).size() <= 2)
+    return finish_named(what, "scan_carry", t,
+                  zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
+  return finish_named(what, "scan_runs", t,
+                zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
+}
+
+}  // namespace
+
+extern "C" {
+
+int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root;
+  if (sendbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
+  if (sendbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (am_root) {
+    if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
+    if (displs == nullptr) return MPI_ERR_ARG;
+  }
+  return finish_named("MMPI_Gatherv", "gatherv_two_level", t,
+                zipper::coll::gatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
+                                                recvcounts, displs, recvtype, root));
+}
+
+int MMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root;
+  if (recvbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
+  if (recvbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(recvcount, recvtype)) return rc;
+  if (am_root) {
+    if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
+    if (displs == nullptr) return MPI_ERR_ARG;
+  }
+  return finish_named("MMPI_Scatterv", "scatterv_two_level", t,
+                zipper::coll::scatterv_two_level(t, sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                                 recvcount, recvtype, root));
+}
+
+int MMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (sendbuf != MPI_IN_PLACE)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
+  if (displs == nullptr) return MPI_ERR_ARG;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  return finish_named("MMPI_Allgatherv", "allgatherv_two_level", t,
+                zipper::coll::allgatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
+                                                   recvcounts, displs, recvtype));
+}
+
+int MMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  // In place: recvbuf holds the whole input vector; it is read (native
+  // reduce or gather) before the final scatter overwrites it.
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return finish_named("MMPI_Reduce_scatter", "reduce_scatter_leaders", t,
+                zipper::coll::reduce_scatter_leaders(t, in, recvbuf, recvcounts, datatype, op));
+}
+
+int MMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm) {
+  return scan_entry("MMPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+
+int MMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm) {
+  return scan_entry("MMPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr) return MPI_ERR_ARG;
+  if (!in_place && (sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr))
+    return MPI_ERR_ARG;
+  for (int r = 0; r < t.size; ++r) {
+    if (int rc = check_buf(recvcounts[r], recvtypes[r])) return rc;
+    if (!in_place)
+      if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
+  }
+  // In place: send what recvbuf holds now, packed per peer (MPI_PACKED
+  // matches any type signature).
+  std::vector<char> packed;
+  std::vector<int> counts(t.size), displs(t.size);
+  std::vector<MPI_Datatype> types(t.size, MPI_PACKED);
+  if (in_place) {
+    for (int r = 0; r < t.size; ++r) {
+      displs[r] = static_cast<int>(packed.size());
+      counts[r] = zipper::coll::packed_size(recvcounts[r], recvtypes[r]);
+      const int one = recvcounts[r], zero = 0;
+      if (int rc = zipper::coll::pack_blocks(static_cast<char*>(recvbuf) + rdispls[r], &one, &zero,
+                                             recvtypes[r], {0}, &packed))
+        return rc;
+    }
+    sendbuf = packed.data();
+    sendcounts = counts.data();
+    sdispls = displs.data();
+    sendtypes = types.data();
+  }
+  return finish_named("MMPI_Alltoallw", "alltoallw_direct", t,
+                zipper::coll::alltoallw_direct(t, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                               recvcounts, rdispls, recvtypes));
+}
+
+}  // extern "C"

@@ -1,0 +1,384 @@
+// C entry points of the non-blocking collectives (mmpi.h). Arguments are
+// checked as for the blocking collectives (capi/collectives.cpp), then the
+// call builds a schedule (collectives/schedule.h), starts its first round
+// and returns an MMPI_Request of kind kProgressable; MMPI_Wait/Test and every
+// other progressing call advance it. A failure to start aborts the job, as
+// for the blocking collectives: the other ranks could not complete it.
+#include <mmpi.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "../collectives/nbc_barrier_dissemination.h"
+#include "../collectives/nbc_bcast_binomial.h"
+#include "../collectives/nbc_direct.h"
+#include "../collectives/nbc_reduce_binomial.h"
+#include "../collectives/nbc_scan_doubling.h"
+#include "../collectives/packed_blocks.h"
+#include "../collectives/schedule.h"
+#include "../collectives/tags_ops.h"
+#include "../collectives/typed_buffer.h"
+#include "coll_checks.h"
+#include "progress.h"
+
+using namespace zipper::capi;
+using zipper::client::Request;
+using zipper::client::RequestKind;
+using zipper::coll::Block;
+using zipper::coll::elem;
+using zipper::coll::Schedule;
+using zipper::coll::Topology;
+
+namespace {
+
+// The n-th non-blocking collective on a communicator gets the same tag on
+// every rank (MPI: all ranks start them in the same order).
+int next_tag(const Topology& t) {
+  return zipper::coll::kTagNbcBase +
+         static_cast<int>(t.comm->nbc_started++ % zipper::coll::kNbcTagSpan);
+}
+
+std::unique_ptr<Schedule> make(const Topology& t) {
+  return std::make_unique<Schedule>(t, next_tag(t));
+}
+
+// Starts `s` and hands it out as *request.
+int launch(const char* what, std::unique_ptr<Schedule> s, MPI_Request* request) {
+  install_progress_hook();
+  const Topology t = s->topology();
+  if (int rc = s->start()) return finish_named(what, "schedule", t, rc);
+  auto r = std::make_unique<Request>();
+  r->kind = RequestKind::kProgressable;
+  r->progressable = std::move(s);
+  *request = to_handle(std::move(r));
+  return MPI_SUCCESS;
+}
+
+Block at(const void* buf, MPI_Aint index, int count, MPI_Datatype type) {
+  return Block{const_cast<void*>(elem(buf, index, type)), count, type, true};
+}
+
+int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_REQUEST : 0; }
+
+}  // namespace
+
+extern "C" {
+
+int MMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  auto s = make(t);
+  zipper::coll::nbc_barrier_dissemination(*s);
+  return launch("MMPI_Ibarrier", std::move(s), request);
+}
+
+int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  auto s = make(t);
+  zipper::coll::nbc_bcast_binomial(*s, buffer, count, datatype, root);
+  return launch("MMPI_Ibcast", std::move(s), request);
+}
+
+int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
+  auto s = make(t);
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  zipper::coll::nbc_reduce_binomial(*s, in, recvbuf, count, datatype, op, root);
+  return launch("MMPI_Ireduce", std::move(s), request);
+}
+
+int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  auto s = make(t);
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  // Reduce to rank 0, then broadcast from it: rank order for any operation.
+  zipper::coll::nbc_reduce_binomial(*s, in, recvbuf, count, datatype, op, 0);
+  s->end_round();
+  zipper::coll::nbc_bcast_binomial(*s, recvbuf, count, datatype, 0);
+  return launch("MMPI_Iallreduce", std::move(s), request);
+}
+
+int MMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr) return MPI_ERR_ARG;
+  if (!in_place && (sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr))
+    return MPI_ERR_ARG;
+  for (int r = 0; r < t.size; ++r) {
+    if (int rc = check_buf(recvcounts[r], recvtypes[r])) return rc;
+    if (!in_place)
+      if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
+  }
+  auto s = make(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  auto* out = static_cast<char*>(recvbuf);
+  for (int r = 0; r < t.size; ++r)
+    recvs[r] = Block{out + rdispls[r], recvcounts[r], recvtypes[r], true};
+  if (in_place) {
+    // Snapshot what recvbuf holds now, packed per peer (MPI_PACKED matches
+    // any type signature).
+    std::vector<char> packed;
+    std::vector<int> at(t.size + 1, 0);
+    for (int r = 0; r < t.size; ++r) {
+      const int one = recvcounts[r], zero = 0;
+      if (int rc =
+              zipper::coll::pack_blocks(out + rdispls[r], &one, &zero, recvtypes[r], {0}, &packed))
+        return rc;
+      at[r + 1] = static_cast<int>(packed.size());
+    }
+    auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(packed.size()), MPI_BYTE));
+    if (!packed.empty()) std::copy(packed.begin(), packed.end(), copy);
+    for (int r = 0; r < t.size; ++r)
+      sends[r] = Block{copy + at[r], at[r + 1] - at[r], MPI_PACKED, true};
+  } else {
+    const auto* in = static_cast<const char*>(sendbuf);
+    for (int r = 0; r < t.size; ++r)
+      sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
+  }
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return launch("MMPI_Ialltoallw", std::move(s), request);
+}
+
+int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
+  if (rdispls == nullptr) return MPI_ERR_ARG;
+  if (!in_place) {
+    if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
+    if (sdispls == nullptr) return MPI_ERR_ARG;
+  }
+  // Byte displacements and per-peer types: the alltoallw case.
+  const MPI_Aint rext = zipper::coll::extent_of(recvtype);
+  const MPI_Aint sext = in_place ? 0 : zipper::coll::extent_of(sendtype);
+  std::vector<int> sd(t.size), rd(t.size);
+  std::vector<MPI_Datatype> st(t.size, sendtype), rt(t.size, recvtype);
+  for (int r = 0; r < t.size; ++r) {
+    rd[r] = static_cast<int>(rdispls[r] * rext);
+    if (!in_place) sd[r] = static_cast<int>(sdispls[r] * sext);
+  }
+  return MMPI_Ialltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts, rd.data(),
+                         rt.data(), comm, request);
+}
+
+int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (int rc = check_buf(recvcount, recvtype)) return rc;
+  if (!in_place)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  std::vector<int> sc(t.size, sendcount), rc(t.size, recvcount), sd(t.size), rd(t.size);
+  for (int r = 0; r < t.size; ++r) {
+    sd[r] = r * sendcount;
+    rd[r] = r * recvcount;
+  }
+  return MMPI_Ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(),
+                         recvtype, comm, request);
+}
+
+int MMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root, in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !am_root) return MPI_ERR_BUFFER;
+  if (!in_place)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (am_root) {
+    if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
+    if (displs == nullptr) return MPI_ERR_ARG;
+  }
+  auto s = make(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  if (!in_place) sends[root] = at(sendbuf, 0, sendcount, sendtype);
+  if (am_root)
+    for (int r = 0; r < t.size; ++r)
+      if (r != root || !in_place) recvs[r] = at(recvbuf, displs[r], recvcounts[r], recvtype);
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return launch("MMPI_Igatherv", std::move(s), request);
+}
+
+int MMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  std::vector<int> counts(t.size, recvcount), displs(t.size);
+  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
+  const bool am_root = t.rank == root;
+  if (am_root && recvcount < 0) return MPI_ERR_COUNT;
+  return MMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                       recvtype, root, comm, request);
+}
+
+int MMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root, in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !am_root) return MPI_ERR_BUFFER;
+  if (!in_place)
+    if (int rc = check_buf(recvcount, recvtype)) return rc;
+  if (am_root) {
+    if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
+    if (displs == nullptr) return MPI_ERR_ARG;
+  }
+  auto s = make(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  if (!in_place) recvs[root] = at(recvbuf, 0, recvcount, recvtype);
+  if (am_root)
+    for (int r = 0; r < t.size; ++r)
+      if (r != root || !in_place) sends[r] = at(sendbuf, displs[r], sendcounts[r], sendtype);
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return launch("MMPI_Iscatterv", std::move(s), request);
+}
+
+int MMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  if (t.rank == root && sendcount < 0) return MPI_ERR_COUNT;
+  std::vector<int> counts(t.size, sendcount), displs(t.size);
+  for (int r = 0; r < t.size; ++r) displs[r] = r * sendcount;
+  return MMPI_Iscatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request);
+}
+
+int MMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place)
+    if (int rc = check_buf(sendcount, sendtype)) return rc;
+  if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
+  if (displs == nullptr) return MPI_ERR_ARG;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  auto s = make(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  const Block mine = in_place ? at(recvbuf, displs[t.rank], recvcounts[t.rank], recvtype)
+                              : at(sendbuf, 0, sendcount, sendtype);
+  for (int r = 0; r < t.size; ++r) {
+    sends[r] = mine;
+    if (r != t.rank || !in_place) recvs[r] = at(recvbuf, displs[r], recvcounts[r], recvtype);
+  }
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return launch("MMPI_Iallgatherv", std::move(s), request);
+}
+
+int MMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  std::vector<int> counts(t.size, recvcount), displs(t.size);
+  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
+  return MMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                          recvtype, comm, request);
+}
+
+int MMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  std::vector<int> offset(t.size + 1, 0);
+  for (int r = 0; r < t.size; ++r) offset[r + 1] = offset[r] + recvcounts[r];
+  auto s = make(t);
+  // Reduce the whole vector to rank 0 in rank order, then scatter the blocks.
+  void* full = s->scratch(t.rank == 0 ? offset[t.size] : 0, datatype);
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  zipper::coll::nbc_reduce_binomial(*s, in, full, offset[t.size], datatype, op, 0);
+  s->end_round();
+  std::vector<Block> sends(t.size), recvs(t.size);
+  recvs[0] = at(recvbuf, 0, recvcounts[t.rank], datatype);
+  if (t.rank == 0)
+    for (int r = 0; r < t.size; ++r) sends[r] = at(full, offset[r], recvcounts[r], datatype);
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return launch("MMPI_Ireduce_scatter", std::move(s), request);
+}
+
+int MMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (recvcount < 0) return MPI_ERR_COUNT;
+  std::vector<int> counts(t.size, recvcount);
+  return MMPI_Ireduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm, request);
+}
+
+static int iscan(const char* what, const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request,
+                 bool exclusive) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  auto s = make(t);
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  zipper::coll::nbc_scan_doubling(*s, in, recvbuf, count, datatype, op, exclusive);
+  return launch(what, std::move(s), request);
+}
+
+int MMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request) {
+  return iscan("MMPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request, false);
+}
+
+int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request) {
+  return iscan("MMPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request, true);
+}
+
+}  // extern "C"

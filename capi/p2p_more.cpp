@@ -1,0 +1,156 @@
+// Point-to-point calls added for issue 12 on top of MMPI_Isend/Irecv and
+// the request engine: ready sends (standard sends here: a ready send is
+// correct only if the receive is posted, and then a standard send is too),
+// Sendrecv_replace, Testany, Testsome, Waitsome, Request_get_status and
+// Request_free.
+#include <mmpi.h>
+
+#include <vector>
+
+#include "../client/engine.h"
+#include "../client/runtime.h"
+#include "../collectives/schedule.h"
+#include "../collectives/typed_buffer.h"
+#include "coll_checks.h"
+#include "progress.h"
+
+using zipper::client::Request;
+using zipper::client::Runtime;
+using namespace zipper::capi;
+
+namespace {
+
+// Collects every completed active request of the array (Testsome/Waitsome).
+int collect_some(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  Runtime* rt = Runtime::get();
+  bool any_error = false;
+  *outcount = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (!active(requests[i]) || !rt->engine().test(*peek(requests[i]))) continue;
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[*outcount];
+    const int err = collect(&requests[i], st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+    any_error |= err != MPI_SUCCESS;
+    indices[(*outcount)++] = i;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+bool none_active(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i)
+    if (active(requests[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+  return MMPI_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return MMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (int rc = check_buf(count, datatype)) return rc;
+  // Receive into scratch laid out like buf, then copy over what was sent.
+  zipper::coll::TypedBuffer in(count, datatype);
+  MPI_Status st;
+  const int rc = MMPI_Sendrecv(buf, count, datatype, dest, sendtag, in.data(), count, datatype,
+                               source, recvtag, comm, &st);
+  if (status != MPI_STATUS_IGNORE) *status = st;
+  if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) return rc;
+  int received = 0;
+  MPI_Get_count(&st, datatype, &received);
+  if (received == MPI_UNDEFINED) received = count;  // partial element: copy what fits
+  return zipper::coll::copy_typed(in.data(), buf, received, datatype);
+}
+
+int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (count < 0) return MPI_ERR_COUNT;
+  *index = MPI_UNDEFINED;
+  if (none_active(count, requests)) {
+    *flag = 1;
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  *flag = 0;
+  for (int i = 0; i < count; ++i) {
+    if (active(requests[i]) && rt->engine().test(*peek(requests[i]))) {
+      *flag = 1;
+      *index = i;
+      return collect(&requests[i], status);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int MMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
+  if (Runtime::get() == nullptr) return MPI_ERR_OTHER;
+  if (incount < 0) return MPI_ERR_COUNT;
+  if (none_active(incount, requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  return collect_some(incount, requests, outcount, indices, statuses);
+}
+
+int MMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (incount < 0) return MPI_ERR_COUNT;
+  if (none_active(incount, requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  rt->engine().wait_until(
+      [&] {
+        for (int i = 0; i < incount; ++i)
+          if (active(requests[i]) && rt->engine().test(*peek(requests[i]))) return true;
+        return false;
+      },
+      true);
+  return collect_some(incount, requests, outcount, indices, statuses);
+}
+
+int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (!active(request)) {
+    *flag = 1;
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  Request& r = *peek(request);
+  *flag = rt->engine().test(r);
+  if (*flag) zipper::client::Engine::fill_status(r, status);
+  return MPI_SUCCESS;
+}
+
+int MMPI_Request_free(MPI_Request* request) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
+  Request* r = peek(*request);
+  // MPI-3.1 §5.12: freeing a non-blocking collective's request is erroneous.
+  if (dynamic_cast<zipper::coll::Schedule*>(r->progressable.get()) != nullptr)
+    return MPI_ERR_REQUEST;
+  const bool running = active(*request) && !rt->engine().test(*r);
+  zipper::client::RequestPtr owned = take(request);
+  // An active request completes in the background and is freed then.
+  if (running) detach(std::move(owned));
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

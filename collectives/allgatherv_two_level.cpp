@@ -1,0 +1,39 @@
+#include "allgatherv_two_level.h"
+
+#include <vector>
+
+#include "packed_blocks.h"
+#include "pending.h"
+#include "tags_ops.h"
+
+namespace zipper::coll {
+
+int allgatherv_two_level(const Topology& t, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                         const int displs[], MPI_Datatype recvtype) {
+  std::vector<int> mine, theirs, counts, disps;
+  for (int i = 0; i < t.local_size; ++i) {
+    mine.push_back(t.local_member(i));
+    counts.push_back(recvcounts[mine.back()]);
+    disps.push_back(displs[mine.back()]);
+  }
+  if (int rc = MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), disps.data(),
+                              recvtype, t.local))
+    return rc;
+  if (t.standalone()) return MPI_SUCCESS;
+  for (int j = 0; j < t.remote_size; ++j) theirs.push_back(t.remote_member(j));
+  int bytes = 0;
+  for (int r : theirs) bytes += packed_size(recvcounts[r], recvtype);
+  std::vector<char> in(bytes), out;
+  if (t.local_rank == 0) {
+    if (int rc = pack_blocks(recvbuf, recvcounts, displs, recvtype, mine, &out)) return rc;
+    Pending p(t);
+    p.irecv(in.data(), bytes, MPI_BYTE, t.remote_member(0), kTagAllgatherv);
+    p.isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, t.remote_member(0), kTagAllgatherv);
+    if (int rc = p.wait()) return rc;
+  }
+  if (int rc = MPI_Bcast(in.data(), bytes, MPI_BYTE, 0, t.local)) return rc;
+  return unpack_blocks(in, recvbuf, recvcounts, displs, recvtype, theirs);
+}
+
+}  // namespace zipper::coll

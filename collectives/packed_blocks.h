@@ -1,0 +1,25 @@
+// Several ranks' blocks (each `counts[r]` elements of `type` at element
+// displacement `displs[r]`) packed back to back into bytes, so that a whole
+// cluster's blocks cross zipperd as one message whatever the datatype.
+// libmmpi runs on homogeneous clusters, where a packed block of `n`
+// elements is exactly n * MPI_Type_size bytes.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace zipper::coll {
+
+/// Bytes of `count` elements of `type` once packed.
+int packed_size(int count, MPI_Datatype type);
+
+/// Appends the blocks of `ranks` (in that order) from `buf` to `out`.
+/// Returns an MPI error code.
+int pack_blocks(const void* buf, const int counts[], const int displs[], MPI_Datatype type,
+                const std::vector<int>& ranks, std::vector<char>* out);
+/// The reverse: unpacks `in` (as written by pack_blocks) into `buf`.
+int unpack_blocks(const std::vector<char>& in, void* buf, const int counts[], const int displs[],
+                  MPI_Datatype type, const std::vector<int>& ranks);
+
+}  // namespace zipper::coll

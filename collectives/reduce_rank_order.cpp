@@ -1,0 +1,58 @@
+#include "reduce_rank_order.h"
+
+#include "combine.h"
+#include "pending.h"
+#include "rank_runs.h"
+#include "tags_ops.h"
+#include "typed_buffer.h"
+
+namespace zipper::coll {
+
+namespace {
+
+// Both leaders end with all runs folded in rank order.
+int fold_runs(const Topology& t, const std::vector<Run>& runs, const void* mine, const void* theirs,
+              void* result, int count, MPI_Datatype type, MPI_Op op) {
+  TypedBuffer tmp(count, type);
+  bool defined = false;
+  MPI_Aint km = 0, kt = 0;
+  for (const Run& run : runs) {
+    const void* x = run.local ? elem(mine, km++ * count, type) : elem(theirs, kt++ * count, type);
+    if (int rc = fold_right(result, &defined, x, tmp.data(), count, type, op)) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int reduce_rank_order(const Topology& t, const void* sendbuf, void* result, int count,
+                      MPI_Datatype type, MPI_Op op) {
+  const bool leader = t.local_rank == 0;
+  const std::vector<Run> runs = rank_runs(t);
+  int commute = 0;
+  MPI_Op_commutative(op, &commute);
+  if (commute || runs.size() <= 2) {
+    if (int rc = MPI_Reduce(sendbuf, result, count, type, op, 0, t.local)) return rc;
+    if (!leader || t.standalone()) return MPI_SUCCESS;
+    Pending p(t);
+    TypedBuffer theirs(count, type);
+    p.irecv(theirs.data(), count, type, t.remote_member(0), kTagReduceRuns);
+    p.isend(result, count, type, t.remote_member(0), kTagReduceRuns);
+    if (int rc = p.wait()) return rc;
+    // Runs: [mine, theirs] or [theirs, mine] (commutative: order is free).
+    return combine(!t.is_local(0), result, theirs.data(), count, type, op);
+  }
+  TypedBuffer all(leader ? MPI_Aint{t.local_size} * count : 0, type);
+  if (int rc = MPI_Gather(sendbuf, count, type, all.data(), count, type, 0, t.local)) return rc;
+  if (!leader) return MPI_SUCCESS;
+  const int nmine = count_runs(runs, true), ntheirs = count_runs(runs, false);
+  TypedBuffer mine(MPI_Aint{nmine} * count, type), theirs(MPI_Aint{ntheirs} * count, type);
+  if (int rc = reduce_local_runs(t, runs, all.data(), mine.data(), count, type, op)) return rc;
+  Pending p(t);
+  p.irecv(theirs.data(), ntheirs * count, type, t.remote_member(0), kTagReduceRuns);
+  p.isend(mine.data(), nmine * count, type, t.remote_member(0), kTagReduceRuns);
+  if (int rc = p.wait()) return rc;
+  return fold_runs(t, runs, mine.data(), theirs.data(), result, count, type, op);
+}
+
+}  // namespace zipper::coll
