@@ -274,8 +274,8 @@ int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
                 MPI_Request* request);
 int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request* request);
-int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request* request);
 int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -343,14 +343,12 @@ int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
  *     point-to-point or persistent request completes in the background and
  *     is freed then.
  *   Sendrecv_replace: through a scratch copy of the buffer. */
-int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm);
-int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request);
-int MMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm);
-int MMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request* request);
+int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
+int MMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
 int MMPI_Buffer_attach(void* buffer, int size);
 int MMPI_Buffer_detach(void* buffer_addr, int* size);
 int MMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -359,8 +357,8 @@ int MMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                     MPI_Comm comm, MPI_Request* request);
 int MMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request);
-int MMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request* request);
+int MMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request);
 int MMPI_Start(MPI_Request* request);
 int MMPI_Startall(int count, MPI_Request requests[]);
 int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);

@@ -28,6 +28,7 @@
 static int rank, size, nlow;
 static long long checks;
 static char where[256];
+static int nb; /* 1: the same cases through the non-blocking variant + MMPI_Wait */
 
 #define FAIL(...)                                                                  \
   do {                                                                             \
@@ -37,10 +38,11 @@ static char where[256];
     MMPI_Abort(MMPI_COMM_WORLD, 1);                                                \
   } while (0)
 static int verbose; /* MMPI_OPS_ITEST_VERBOSE=1: every rank prints each case */
-#define CASE(...)                                                    \
-  do {                                                               \
-    snprintf(where, sizeof where, __VA_ARGS__);                      \
-    if (verbose) fprintf(stderr, "rank %d case: %s\n", rank, where); \
+#define CASE(...)                                                             \
+  do {                                                                        \
+    int at_ = snprintf(where, sizeof where, "%s", nb ? "non-blocking " : ""); \
+    snprintf(where + at_, sizeof where - at_, __VA_ARGS__);                   \
+    if (verbose) fprintf(stderr, "rank %d case: %s\n", rank, where);          \
   } while (0)
 #define CHECK_MPI(call)                                         \
   do {                                                          \
@@ -213,8 +215,15 @@ static void test_gatherv(int k, int pattern, int root, int in_place) {
   const int am_root = rank == root;
   if (am_root && in_place)
     gen(k, (char*)recv + displs[rank] * K[k].extent, counts[rank], rank, 0, seed);
-  CHECK_MPI(MMPI_Gatherv(am_root && in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type, recv,
-                         counts, displs, K[k].type, root, MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI(MMPI_Igatherv(am_root && in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type,
+                            recv, counts, displs, K[k].type, root, MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MMPI_Gatherv(am_root && in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type, recv,
+                           counts, displs, K[k].type, root, MMPI_COMM_WORLD));
+  }
   if (am_root) {
     size_t at = 0;
     for (int r = size - 1; r >= 0; --r) {
@@ -246,9 +255,17 @@ static void test_scatterv(int k, int pattern, int root, int in_place) {
     for (int r = 0; r < size; ++r)
       gen(k, (char*)send + displs[r] * K[k].extent, counts[r], r, 0, seed);
   void* recv = alloc_fill(counts[rank] * K[k].extent + K[k].extent);
-  CHECK_MPI(MMPI_Scatterv(send, counts, displs, K[k].type,
-                          am_root && in_place ? MPI_IN_PLACE : recv, counts[rank], K[k].type, root,
-                          MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI(MMPI_Iscatterv(send, counts, displs, K[k].type,
+                             am_root && in_place ? MPI_IN_PLACE : recv, counts[rank], K[k].type,
+                             root, MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MMPI_Scatterv(send, counts, displs, K[k].type,
+                            am_root && in_place ? MPI_IN_PLACE : recv, counts[rank], K[k].type,
+                            root, MMPI_COMM_WORLD));
+  }
   if (am_root && in_place) {
     verify_untouched(recv, 0, (counts[rank] + 1) * K[k].extent, "scatterv in place: recvbuf");
   } else {
@@ -273,8 +290,15 @@ static void test_allgatherv(int k, int pattern, int in_place) {
   void* send = ref_block(k, counts[rank], rank, 0, seed);
   void* recv = alloc_fill((size_t)span * K[k].extent);
   if (in_place) gen(k, (char*)recv + displs[rank] * K[k].extent, counts[rank], rank, 0, seed);
-  CHECK_MPI(MMPI_Allgatherv(in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type, recv, counts,
-                            displs, K[k].type, MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI(MMPI_Iallgatherv(in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type, recv,
+                               counts, displs, K[k].type, MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MMPI_Allgatherv(in_place ? MPI_IN_PLACE : send, counts[rank], K[k].type, recv, counts,
+                              displs, K[k].type, MMPI_COMM_WORLD));
+  }
   for (int r = 0; r < size; ++r) {
     void* ref = ref_block(k, counts[r], r, 0, seed);
     verify_block(k, (char*)recv + displs[r] * K[k].extent, ref, counts[r], "allgatherv block");
@@ -336,8 +360,15 @@ static void test_alltoallw(int big, int in_place) {
     }
     free(vals);
   }
-  CHECK_MPI(MMPI_Alltoallw(in_place ? MPI_IN_PLACE : send, sc, sd, st, recv, rc, rd, rt,
-                           MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI(MMPI_Ialltoallw(in_place ? MPI_IN_PLACE : send, sc, sd, st, recv, rc, rd, rt,
+                              MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MMPI_Alltoallw(in_place ? MPI_IN_PLACE : send, sc, sd, st, recv, rc, rd, rt,
+                             MMPI_COMM_WORLD));
+  }
   for (int s = 0; s < size; ++s) {
     const int n = pairs(s, rank, big, in_place);
     void* ref = ref_block(K_INT, 2 * n, s, rank, seed);
@@ -418,7 +449,7 @@ static void test_v_errors(void) {
 }
 
 static void suite_v(void) {
-  test_v_errors();
+  if (!nb) test_v_errors();
   for (int k = K_INT; k <= K_VEC; ++k)
     for (int pattern = 0; pattern < 3; ++pattern) {
       for (int i = 0; i < nroots; ++i)
@@ -512,8 +543,15 @@ static void test_scan(int ri, int count, int exclusive, int in_place) {
   void* send = ref_block(rd->k, count, rank, 0, seed);
   void* recv = alloc_fill((count + 1) * ext);
   if (in_place) gen(rd->k, recv, count, rank, 0, seed);
-  CHECK_MPI((exclusive ? MMPI_Exscan : MMPI_Scan)(in_place ? MPI_IN_PLACE : send, recv, count,
-                                                  K[rd->k].type, rd->op, MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI((exclusive ? MMPI_Iexscan : MMPI_Iscan)(in_place ? MPI_IN_PLACE : send, recv, count,
+                                                      K[rd->k].type, rd->op, MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI((exclusive ? MMPI_Exscan : MMPI_Scan)(in_place ? MPI_IN_PLACE : send, recv, count,
+                                                    K[rd->k].type, rd->op, MMPI_COMM_WORLD));
+  }
   if (exclusive && rank == 0) {
     /* Undefined by MPI; libmmpi leaves it as it was. */
     void* ref = in_place ? ref_block(rd->k, count, rank, 0, seed) : alloc_fill(count * ext);
@@ -544,8 +582,15 @@ static void test_reduce_scatter(int ri, int pattern, int in_place) {
   void* send = ref_block(rd->k, total, rank, 0, seed);
   void* recv = alloc_fill((in_place ? total : (size_t)counts[rank] + 1) * ext);
   if (in_place) gen(rd->k, recv, total, rank, 0, seed);
-  CHECK_MPI(MMPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send, recv, counts, K[rd->k].type, rd->op,
-                                MMPI_COMM_WORLD));
+  if (nb) {
+    MPI_Request r;
+    CHECK_MPI(MMPI_Ireduce_scatter(in_place ? MPI_IN_PLACE : send, recv, counts, K[rd->k].type,
+                                   rd->op, MMPI_COMM_WORLD, &r));
+    CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MMPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send, recv, counts, K[rd->k].type,
+                                  rd->op, MMPI_COMM_WORLD));
+  }
   void* ref = ref_prefix(rd, size - 1, mine_at, counts[rank], total, seed);
   verify_block(rd->k, recv, ref, counts[rank], "reduce_scatter block");
   if (!in_place)
@@ -873,8 +918,18 @@ static void nbc_errors(void) {
   CHECK_MPI(MMPI_Wait(&r, MPI_STATUS_IGNORE));
 }
 
+static void suite_v(void);
+static void suite_scan(void);
+
 static void suite_nbc(void) {
   nbc_errors();
+  /* Every ops_v and ops_scan case (except the argument errors) again,
+   * through Igatherv, Iscatterv, Iallgatherv, Ialltoallw, Iscan, Iexscan and
+   * Ireduce_scatter. */
+  nb = 1;
+  suite_v();
+  suite_scan();
+  nb = 0;
   for (int iter = 0; iter < 2; ++iter)
     for (int i = 0; i < nroots; ++i)
       for (int pattern = 1; pattern < 3; ++pattern) nbc_round(iter, roots[i], pattern);
