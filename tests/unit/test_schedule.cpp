@@ -25,22 +25,33 @@
 namespace zipper::coll {
 namespace {
 
-// Rank r's view of MMPI_COMM_WORLD with x low and y high ranks.
-Topology layout(int x, int y, int r) {
-  Topology t;
-  t.rank = r;
-  t.size = x + y;
-  t.x = x;
-  t.y = y;
-  const bool high = r >= x;
-  t.offset = high ? x : 0;
-  t.local_size = high ? y : x;
-  t.local_rank = r - t.offset;
-  if (y > 0) {
-    t.remote_offset = high ? 0 : x;
-    t.remote_size = t.size - t.local_size;
+// The simulation delivers messages itself: schedules never reach the engine.
+class NoEngine final : public client::PointToPoint {
+ public:
+  int isend(const client::CommPtr&, client::Traffic, const void*, int, MPI_Datatype, int, int,
+            client::RequestPtr*, client::SendMode) override {
+    ADD_FAILURE() << "schedule sent through the engine";
+    return MPI_ERR_INTERN;
   }
-  return t;
+  int irecv(const client::CommPtr&, client::Traffic, void*, int, MPI_Datatype, int, int,
+            client::RequestPtr*) override {
+    ADD_FAILURE() << "schedule received through the engine";
+    return MPI_ERR_INTERN;
+  }
+  bool test(client::Request&) override { return true; }
+  void wait_until(const std::function<bool()>&, bool) override {}
+};
+
+// Rank r's view of a world communicator with x low and y high ranks.
+Topology layout(int x, int y, int r) {
+  static NoEngine engine;
+  std::vector<int> world(static_cast<std::size_t>(x + y));
+  for (int i = 0; i < x + y; ++i) world[static_cast<std::size_t>(i)] = i;
+  const bool high = r >= x;
+  auto comm = std::make_shared<client::Comm>(
+      client::RankMap(world, x + y, high ? x : 0, high ? x + y : x), r, client::kWorldCid,
+      client::NativeComm(), client::NativeComm());
+  return Topology::of(engine, comm);
 }
 
 struct Result {
