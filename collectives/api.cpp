@@ -35,6 +35,8 @@ namespace {
 Selection g_selection;
 }  // namespace
 
+Selection& selection() { return g_selection; }
+
 bool init_collectives(std::string* why) {
   g_selection = Selection();
   return g_selection.load(why);
@@ -89,8 +91,9 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
                    MPI_Datatype type, MPI_Op op) {
   if (ch.algorithm == Algorithm::kRabenseifner)
     return allreduce_rabenseifner(t, sendbuf, recvbuf, count, type, op,
-                                  ch.inter_senders ? ch.inter_senders : t.max_senders());
-  return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op);
+                                  ch.inter_senders ? ch.inter_senders : t.max_senders(),
+                                  ch.segment);
+  return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op, ch.segment);
 }
 
 int senders(const Topology& t, Choice ch) {
@@ -116,9 +119,10 @@ int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
   Choice ch = g_selection.choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int rc = ch.algorithm == Algorithm::kVanDeGeijn
-                     ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders)
-                     : bcast_farfirst(t, buffer, count, datatype, root);
+  const int rc =
+      ch.algorithm == Algorithm::kVanDeGeijn
+          ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders, ch.segment)
+          : bcast_farfirst(t, buffer, count, datatype, root, ch.segment);
   return finish("MMPI_Bcast", t, ch, rc);
 }
 
@@ -132,7 +136,7 @@ int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
   const Choice ch = g_selection.choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
   return finish("MMPI_Reduce", t, ch,
-                reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root));
+                reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root, ch.segment));
 }
 
 int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -185,11 +189,12 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   }
   Choice ch = g_selection.choose(Collective::kAlltoallv, largest, t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int rc = ch.algorithm == Algorithm::kAggregated
-                     ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                            recvcounts, rdispls, recvtype, ch.inter_senders, false)
-                     : alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                        recvcounts, rdispls, recvtype);
+  const int rc =
+      ch.algorithm == Algorithm::kAggregated
+          ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, ch.inter_senders, false, ch.segment)
+          : alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype);
   return finish("MMPI_Alltoallv", t, ch, rc);
 }
 
@@ -216,11 +221,12 @@ int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   Choice ch = g_selection.choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int err = ch.algorithm == Algorithm::kAggregated
-                      ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
-                                             rc.data(), rd.data(), recvtype, ch.inter_senders, true)
-                      : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
-                                         rc.data(), rd.data(), recvtype);
+  const int err =
+      ch.algorithm == Algorithm::kAggregated
+          ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
+                                 rd.data(), recvtype, ch.inter_senders, true, ch.segment)
+          : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
+                             rd.data(), recvtype);
   return finish("MMPI_Alltoall", t, ch, err);
 }
 

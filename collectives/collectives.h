@@ -5,8 +5,13 @@
 
 namespace zipper::coll {
 
+class Selection;
+
 /// Loads algorithm selection (environment, tuning file) at MMPI_Init.
 /// Returns false and sets *why on invalid settings.
 bool init_collectives(std::string* why);
+
+/// The process's selection (MMPIX_Coll_set and its siblings change it).
+Selection& selection();
 
 }  // namespace zipper::coll
