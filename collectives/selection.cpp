@@ -278,8 +278,9 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
       if (!read_choice(*c, *sect, origin, &ch, true, why)) return false;
       pc.fixed = ch;
     } else if ((*sect)["inter_senders"] || (*sect)["segment_bytes"]) {
-      *why = where(*sect, origin) + ": " + k + ".inter_senders and " + k + ".segment_bytes need " +
-             k + ".algorithm";
+      *why = where(*sect, origin) + ": " + k +
+             ((*sect)["inter_senders"] ? ".inter_senders" : ".segment_bytes") + " needs " + k +
+             ".algorithm";
       return false;
     }
     if (auto rules = (*sect)["rule"]) {

@@ -37,8 +37,7 @@ double LinkParams::o_r(double bytes) const {
       points, bytes, [](const SizePoint& p) { return p.o_r; }, 0.0);
 }
 
-LinkParams derive(const std::vector<PrttSample>& samples, int n, double d_us,
-                  std::uint64_t g_fit_from) {
+LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g_fit_from) {
   LinkParams out;
   if (samples.empty() || n < 2) return out;
   for (const PrttSample& s : samples) {
@@ -46,7 +45,7 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n, double d_us,
     p.bytes = s.bytes;
     p.rtt = s.prtt1;
     p.g = std::max(0.0, (s.prttn - s.prtt1) / (n - 1));
-    p.o_s = std::max(0.0, (s.prttd - s.prtt1) / (n - 1) - d_us);
+    p.o_s = std::max(0.0, (s.prttd - s.prtt1) / (n - 1) - s.d);
     p.o_r = std::max(0.0, s.o_r);
     out.points.push_back(p);
   }
@@ -74,7 +73,7 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n, double d_us,
   return out;
 }
 
-std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, double factor,
+std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, double rel,
                                          double min_jump_us) {
   std::vector<Threshold> out;
   if (pts.size() < 3) return out;
@@ -93,7 +92,8 @@ std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, doub
     }
     const double db = static_cast<double>(pts[i + 1].bytes - pts[i].bytes);
     const double expected = trend * db, actual = pts[i + 1].rtt - pts[i].rtt;
-    if (actual > factor * expected && actual - expected >= min_jump_us)
+    const double excess = actual - expected;
+    if (excess >= min_jump_us && excess >= rel * pts[i].rtt)
       out.push_back({pts[i].bytes, pts[i + 1].bytes, actual - expected});
   }
   return out;

@@ -16,6 +16,7 @@ struct PrttSample {
   double prtt1 = 0;  // PRTT(1, 0, s)
   double prttn = 0;  // PRTT(n, 0, s)
   double prttd = 0;  // PRTT(n, d, s)
+  double d = 0;      // the delay d used for prttd, µs (> g(s))
   double o_r = 0;    // receive overhead measured directly (message already there), µs
 };
 
@@ -41,16 +42,15 @@ struct LinkParams {
   double o_r(double bytes) const;
 };
 
-/// Derives the parameters from PRTT samples taken with n messages and delay
-/// d (µs), per Hoefler et al. §3:
+/// Derives the parameters from PRTT samples taken with n messages (each
+/// sample's own delay d, µs), per Hoefler et al. §3:
 ///   g(s)   = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)
 ///   o_s(s) = (PRTT(n,d,s) - PRTT(1,0,s)) / (n - 1) - d
 ///   L      = PRTT(1,0,s_min) / 2 - g(s_min)        (Kielmann et al., pLogP)
 ///   G      = least-squares slope of g(s) over the sizes >= g_fit_from bytes.
 /// Negative estimates (noise) are clamped to 0. `samples` ascending by size,
 /// n >= 2; returns an empty LinkParams (no points) if samples is empty.
-LinkParams derive(const std::vector<PrttSample>& samples, int n, double d_us,
-                  std::uint64_t g_fit_from = 65536);
+LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g_fit_from = 65536);
 
 /// A protocol change seen on the curve (e.g. eager -> rendezvous).
 struct Threshold {
@@ -58,11 +58,11 @@ struct Threshold {
   double jump_us = 0;                  // excess of PRTT(1,0) over the trend, µs
 };
 
-/// Finds the sizes where PRTT(1, 0, s) rises more than `factor` times what
-/// the neighbouring steps' per-byte slope predicts and at least `min_jump_us`
-/// (Hoefler et al. §4: protocol changes show as steps on the curve).
-/// `points` ascending; needs at least 3 points.
-std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& points, double factor = 1.5,
+/// Finds the sizes where PRTT(1, 0, s) rises above what the neighbouring
+/// steps' per-byte slope predicts by at least `rel` × PRTT at the smaller
+/// size and at least `min_jump_us` (Hoefler et al. §4: protocol changes show
+/// as steps on the curve). `points` ascending; needs at least 3 points.
+std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& points, double rel = 0.1,
                                          double min_jump_us = 5.0);
 
 }  // namespace zipper::tune

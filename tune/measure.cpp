@@ -126,7 +126,7 @@ std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& pla
   share(vals);
   std::vector<PrttSample> out(k);
   for (std::size_t i = 0; i < k; ++i)
-    out[i] = {plan.sizes[i], vals[4 * i], vals[4 * i + 1], vals[4 * i + 2], vals[4 * i + 3]};
+    out[i] = {plan.sizes[i], vals[4 * i], vals[4 * i + 1], vals[4 * i + 2], vals[4 * i], vals[4 * i + 3]};
   return out;
 }
 

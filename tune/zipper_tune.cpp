@@ -200,11 +200,7 @@ int main(int argc, char** argv) {
   std::vector<Threshold> th_low, th_high, th_fwd;
   auto measure_class = [&](int a, int b, std::vector<Threshold>* th) {
     const auto samples = measure_prtt(a, b, plan);
-    LinkParams p = derive(samples, plan.n, 0);
-    // o_s used d = PRTT(1,0,s) per size: derive again per point.
-    for (std::size_t i = 0; i < samples.size(); ++i)
-      p.points[i].o_s =
-          std::max(0.0, (samples[i].prttd - samples[i].prtt1) / (plan.n - 1) - samples[i].prtt1);
+    LinkParams p = derive(samples, plan.n);
     *th = detect_thresholds(p.points);
     return p;
   };
@@ -295,6 +291,13 @@ int main(int argc, char** argv) {
       double log_ratio = 0;
       int count = 0;
       for (std::uint64_t bytes : sizes) {
+        // A segment as large as the message is the unsegmented algorithm:
+        // offer only smaller ones (alltoall: the aggregated message is ~x·y blocks).
+        const bool blocks = c == coll::Collective::kAlltoall || c == coll::Collective::kAlltoallv;
+        const std::uint64_t moved = blocks ? bytes * std::uint64_t(x) * y : bytes;
+        space.segments.clear();
+        for (std::uint64_t s : segs)
+          if (s < moved) space.segments.push_back(s);
         auto predict_fn = [&](const Config& k) {
           return predict(net, c, k.algorithm, bytes, x, y, k.n, k.segment);
         };

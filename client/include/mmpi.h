@@ -114,7 +114,8 @@ int MMPIX_Coll_algorithm(const char* collective, int index, const char** name, i
  * pipelining algorithms send their inter-cluster step in segments of at most
  * that many bytes (docs/collectives.md). 0 = unsegmented (one message per
  * step, the default); -1 returns to the tuning file / environment / rules.
- * Independent of MMPIX_Coll_set; every rank must make the same call at the
+ * Independent of MMPIX_Coll_set (which drops a rule's own segment size, as it
+ * replaces the rule); every rank must make the same call at the
  * same point. Returns MPI_ERR_ARG for an unknown collective or a size other
  * than -1, 0 or 1024 .. 2^40, MPI_ERR_OTHER before MMPI_Init. */
 int MMPIX_Coll_set_segment(const char* collective, MPI_Aint segment_bytes);
