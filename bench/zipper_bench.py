@@ -9,6 +9,17 @@
       forwarded/native ratios per setting and draws DIR/p2p-bw.png and
       DIR/p2p-latency.png.
 
+  zipper-bench coll [--layout X+Y] [--bench LIST] [--sizes MIN:MAX]
+                    [--rate-a R --rate-b R] [--out-dir DIR]
+      Collective latency (osu_<bench>): native Open MPI with X+Y ranks in
+      cluster A (zipper-run --standalone) against libmmpi across the clusters
+      through zipperd (zipper-run), automatic choice and every algorithm and
+      n the library lists (zipper-tune --list-algorithms: never a copy), on
+      links shaped by zipper-emulate. zipper-tune --measure-only measures the
+      links first and gives the model's prediction per algorithm. Writes
+      DIR/coll.csv and DIR/coll.json, draws DIR/coll-<bench>.png (measured
+      points, the model's prediction as lines, native for reference).
+
   zipper-bench a2a [--layout X+Y] [--out-dir DIR] [-- DRIVER-ARGS]
       Alltoall and alltoallv bandwidth: X+Y ranks through zipperd (automatic
       choice, direct and aggregated n=1) against X+Y native ranks, one per
@@ -24,7 +35,9 @@ python3-matplotlib (without it, only the CSV and the table are written).
 
 import argparse
 import csv
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -183,6 +196,148 @@ def a2a(args, extra):
     print(f"zipper-bench: wrote {png}")
 
 
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+def emulate_up(nodes_a, nodes_b, rate_a, rate_b):
+    """The emulated clusters with shaped links (zipper-emulate; idempotent)."""
+    cmd = [tool("zipper-emulate"), "up", "--nodes-a", str(nodes_a), "--nodes-b", str(nodes_b)]
+    if rate_a:
+        cmd += ["--rate-a", rate_a]
+    if rate_b:
+        cmd += ["--rate-b", rate_b]
+    run_driver(cmd)
+
+
+def zipper_run(x, y, nodes_a, nodes_b, program, standalone=False, timeout=900):
+    """One job through zipper-run (the one zipperd lifecycle); returns stdout."""
+    cmd = [tool("zipper-run"), "-x", str(x), "-y", str(y), "--emulated", "--nodes-a",
+           str(nodes_a), "--nodes-b", str(nodes_b), "--timeout", str(timeout)]
+    cmd += ["--standalone"] if standalone else []
+    cmd += ["--"] + program
+    print("zipper-bench: running", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.stdout.write(p.stdout)
+        sys.exit(f"zipper-bench: zipper-run failed with status {p.returncode}")
+    return p.stdout
+
+
+def osu_tables(text):
+    """{ranks: {size: avg_us}} from OSU output (one table per '# zipper:' header)."""
+    out, ranks = {}, None
+    for line in text.splitlines():
+        m = re.match(r"# zipper: .*?(\d+) ranks", line)
+        if m:
+            ranks = int(m.group(1))
+            out.setdefault(ranks, {})
+            continue
+        f = line.split()
+        if ranks is not None and len(f) >= 2 and re.fullmatch(r"\d+", f[0]):
+            out[ranks][int(f[0])] = float(f[1])
+        elif ranks is not None and len(f) == 1 and re.fullmatch(r"[0-9.]+", f[0]):
+            out[ranks][0] = float(f[0])  # barrier: no size column
+    return out
+
+
+def library_algorithms(benches):
+    """The library's algorithm table (MMPIX_Coll_algorithm through zipper-tune)."""
+    p = subprocess.run([tool("zipper-tune"), "--list-algorithms", "--collectives",
+                        ",".join(benches)], stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def coll(args, extra):
+    os.makedirs(args.out_dir, exist_ok=True)
+    x, y = (int(v) for v in args.layout.split("+"))
+    benches = args.bench.split(",")
+    raw = os.path.join(args.out_dir, "coll.json")
+    if not args.replot:
+        algos = library_algorithms(benches)
+        emulate_up(max(x + y, x), y, args.rate_a, args.rate_b)
+        lo, hi = (args.sizes.split(":") + [""])[:2] if ":" in args.sizes else ("1", args.sizes)
+        model = os.path.join(args.out_dir, "model.json")
+        zipper_run(x, y, x, y, [tool("zipper-tune"), "--measure-only", "--quick",
+                                "--collectives", ",".join(benches), "--max-bytes", hi,
+                                "--max-block", hi, "--report", model])
+        with open(model) as f:
+            predictions = json.load(f)["predictions"]
+        rows = []
+        for b in benches:
+            sizes = [] if b == "barrier" else ["-m", args.sizes]
+            text = zipper_run(x + y, 1, max(x + y, x), y, [tool(f"osu_{b}_native")] + sizes + extra,
+                              standalone=True)
+            for size, us in sorted(osu_tables(text).get(x + y, {}).items()):
+                rows.append(dict(bench=b, algorithm="native", n="", size=size, avg_us=us,
+                                 predicted_us=""))
+            configs = [("auto", 0)]
+            for a in algos[b]:
+                ns = range(1, min(x, y) + 1) if a["takes_senders"] else [0]
+                configs += [(a["name"], n) for n in ns]
+            for alg, n in configs:
+                prog = [tool(f"osu_{b}")] + sizes + ["--algorithm", alg]
+                prog += ["--inter-senders", str(n)] if n else []
+                text = zipper_run(x, y, x, y, prog + extra)
+                for size, us in sorted(osu_tables(text).get(x + y, {}).items()):
+                    pred = next((p["predicted_us"] for p in predictions
+                                 if p["collective"] == b and p["algorithm"] == alg
+                                 and p["n"] == n and p["bytes"] == size), "")
+                    rows.append(dict(bench=b, algorithm=alg, n=n or "", size=size, avg_us=us,
+                                     predicted_us=pred))
+        for r in rows:
+            nat = next((q["avg_us"] for q in rows if q["bench"] == r["bench"]
+                        and q["algorithm"] == "native" and q["size"] == r["size"]), None)
+            r["ratio_vs_native"] = f"{r['avg_us'] / nat:.3f}" if nat else ""
+        with open(raw, "w") as f:
+            json.dump({"layout": args.layout, "rate_a": args.rate_a, "rate_b": args.rate_b,
+                       "rows": rows, "predictions": predictions}, f, indent=1)
+    with open(raw) as f:
+        data = json.load(f)
+    rows, predictions = data["rows"], data["predictions"]
+    fields = ["bench", "algorithm", "n", "size", "avg_us", "predicted_us", "ratio_vs_native"]
+    path = os.path.join(args.out_dir, "coll.csv")
+    write_csv(path, rows, fields)
+    print(f"\n{'bench':10} {'size':>8} {'config':>16} {'avg_us':>11} {'model_us':>11} {'vs native':>9}")
+    for r in rows:
+        conf = r["algorithm"] + (f" n={r['n']}" if r["n"] else "")
+        pred = f"{r['predicted_us']:.1f}" if r["predicted_us"] != "" else ""
+        print(f"{r['bench']:10} {r['size']:>8} {conf:>16} {r['avg_us']:>11.1f} {pred:>11} "
+              f"{r['ratio_vs_native']:>9}")
+    print(f"zipper-bench: wrote {path} and {raw}")
+    plt = pyplot()
+    if not plt:
+        return
+    for b in sorted({r["bench"] for r in rows}):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        sel = [r for r in rows if r["bench"] == b]
+        confs = sorted({(r["algorithm"], str(r["n"])) for r in sel})
+        for i, (alg, n) in enumerate(confs):
+            colour = f"C{i % 10}"
+            pts = sorted((max(int(r["size"]), 1), float(r["avg_us"])) for r in sel
+                         if (r["algorithm"], str(r["n"])) == (alg, n))
+            label = alg + (f" n={n}" if n else "")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle="none",
+                    color=colour, label=f"{label} (measured)")
+            model = sorted((max(p["bytes"], 1), p["predicted_us"]) for p in predictions
+                           if p["collective"] == b and p["algorithm"] == alg
+                           and str(p["n"] or "") == n and pts and pts[0][0] <= max(p["bytes"], 1) <= pts[-1][0])
+            if model:
+                ax.plot([m[0] for m in model], [m[1] for m in model], "-", color=colour,
+                        linewidth=1, label=f"{label} (model)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("latency (us)")
+        ax.set_title(f"{b}, {data['layout']} through zipperd (A {data['rate_a']}, B {data['rate_b']})")
+        ax.legend(fontsize=6)
+        png = os.path.join(args.out_dir, f"coll-{b}.png")
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        print(f"zipper-bench: wrote {png}")
+
+
 def main():
     ap = argparse.ArgumentParser(prog="zipper-bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -194,7 +349,14 @@ def main():
     a.add_argument("--layout", default="2+2")
     a.add_argument("--sizes", default="1024:1048576", help="[MIN:]MAX block bytes")
     a.add_argument("--out-dir", default="bench-a2a")
-    for sp in (p, a):
+    c = sub.add_parser("coll", help="collectives per algorithm and n vs native, with the model")
+    c.add_argument("--layout", default="4+4")
+    c.add_argument("--bench", default="barrier,bcast,reduce,allreduce,alltoall,alltoallv")
+    c.add_argument("--sizes", default="4:1048576", help="[MIN:]MAX bytes (osu -m)")
+    c.add_argument("--rate-a", default="1gbit")
+    c.add_argument("--rate-b", default="4gbit")
+    c.add_argument("--out-dir", default="bench-coll")
+    for sp in (p, a, c):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -203,7 +365,7 @@ def main():
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
-    (p2p if args.cmd == "p2p" else a2a)(args, extra)
+    {"p2p": p2p, "a2a": a2a, "coll": coll}[args.cmd](args, extra)
 
 
 if __name__ == "__main__":

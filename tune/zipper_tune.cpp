@@ -264,6 +264,28 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  // The model's prediction for every algorithm and n (unsegmented) over the
+  // sizes, for plots (zipper-bench coll draws them as lines).
+  {
+    json pred = json::array();
+    for (const auto& cname : o.collectives) {
+      const coll::Collective c = *coll::collective_named(cname);
+      const bool blocks = c == coll::Collective::kAlltoall || c == coll::Collective::kAlltoallv;
+      const auto sizes = c == coll::Collective::kBarrier
+                             ? std::vector<std::uint64_t>{0}
+                             : geometric(4, blocks ? o.max_block : o.max_bytes, 2);
+      for (const auto& a : library_algorithms(cname))
+        for (int n = a.takes_senders ? 1 : 0; n <= (a.takes_senders ? smax : 0); ++n)
+          for (std::uint64_t b : sizes)
+            pred.push_back({{"collective", cname},
+                            {"algorithm", std::string(a.name)},
+                            {"n", n},
+                            {"bytes", b},
+                            {"predicted_us", predict(net, c, a.algorithm, b, x, y, n, 0)}});
+    }
+    report["predictions"] = pred;
+  }
+
   // ---- 2./3. Model and search ----------------------------------------------
   json points = json::array();
   std::vector<TunedPoint> tuned;
