@@ -40,7 +40,8 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
 }
 
 // The built-in rules. Thresholds are first guesses from the emulation
-// (bench/run_coll.sh); tuning files replace them per installation.
+// (zipper-bench coll); tuning files from zipper-tune replace them per
+// installation (docs/tuning.md).
 std::vector<Rule> builtin_rules(Collective c) {
   using A = Algorithm;
   constexpr std::uint64_t kSmall = 16 * 1024;  // bytes: below, latency dominates
