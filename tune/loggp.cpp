@@ -5,6 +5,8 @@
 namespace zipper::tune {
 namespace {
 
+constexpr std::uint64_t kLatencySizes = 1024;  // bytes: sizes whose PRTT gives L
+
 // Piecewise-linear interpolation of field f over the points; beyond the last
 // point the slope is `tail_slope` (per byte).
 template <typename F>
@@ -49,9 +51,16 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g
     p.o_r = std::max(0.0, s.o_r);
     out.points.push_back(p);
   }
-  const SizePoint& first = out.points.front();
-  out.g0 = first.g;
-  out.L = std::max(0.0, first.rtt / 2 - first.g);
+  out.g0 = out.points.front().g;
+  // L = PRTT(1,0,s)/2 - g(s) at the small sizes (Kielmann et al. take the
+  // smallest); the median over sizes up to kLatencySizes keeps one disturbed
+  // sample on a busy machine from setting it.
+  std::vector<double> ls;
+  for (const SizePoint& p : out.points)
+    if (p.bytes <= kLatencySizes || ls.empty()) ls.push_back(p.rtt / 2 - p.g);
+  std::sort(ls.begin(), ls.end());
+  const std::size_t h = ls.size() / 2;
+  out.L = std::max(0.0, ls.size() % 2 ? ls[h] : (ls[h - 1] + ls[h]) / 2);
   // G: least-squares slope of g(s) over the large sizes (at least the two largest).
   std::vector<const SizePoint*> fit;
   for (const SizePoint& p : out.points)

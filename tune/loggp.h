@@ -46,7 +46,8 @@ struct LinkParams {
 /// sample's own delay d, µs), per Hoefler et al. §3:
 ///   g(s)   = (PRTT(n,0,s) - PRTT(1,0,s)) / (n - 1)
 ///   o_s(s) = (PRTT(n,d,s) - PRTT(1,0,s)) / (n - 1) - d
-///   L      = PRTT(1,0,s_min) / 2 - g(s_min)        (Kielmann et al., pLogP)
+///   L      = PRTT(1,0,s) / 2 - g(s)   (Kielmann et al., pLogP), the median
+///            over the sizes <= 1 KiB (Kielmann take s_min alone)
 ///   G      = least-squares slope of g(s) over the sizes >= g_fit_from bytes.
 /// Negative estimates (noise) are clamped to 0. `samples` ascending by size,
 /// n >= 2; returns an empty LinkParams (no points) if samples is empty.

@@ -34,11 +34,10 @@ class CollSelection : public ::testing::Test {
     std::ofstream(file_) << text;
     ::setenv("MMPI_TUNING_FILE", file_.c_str(), 1);
   }
-  zipper::test::EnvGuard env_{"MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",
-                              "MMPI_BARRIER_ALGORITHM",  "MMPI_BCAST_ALGORITHM",
-                              "MMPI_REDUCE_ALGORITHM",   "MMPI_ALLREDUCE_ALGORITHM",
-                              "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM",
-                              "MMPI_SEGMENT_BYTES"};
+  zipper::test::EnvGuard env_{
+      "MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",       "MMPI_BARRIER_ALGORITHM",
+      "MMPI_BCAST_ALGORITHM",    "MMPI_REDUCE_ALGORITHM",    "MMPI_ALLREDUCE_ALGORITHM",
+      "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM", "MMPI_SEGMENT_BYTES"};
   std::string file_;
 };
 
@@ -237,8 +236,8 @@ segment_bytes = 32768
 )",
                             "seg.toml", &why))
       << why;
-  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 65536u);  // the fixed choice's
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 100, 2, 2).segment, 8192u);   // the file's default
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 65536u);   // the fixed choice's
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 100, 2, 2).segment, 8192u);    // the file's default
   EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 32768u);  // the rule's
   EXPECT_EQ(s.choose(Collective::kReduce, 4096, 2, 2).segment, 8192u);
   // MMPIX_Coll_set_segment beats all, also 0; nullopt returns to the rules.

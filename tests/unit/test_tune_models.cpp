@@ -88,8 +88,8 @@ TEST(TuneModels, FarfirstUnsegmentedAndPipelined) {
   // 10^5 B (g = 1002): pipeline(1012, 1012, 10) = 2024 + 9·1012.
   EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 0),
                    20024);
-  EXPECT_DOUBLE_EQ(
-      predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 100000), 11132);
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 100000),
+                   11132);
 }
 
 TEST(TuneModels, EveryAlgorithmOfTheLibraryHasAModel) {
