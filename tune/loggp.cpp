@@ -91,14 +91,12 @@ std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, doub
     return db > 0 ? (pts[i + 1].rtt - pts[i].rtt) / db : 0.0;
   };
   for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
-    // The trend: the neighbouring steps' slopes (the smaller, so that one
-    // step cannot hide another next to it).
-    double trend = -1;
-    if (i > 0) trend = std::max(0.0, slope(i - 1));
-    if (i + 2 < pts.size()) {
-      const double next = std::max(0.0, slope(i + 1));
-      trend = trend < 0 ? next : std::min(trend, next);
-    }
+    // The trend: the steeper of the neighbouring steps' slopes, so that the
+    // bend where the wire starts to dominate (e.g. a TBF burst running out)
+    // is not taken for a protocol change; a step has flat slopes both sides.
+    double trend = 0;
+    if (i > 0) trend = std::max(trend, slope(i - 1));
+    if (i + 2 < pts.size()) trend = std::max(trend, slope(i + 1));
     const double db = static_cast<double>(pts[i + 1].bytes - pts[i].bytes);
     const double expected = trend * db, actual = pts[i + 1].rtt - pts[i].rtt;
     const double excess = actual - expected;

@@ -59,8 +59,8 @@ struct Threshold {
   double jump_us = 0;                  // excess of PRTT(1,0) over the trend, µs
 };
 
-/// Finds the sizes where PRTT(1, 0, s) rises above what the neighbouring
-/// steps' per-byte slope predicts by at least `rel` × PRTT at the smaller
+/// Finds the sizes where PRTT(1, 0, s) rises above what the steeper of the
+/// neighbouring steps' per-byte slopes predicts by at least `rel` × PRTT at the smaller
 /// size and at least `min_jump_us` (Hoefler et al. §4: protocol changes show
 /// as steps on the curve). `points` ascending; needs at least 3 points.
 std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& points, double rel = 0.1,

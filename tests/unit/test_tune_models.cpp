@@ -143,6 +143,10 @@ TEST(TuneLoggp, DetectsProtocolStep) {
   EXPECT_NEAR(th[0].jump_us, 40, 1e-6);
   for (auto& p : pts) p.rtt = 30 + 0.01 * p.bytes;  // no step: nothing found
   EXPECT_TRUE(detect_thresholds(pts).empty());
+  // A bend (the wire starts to dominate: 0.001 -> 0.01 µs/B, continuous) is no step.
+  for (auto& p : pts)
+    p.rtt = p.bytes <= 65536 ? 30 + 0.001 * p.bytes : 30 + 65.536 + 0.01 * (p.bytes - 65536.0);
+  EXPECT_TRUE(detect_thresholds(pts).empty());
 }
 
 TEST(TuneSearch, HillDescentFindsTheOptimumWithFewExperiments) {
