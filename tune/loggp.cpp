@@ -39,7 +39,7 @@ double LinkParams::o_r(double bytes) const {
       points, bytes, [](const SizePoint& p) { return p.o_r; }, 0.0);
 }
 
-LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g_fit_from) {
+LinkParams derive(const std::vector<PrttSample>& samples, int n) {
   LinkParams out;
   if (samples.empty() || n < 2) return out;
   for (const PrttSample& s : samples) {
@@ -61,10 +61,11 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g
   std::sort(ls.begin(), ls.end());
   const std::size_t h = ls.size() / 2;
   out.L = std::max(0.0, ls.size() % 2 ? ls[h] : (ls[h - 1] + ls[h]) / 2);
-  // G: least-squares slope of g(s) over the large sizes (at least the two largest).
+  // G: least-squares slope of g(s) over the largest sizes (at least two).
+  const std::uint64_t fit_from = out.points.back().bytes / 4;
   std::vector<const SizePoint*> fit;
   for (const SizePoint& p : out.points)
-    if (p.bytes >= g_fit_from) fit.push_back(&p);
+    if (p.bytes >= fit_from) fit.push_back(&p);
   if (fit.size() < 2 && out.points.size() >= 2)
     fit = {&out.points[out.points.size() - 2], &out.points.back()};
   if (fit.size() >= 2) {

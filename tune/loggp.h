@@ -48,10 +48,12 @@ struct LinkParams {
 ///   o_s(s) = (PRTT(n,d,s) - PRTT(1,0,s)) / (n - 1) - d
 ///   L      = PRTT(1,0,s) / 2 - g(s)   (Kielmann et al., pLogP), the median
 ///            over the sizes <= 1 KiB (Kielmann take s_min alone)
-///   G      = least-squares slope of g(s) over the sizes >= g_fit_from bytes.
+///   G      = least-squares slope of g(s) over the sizes >= largest / 4
+///            (the largest sizes: a token-bucket burst or a protocol step
+///            below them would bias it), at least the two largest.
 /// Negative estimates (noise) are clamped to 0. `samples` ascending by size,
 /// n >= 2; returns an empty LinkParams (no points) if samples is empty.
-LinkParams derive(const std::vector<PrttSample>& samples, int n, std::uint64_t g_fit_from = 65536);
+LinkParams derive(const std::vector<PrttSample>& samples, int n);
 
 /// A protocol change seen on the curve (e.g. eager -> rendezvous).
 struct Threshold {

@@ -143,24 +143,32 @@ std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& pla
   return out;
 }
 
-double measure_concurrent_gap(int x, int pairs, std::uint64_t bytes, int n) {
+double measure_forwarded_contention(int x, int pairs, std::uint64_t bytes, int n) {
   const int me = my_rank();
-  std::vector<double> gaps(pairs, 0.0);
   std::vector<char> buf(std::max<std::uint64_t>(1, bytes), 1);
-  check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
-  if (me < pairs) {
+  // Per-stream gap of `active` streams at once: every round starts at a
+  // barrier, so the streams overlap; PRTT(n) - PRTT(1) over n - 1 as in
+  // Hoefler et al.
+  auto gap = [&](int active) {
     std::vector<double> r1, rn;
-    client_round(buf, x + me, bytes, 1, 0);
-    for (int r = 0; r < 3; ++r) r1.push_back(client_round(buf, x + me, bytes, 1, 0));
-    for (int r = 0; r < 3; ++r) rn.push_back(client_round(buf, x + me, bytes, n, 0));
-    gaps[me] = std::max(0.0, (median(rn) - median(r1)) / (n - 1));
-  } else if (me >= x && me < x + pairs) {
-    server_round(buf, me - x, bytes, 1);
-    for (int r = 0; r < 3; ++r) server_round(buf, me - x, bytes, 1);
-    for (int r = 0; r < 3; ++r) server_round(buf, me - x, bytes, n);
-  }
-  share(gaps);
-  return median(gaps);
+    for (int r = 0; r < 4; ++r)
+      for (int k : {1, n}) {
+        check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
+        if (me < active) {
+          const double t = client_round(buf, x + me, bytes, k, 0);
+          if (r > 0) (k == 1 ? r1 : rn).push_back(t);  // round 0 warms up
+        } else if (me >= x && me < x + active) {
+          server_round(buf, me - x, bytes, k);
+        }
+      }
+    std::vector<double> gaps(pairs, 0.0);
+    if (me < active) gaps[me] = std::max(0.0, (median(rn) - median(r1)) / (n - 1));
+    share(gaps);
+    gaps.resize(active);
+    return median(gaps);
+  };
+  const double alone = gap(1), together = gap(pairs);
+  return alone > 0 ? std::max(1.0, together / alone) : 1.0;
 }
 
 double time_collective(coll::Collective c, const Config& config, bool automatic,

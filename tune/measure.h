@@ -26,10 +26,11 @@ struct PrttPlan {
 /// Returns an empty vector on a communication error.
 std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& plan);
 
-/// Per-stream gap of `pairs` forwarded streams at once (rank i of the low
-/// cluster with rank x + i), at `bytes`: the median over the streams of
-/// (PRTT(n, 0, s) - PRTT(1, 0, s)) / (n - 1), µs. Collective.
-double measure_concurrent_gap(int x, int pairs, std::uint64_t bytes, int n);
+/// Contention of the forwarded class: the per-stream gap g(bytes) of
+/// `pairs` streams at once (rank i of the low cluster with rank x + i)
+/// over that of one stream alone, each from PRTT(n, 0, s) - PRTT(1, 0, s)
+/// (Hoefler et al.), >= 1. Collective.
+double measure_forwarded_contention(int x, int pairs, std::uint64_t bytes, int n);
 
 /// Times one collective call configuration (algorithm, n, segment through
 /// MMPIX_Coll_set / MMPIX_Coll_set_segment; `automatic` leaves the library's

@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
 
   // ---- 1. Measure (Hoefler et al. PRTT) ------------------------------------
   PrttPlan plan;
-  plan.sizes = o.quick ? std::vector<std::uint64_t>{1, 64, 1024, 16384, 65536, 262144, 1048576}
+  plan.sizes = o.quick ? std::vector<std::uint64_t>{1, 64, 1024, 16384, 65536, 262144, 1048576, 4194304}
                        : geometric(1, std::min<std::uint64_t>(o.max_bytes, 4u << 20), 2);
   plan.n = 8;
   plan.repeats = o.quick ? 3 : 5;
@@ -211,9 +211,7 @@ int main(int argc, char** argv) {
   const std::uint64_t big = o.quick ? 262144 : 1048576;
   net.senders_measured = smax;
   if (smax > 1) {
-    const double g1 = net.forwarded.g(static_cast<double>(big));
-    const double gn = measure_concurrent_gap(x, smax, big, 4);
-    net.gamma_forwarded = g1 > 0 ? std::max(1.0, gn / g1) : 1.0;
+    net.gamma_forwarded = measure_forwarded_contention(x, smax, big, 8);
   }
   {
     // [BM] γ: native all-to-all at 64 KiB blocks against the flat model.
