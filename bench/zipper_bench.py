@@ -35,6 +35,14 @@
       DIR/coll.csv and DIR/coll.json, draws DIR/coll-<bench>.png (measured
       points, the model's prediction as lines, native for reference).
 
+  zipper-bench tune [--layout X+Y] [--rate-a R --rate-b R] [--quick]
+                    [--out-dir DIR] [-- ZIPPER-TUNE-ARGS]
+      zipper-tune in one job through zipper-run on the emulation with one
+      rank per node and shaped links (docs/tuning.md): writes
+      DIR/tuning.toml and DIR/tune.json, draws DIR/tune-model.png (predicted
+      against measured time of every measured candidate) and
+      DIR/tune-<collective>.png (tuned vs built-in rules per size).
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Needs root (network namespaces) like the drivers it runs; the plots need
 python3-matplotlib (without it, only the CSV and the table are written).
@@ -474,6 +482,72 @@ def coll(args, extra):
         print(f"zipper-bench: wrote {png}")
 
 
+
+def tune(args, extra):
+    os.makedirs(args.out_dir, exist_ok=True)
+    x, y = (int(v) for v in args.layout.split("+"))
+    toml = os.path.join(args.out_dir, "tuning.toml")
+    report = os.path.join(args.out_dir, "tune.json")
+    if not args.replot:
+        emulate_up(x, y, args.rate_a, args.rate_b)
+        prog = [tool("zipper-tune"), "--tuning-out", toml, "--report", report]
+        prog += ["--quick"] if args.quick else []
+        sys.stdout.write(zipper_run(x, y, x, y, prog + extra, timeout=3600))
+    with open(report) as f:
+        r = json.load(f)
+    plt = pyplot()
+    if not plt:
+        return
+    fig, ax = plt.subplots(figsize=(7, 6))
+    colls = sorted({p["collective"] for p in r["points"]})
+    lo, hi = 1e30, 0
+    for i, c in enumerate(colls):
+        pts = [(k["measured_us"], k["predicted_us"]) for p in r["points"] if p["collective"] == c
+               for k in p["candidates"] if k["measured_us"] > 0 and k["predicted_us"] > 0]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=f"C{i}", label=c,
+                    markersize=4)
+            lo, hi = min(lo, *(min(p) for p in pts)), max(hi, *(max(p) for p in pts))
+    if hi > 0:
+        ax.plot([lo, hi], [lo, hi], "-", color="grey", linewidth=0.8, label="predicted = measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured (us)")
+    ax.set_ylabel("predicted by the pLogP model (us)")
+    ax.set_title(f"zipper-tune {r['layout']['x']}+{r['layout']['y']}: model median error "
+                 f"{100 * r['model_median_relative_error']:.0f} %")
+    ax.legend(fontsize=7)
+    png = os.path.join(args.out_dir, "tune-model.png")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    print(f"zipper-bench: wrote {png}")
+    for c in colls:
+        sel = sorted((p for p in r["points"] if p["collective"] == c), key=lambda p: p["bytes"])
+        if len(sel) < 2:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 5))
+        xs = [max(p["bytes"], 1) for p in sel]
+        ax.plot(xs, [p["builtin_us"] for p in sel], "o--", label="built-in rules")
+        ax.plot(xs, [p["tuned_us"] for p in sel], "o-", label="tuned")
+        for p in sel:
+            t = p["tuned"]
+            ax.annotate(t["algorithm"] + (f" n={t['n']}" if t["n"] else "")
+                        + (f" s={t['segment_bytes']}" if t["segment_bytes"] else ""),
+                        (max(p["bytes"], 1), p["tuned_us"]), fontsize=6)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("latency (us)")
+        g = r["per_collective"][c]["speedup_vs_builtin_geomean"]
+        ax.set_title(f"{c}: tuned vs built-in (geometric mean speedup {g:.2f})")
+        ax.legend(fontsize=7)
+        png = os.path.join(args.out_dir, f"tune-{c}.png")
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        print(f"zipper-bench: wrote {png}")
+
 def main():
     ap = argparse.ArgumentParser(prog="zipper-bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -506,7 +580,13 @@ def main():
     c.add_argument("--rate-a", default="1gbit")
     c.add_argument("--rate-b", default="4gbit")
     c.add_argument("--out-dir", default="bench-coll")
-    for sp in (p, c):
+    t = sub.add_parser("tune", help="zipper-tune on the emulation, with plots of its report")
+    t.add_argument("--layout", default="4+4")
+    t.add_argument("--rate-a", default="1gbit")
+    t.add_argument("--rate-b", default="4gbit")
+    t.add_argument("--quick", action="store_true")
+    t.add_argument("--out-dir", default="tune")
+    for sp in (p, c, t):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -515,7 +595,7 @@ def main():
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
-    {"p2p": p2p, "coll": coll}[args.cmd](args, extra)
+    {"p2p": p2p, "coll": coll, "tune": tune}[args.cmd](args, extra)
 
 
 if __name__ == "__main__":
