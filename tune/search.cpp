@@ -18,7 +18,7 @@ std::vector<Config> full_grid(const SearchSpace& space) {
 SearchResult search_point(const SearchSpace& space,
                           const std::function<double(const Config&)>& predict,
                           const std::function<double(const Config&)>& measure, int confirm,
-                          const Config* hint, int max_experiments) {
+                          const Config* hint, int max_experiments, double prune) {
   SearchResult r;
   for (const Config& c : full_grid(space)) r.candidates.push_back({c, predict(c), -1});
   if (r.candidates.empty()) return r;
@@ -45,8 +45,13 @@ SearchResult search_point(const SearchSpace& space,
   // 1. The model's best of each algorithm, best algorithms first, then the
   // next best overall, up to `confirm`; the previous size's optimum too.
   std::vector<Candidate*> first;
+  const double best_pred = r.candidates[order.front()].predicted_us;
+  auto pruned = [&](const Candidate* k) {
+    return prune > 0 && k != &r.candidates[order.front()] && k->predicted_us > prune * best_pred;
+  };
   for (std::size_t i : order) {
     Candidate* k = &r.candidates[i];
+    if (pruned(k)) break;  // `order` is ascending: all later ones are pruned too
     bool seen = false;
     for (Candidate* f : first) seen |= f->config.algorithm == k->config.algorithm;
     if (!seen && static_cast<int>(first.size()) < confirm) first.push_back(k);
@@ -54,6 +59,7 @@ SearchResult search_point(const SearchSpace& space,
   for (std::size_t i : order) {
     if (static_cast<int>(first.size()) >= confirm) break;
     Candidate* k = &r.candidates[i];
+    if (pruned(k)) break;
     if (std::find(first.begin(), first.end(), k) == first.end()) first.push_back(k);
   }
   for (Candidate* k : first) try_one(k);

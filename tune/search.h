@@ -51,10 +51,13 @@ struct SearchResult {
 /// runs it and returns µs. `confirm`: how many of the model's best
 /// configurations (of distinct algorithms first) are measured before the
 /// hill-descent; `hint`: the previous size's optimum, measured too when it
-/// is in the space; `max_experiments` bounds the measurements of the point.
+/// is in the space; `max_experiments` bounds the measurements of the point;
+/// `prune` > 0 leaves out of step 1 every candidate the model predicts more
+/// than `prune` times slower than its best (the model's pruning, Vadhiyar et
+/// al. §4; the hill-descent may still reach it).
 SearchResult search_point(const SearchSpace& space,
                           const std::function<double(const Config&)>& predict,
                           const std::function<double(const Config&)>& measure, int confirm,
-                          const Config* hint, int max_experiments);
+                          const Config* hint, int max_experiments, double prune = 0);
 
 }  // namespace zipper::tune

@@ -36,6 +36,7 @@ struct Options {
   std::uint64_t max_bytes = 4u << 20, max_block = 1u << 20;
   double budget_ms = 0;
   int confirm = 0;
+  double prune = 4;
 };
 
 // The library's algorithm table through MMPIX_Coll_algorithm (never a copy).
@@ -152,6 +153,9 @@ int main(int argc, char** argv) {
   app.add_option("--budget-ms", o.budget_ms, "time per experiment, ms (default 20, quick 5)");
   app.add_option("--confirm", o.confirm,
                  "model candidates measured per point (default 3, quick 2)");
+  app.add_option("--prune", o.prune,
+                 "measure no candidate the model predicts more than this many times slower "
+                 "than its best (0: none; default 4)");
   app.add_flag("--measure-only", o.measure_only, "only the LogGP measurement");
   app.add_flag("--list-algorithms", o.list, "print the library's algorithms as JSON and exit");
   app.add_option("--check", o.check,
@@ -192,8 +196,9 @@ int main(int argc, char** argv) {
 
   // ---- 1. Measure (Hoefler et al. PRTT) ------------------------------------
   PrttPlan plan;
-  plan.sizes = o.quick ? std::vector<std::uint64_t>{1, 64, 1024, 16384, 65536, 262144, 1048576, 4194304}
-                       : geometric(1, std::min<std::uint64_t>(o.max_bytes, 4u << 20), 2);
+  plan.sizes = o.quick
+                   ? std::vector<std::uint64_t>{1, 64, 1024, 16384, 65536, 262144, 1048576, 4194304}
+                   : geometric(1, std::min<std::uint64_t>(o.max_bytes, 4u << 20), 2);
   plan.n = 8;
   plan.repeats = o.quick ? 3 : 5;
   Network net;
@@ -325,8 +330,8 @@ int main(int argc, char** argv) {
           return time_collective(c, k, false, bytes, o.budget_ms * 1000, 200);
         };
         const int cap = o.quick ? 6 : 12;
-        SearchResult r =
-            search_point(space, predict_fn, measure_fn, o.confirm, prev ? &*prev : nullptr, cap);
+        SearchResult r = search_point(space, predict_fn, measure_fn, o.confirm,
+                                      prev ? &*prev : nullptr, cap, o.prune);
         prev = r.best;
         experiments += r.experiments;
         grid_total += static_cast<long>(r.candidates.size());

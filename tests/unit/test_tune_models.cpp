@@ -180,6 +180,15 @@ TEST(TuneSearch, HillDescentFindsTheOptimumWithFewExperiments) {
   EXPECT_EQ(r.model_pick, (Config{Algorithm::kVanDeGeijn, 4, 16384}));
   EXPECT_EQ(r.experiments, calls);
   EXPECT_LT(r.experiments, static_cast<int>(grid.size()));
+  // Pruning: farfirst (model 400 against 100) is not measured at prune 2.
+  calls = 0;
+  const SearchResult pr = search_point(space, model, measure, 2, nullptr, 50, 2.0);
+  EXPECT_EQ(pr.best, (Config{Algorithm::kVanDeGeijn, 3, 65536}));
+  for (const auto& k : pr.candidates)
+    if (k.config.algorithm == Algorithm::kFarfirst) {
+      EXPECT_LT(k.measured_us, 0);
+    }
+  EXPECT_LT(pr.experiments, r.experiments);
   // The cap holds.
   calls = 0;
   EXPECT_EQ(search_point(space, model, measure, 2, nullptr, 3).experiments, 3);
