@@ -54,8 +54,9 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
   }
   if (ch.algorithm == Algorithm::kRabenseifner)
     return allreduce_rabenseifner(t, sendbuf, recvbuf, count, type, op,
-                                  ch.inter_senders ? ch.inter_senders : t.max_senders());
-  return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op);
+                                  ch.inter_senders ? ch.inter_senders : t.max_senders(),
+                                  ch.segment);
+  return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op, ch.segment);
 }
 
 }  // namespace
@@ -77,9 +78,10 @@ int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
   Choice ch = selection().choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int rc = ch.algorithm == Algorithm::kVanDeGeijn
-                     ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders)
-                     : bcast_farfirst(t, buffer, count, datatype, root);
+  const int rc =
+      ch.algorithm == Algorithm::kVanDeGeijn
+          ? bcast_vandegeijn(t, buffer, count, datatype, root, ch.inter_senders, ch.segment)
+          : bcast_farfirst(t, buffer, count, datatype, root, ch.segment);
   return finish("MMPI_Bcast", t, ch, rc);
 }
 
@@ -94,7 +96,7 @@ int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   const Choice ch = selection().choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
   const int rc = needs_rank_order(t, op)
                      ? reduce_in_order(t, sendbuf, recvbuf, count, datatype, op, root)
-                     : reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root);
+                     : reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root, ch.segment);
   return finish("MMPI_Reduce", t, ch, rc);
 }
 
@@ -148,11 +150,12 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   }
   Choice ch = selection().choose(Collective::kAlltoallv, largest, t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int rc = ch.algorithm == Algorithm::kAggregated
-                     ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                            recvcounts, rdispls, recvtype, ch.inter_senders, false)
-                     : alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                        recvcounts, rdispls, recvtype);
+  const int rc =
+      ch.algorithm == Algorithm::kAggregated
+          ? alltoallv_aggregated(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, ch.inter_senders, false, ch.segment)
+          : alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype);
   return finish("MMPI_Alltoallv", t, ch, rc);
 }
 
@@ -179,11 +182,12 @@ int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   Choice ch = selection().choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
-  const int err = ch.algorithm == Algorithm::kAggregated
-                      ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
-                                             rc.data(), rd.data(), recvtype, ch.inter_senders, true)
-                      : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf,
-                                         rc.data(), rd.data(), recvtype);
+  const int err =
+      ch.algorithm == Algorithm::kAggregated
+          ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
+                                 rd.data(), recvtype, ch.inter_senders, true, ch.segment)
+          : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
+                             rd.data(), recvtype);
   return finish("MMPI_Alltoall", t, ch, err);
 }
 

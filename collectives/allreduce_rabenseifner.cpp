@@ -2,6 +2,7 @@
 
 #include "combine.h"
 #include "pending.h"
+#include "pipeline_segments.h"
 #include "segments.h"
 #include "tags.h"
 #include "typed_buffer.h"
@@ -12,7 +13,7 @@ namespace {
 // Steps 2-4 for group j: gather at the leader, exchange with the far leader,
 // hand back. `recvbuf` holds this rank's reduced piece at its displacement.
 int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf, MPI_Datatype type,
-                     MPI_Op op) {
+                     MPI_Op op, std::uint64_t segment_bytes) {
   const int me = t.local_rank, j = g.group_of(me);
   const int lead = g.leader(j, t.local_size), end = g.leader(j + 1, t.local_size);
   if (me != lead) {
@@ -35,8 +36,9 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
     TypedBuffer far(n, type);
     Pending p(t);
     const int far_lead = t.remote_member(g.leader(j, t.remote_size));
-    p.irecv(far.data(), n, type, far_lead, kTagAllreduce);
-    p.isend(seg, n, type, far_lead, kTagAllreduce);
+    const PipelineSegments pieces(n, type, segment_bytes);
+    irecv_segments(p, far.data(), type, pieces, far_lead, kTagAllreduce);
+    isend_segments(p, seg, type, pieces, far_lead, kTagAllreduce);
     if (int rc = p.wait()) return rc;
     if (int rc = combine(t.high(), seg, far.data(), n, type, op)) return rc;
   }
@@ -49,7 +51,7 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
 }  // namespace
 
 int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf, int count,
-                           MPI_Datatype type, MPI_Op op, int n) {
+                           MPI_Datatype type, MPI_Op op, int n, std::uint64_t segment_bytes) {
   const GroupedSegments g(count, t.clamp_senders(n), t.local_size);
   const int me = t.local_rank;
   // Where MPI_Reduce_scatter puts an in-place result is easy to get wrong;
@@ -64,7 +66,7 @@ int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf
                                   op, t.local))
     return rc;
   if (!t.standalone())
-    if (int rc = exchange_segment(t, g, recvbuf, type, op)) return rc;
+    if (int rc = exchange_segment(t, g, recvbuf, type, op, segment_bytes)) return rc;
   return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, g.counts.data(),
                         g.displs.data(), type, t.local);
 }

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+
 #include "topology.h"
 namespace zipper::coll {
 /// Allreduce of `count` elements with n concurrent inter-cluster senders
@@ -13,9 +15,11 @@ namespace zipper::coll {
 ///      allgathers them natively.
 /// With n = local size, steps 2 and 4 vanish. Every rank ends with identical
 /// bits. `sendbuf` may be MPI_IN_PLACE. Returns an MPI error code.
+/// segment_bytes > 0 sends the inter-cluster step as messages of at most
+/// that size (chunking, Vadhiyar et al. §3); 0 = one message.
 /// Algorithm: modified Rabenseifner allreduce, Matsuda et al. §2.4; the
 /// balanced reduce-scatter and allgather (instead of n owners and p - n
 /// empty pieces) keep Open MPI's native steps bandwidth-optimal.
 int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf, int count,
-                           MPI_Datatype type, MPI_Op op, int n);
+                           MPI_Datatype type, MPI_Op op, int n, std::uint64_t segment_bytes = 0);
 }  // namespace zipper::coll

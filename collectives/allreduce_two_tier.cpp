@@ -2,13 +2,14 @@
 
 #include "combine.h"
 #include "pending.h"
+#include "pipeline_segments.h"
 #include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
 
 int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, int count,
-                       MPI_Datatype type, MPI_Op op) {
+                       MPI_Datatype type, MPI_Op op, std::uint64_t segment_bytes) {
   const bool leader = t.local_rank == 0;
   // Native MPI_Reduce allows MPI_IN_PLACE only at its root.
   const void* in = sendbuf;
@@ -17,8 +18,9 @@ int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, in
   if (leader && !t.standalone()) {
     TypedBuffer far(count, type);
     Pending p(t);
-    p.irecv(far.data(), count, type, t.remote_member(0), kTagAllreduce);
-    p.isend(recvbuf, count, type, t.remote_member(0), kTagAllreduce);
+    const PipelineSegments seg(count, type, segment_bytes);
+    irecv_segments(p, far.data(), type, seg, t.remote_member(0), kTagAllreduce);
+    isend_segments(p, recvbuf, type, seg, t.remote_member(0), kTagAllreduce);
     if (int rc = p.wait()) return rc;
     if (int rc = combine(t.high(), recvbuf, far.data(), count, type, op)) return rc;
   }

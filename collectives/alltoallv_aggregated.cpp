@@ -8,6 +8,7 @@
 #include "../client/datatype.h"
 #include "alltoallv_direct.h"
 #include "pending.h"
+#include "pipeline_segments.h"
 #include "tags.h"
 #include "typed_buffer.h"
 
@@ -48,7 +49,7 @@ int unpack_block(const std::byte* src, int bytes, void* buf, int count, MPI_Data
 int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* sendcounts,
                          const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, int n,
-                         bool uniform) {
+                         bool uniform, std::uint64_t segment_bytes) {
   if (t.standalone())
     return alltoallv_direct(t, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype);
@@ -128,8 +129,10 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   Bytes in;
   if (me < n) {
     in.resize(static_cast<std::size_t>(cross_in[me]));
-    p.irecv(in.data(), static_cast<int>(cross_in[me]), MPI_BYTE, ro(me), kTagAlltoall);
-    p.isend(gathered.data(), gathered_bytes, MPI_BYTE, ro(me), kTagAlltoall);
+    const PipelineSegments in_pieces(static_cast<int>(cross_in[me]), MPI_BYTE, segment_bytes);
+    const PipelineSegments out_pieces(gathered_bytes, MPI_BYTE, segment_bytes);
+    irecv_segments(p, in.data(), MPI_BYTE, in_pieces, ro(me), kTagAlltoall);
+    isend_segments(p, gathered.data(), MPI_BYTE, out_pieces, ro(me), kTagAlltoall);
   }
   if (int rc = p.wait()) return rc;
 

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+
 #include "topology.h"
 namespace zipper::coll {
 /// Alltoallv for small blocks with n concurrent inter-cluster senders
@@ -11,10 +13,12 @@ namespace zipper::coll {
 /// x*y small ones. Sizes need no extra inter-cluster messages: each cluster
 /// shares its own send and receive counts natively (skipped when `uniform`,
 /// i.e. MMPI_Alltoall, where every rank knows them).
+/// segment_bytes > 0 sends the inter-cluster step as messages of at most
+/// that size (chunking, Vadhiyar et al. §3); 0 = one message.
 /// Algorithm: ours, after the thesis's finding that the 4-byte alltoall
 /// drowned in per-message handshakes.
 int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* sendcounts,
                          const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, int n,
-                         bool uniform);
+                         bool uniform, std::uint64_t segment_bytes = 0);
 }  // namespace zipper::coll

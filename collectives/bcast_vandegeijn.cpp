@@ -1,16 +1,19 @@
 #include "bcast_vandegeijn.h"
 
 #include "pending.h"
+#include "pipeline_segments.h"
 #include "segments.h"
 #include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
 
-int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type, int root, int n) {
+int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type, int root, int n,
+                     std::uint64_t segment_bytes) {
   const Segments seg(count, t.clamp_senders(n), t.local_size);
   const int me = t.local_rank;
   void* mine = elem(buf, seg.displs[me], type);
+  const PipelineSegments pieces(seg.counts[me], type, segment_bytes);
   Pending p(t);
   if (t.is_local(root)) {
     const int root_local = t.index_in_cluster(root);
@@ -19,9 +22,9 @@ int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type,
                               root_local, t.local))
       return rc;
     if (seg.counts[me] > 0 && !t.standalone())
-      p.isend(mine, seg.counts[me], type, t.remote_member(me), kTagBcast);
+      isend_segments(p, mine, type, pieces, t.remote_member(me), kTagBcast);
   } else if (seg.counts[me] > 0) {
-    p.irecv(mine, seg.counts[me], type, t.remote_member(me), kTagBcast);
+    irecv_segments(p, mine, type, pieces, t.remote_member(me), kTagBcast);
   }
   if (!t.is_local(root)) {
     // The segments must be here before the allgather forwards them.

@@ -2,20 +2,22 @@
 
 #include "combine.h"
 #include "pending.h"
+#include "pipeline_segments.h"
 #include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
 
 int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int count,
-                   MPI_Datatype type, MPI_Op op, int root) {
+                   MPI_Datatype type, MPI_Op op, int root, std::uint64_t segment_bytes) {
+  const PipelineSegments seg(count, type, segment_bytes);
   Pending p(t);
   if (t.is_local(root)) {
     const bool am_root = t.rank == root;
     TypedBuffer far;
     if (am_root && !t.standalone()) {
       far = TypedBuffer(count, type);
-      p.irecv(far.data(), count, type, t.remote_member(0), kTagReduce);
+      irecv_segments(p, far.data(), type, seg, t.remote_member(0), kTagReduce);
     }
     MPI_Request req = MPI_REQUEST_NULL;
     p.add(MPI_Ireduce(sendbuf, recvbuf, count, type, op, t.index_in_cluster(root), t.local, &req),
@@ -25,12 +27,14 @@ int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int co
     return MPI_SUCCESS;
   }
   TypedBuffer partial(t.local_rank == 0 ? count : 0, type);
-  if (int rc = MPI_Reduce(sendbuf, partial.data(), count, type, op, 0, t.local)) return rc;
-  if (t.local_rank == 0) {
-    p.isend(partial.data(), count, type, root, kTagReduce);
-    return p.wait();
+  for (int k = 0; k < seg.size(); ++k) {
+    void* piece = t.local_rank == 0 ? elem(partial.data(), seg.first(k), type) : nullptr;
+    if (int rc = MPI_Reduce(elem(sendbuf, seg.first(k), type), piece, seg.count(k), type, op, 0,
+                            t.local))
+      return rc;
+    if (t.local_rank == 0) p.isend(piece, seg.count(k), type, root, kTagReduce);
   }
-  return MPI_SUCCESS;
+  return p.wait();
 }
 
 }  // namespace zipper::coll

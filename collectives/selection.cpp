@@ -17,29 +17,31 @@ constexpr std::string_view kCollectiveNames[kNumCollectives] = {
     "alltoallv", "gather", "scatter", "allgather", "reduce_scatter_block"};
 
 struct AlgorithmInfo {
-  Algorithm algorithm;
-  std::string_view name;
+  AlgorithmTraits traits;
   std::vector<Collective> implements;
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
   using C = Collective;
   static const std::vector<AlgorithmInfo> table = {
-      {Algorithm::kTwoLevel, "two_level", {C::kBarrier, C::kGather, C::kScatter, C::kAllgather}},
-      {Algorithm::kFarfirst, "farfirst", {C::kBcast}},
-      {Algorithm::kVanDeGeijn, "vandegeijn", {C::kBcast}},
-      {Algorithm::kLeaders, "leaders", {C::kReduce}},
-      {Algorithm::kTwoTier, "two_tier", {C::kAllreduce}},
-      {Algorithm::kRabenseifner, "rabenseifner", {C::kAllreduce}},
-      {Algorithm::kDirect, "direct", {C::kAlltoall, C::kAlltoallv}},
-      {Algorithm::kAggregated, "aggregated", {C::kAlltoall, C::kAlltoallv}},
-      {Algorithm::kViaAllreduce, "via_allreduce", {C::kReduceScatterBlock}},
+      // algorithm, name, takes n, takes a segment size; collectives
+      {{Algorithm::kTwoLevel, "two_level", false, false},
+       {C::kBarrier, C::kGather, C::kScatter, C::kAllgather}},
+      {{Algorithm::kFarfirst, "farfirst", false, true}, {C::kBcast}},
+      {{Algorithm::kVanDeGeijn, "vandegeijn", true, true}, {C::kBcast}},
+      {{Algorithm::kLeaders, "leaders", false, true}, {C::kReduce}},
+      {{Algorithm::kTwoTier, "two_tier", false, true}, {C::kAllreduce}},
+      {{Algorithm::kRabenseifner, "rabenseifner", true, true}, {C::kAllreduce}},
+      {{Algorithm::kDirect, "direct", false, false}, {C::kAlltoall, C::kAlltoallv}},
+      {{Algorithm::kAggregated, "aggregated", true, true}, {C::kAlltoall, C::kAlltoallv}},
+      {{Algorithm::kViaAllreduce, "via_allreduce", false, false}, {C::kReduceScatterBlock}},
   };
   return table;
 }
 
 // The built-in rules. Thresholds are first guesses from the emulation
-// (bench/run_coll.sh); tuning files replace them per installation.
+// (zipper-bench coll); tuning files from zipper-tune replace them per
+// installation (docs/tuning.md).
 std::vector<Rule> builtin_rules(Collective c) {
   using A = Algorithm;
   constexpr std::uint64_t kSmall = 16 * 1024;  // bytes: below, latency dominates
@@ -71,6 +73,12 @@ std::string upper(std::string_view s) {
   for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return out;
 }
+
+bool valid_segment(std::int64_t v) {
+  return v == 0 || (v >= static_cast<std::int64_t>(kMinSegmentBytes) &&
+                    v <= static_cast<std::int64_t>(kMaxSegmentBytes));
+}
+const char* const kSegmentRange = "an integer: 0 (unsegmented) or 1024 .. 2^40 bytes";
 
 bool parse_senders(const std::string& text, int* out) {
   char* end = nullptr;
@@ -110,6 +118,14 @@ bool read_choice(Collective c, const toml::table& t, const std::string& origin, 
     }
     out->inter_senders = static_cast<int>(*v);
   }
+  if (auto n = t["segment_bytes"]) {
+    auto v = n.value<std::int64_t>();
+    if (!v || !valid_segment(*v)) {
+      *why = where(*n.node(), origin) + ": segment_bytes must be " + kSegmentRange;
+      return false;
+    }
+    out->segment = static_cast<std::uint64_t>(*v);
+  }
   return true;
 }
 
@@ -132,8 +148,16 @@ std::string_view name_of(Collective c) { return kCollectiveNames[static_cast<int
 
 std::string_view name_of(Algorithm a) {
   for (const auto& info : algorithm_table())
-    if (info.algorithm == a) return info.name;
+    if (info.traits.algorithm == a) return info.traits.name;
   return "?";
+}
+
+std::vector<AlgorithmTraits> algorithms_for(Collective c) {
+  std::vector<AlgorithmTraits> out;
+  for (const auto& info : algorithm_table())
+    for (Collective i : info.implements)
+      if (i == c) out.push_back(info.traits);
+  return out;
 }
 
 std::optional<Collective> collective_named(std::string_view name) {
@@ -143,18 +167,14 @@ std::optional<Collective> collective_named(std::string_view name) {
 }
 
 std::optional<Algorithm> algorithm_named(Collective c, std::string_view name) {
-  for (const auto& info : algorithm_table())
-    if (info.name == name)
-      for (Collective i : info.implements)
-        if (i == c) return info.algorithm;
+  for (const auto& t : algorithms_for(c))
+    if (t.name == name) return t.algorithm;
   return std::nullopt;
 }
 
 std::string algorithms_of(Collective c) {
   std::string out;
-  for (const auto& info : algorithm_table())
-    for (Collective i : info.implements)
-      if (i == c) out += (out.empty() ? "" : ", ") + std::string(info.name);
+  for (const auto& t : algorithms_for(c)) out += (out.empty() ? "" : ", ") + std::string(t.name);
   return out;
 }
 
@@ -175,6 +195,15 @@ bool Selection::load(std::string* why) {
     if (!load_tuning(text.str(), path, why)) return false;
   }
   // The environment overrides the file.
+  if (const char* s = std::getenv("MMPI_SEGMENT_BYTES"); s && *s) {
+    char* end = nullptr;
+    const long long v = std::strtoll(s, &end, 10);
+    if (*end != '\0' || !valid_segment(v)) {
+      *why = std::string("MMPI_SEGMENT_BYTES must be ") + kSegmentRange + ", got '" + s + "'";
+      return false;
+    }
+    env_segment_ = static_cast<std::uint64_t>(v);
+  }
   if (const char* n = std::getenv("MMPI_INTER_SENDERS"); n && *n) {
     int v = 0;
     if (!parse_senders(n, &v)) {
@@ -219,19 +248,29 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
       file_senders_ = static_cast<int>(*v);
       continue;
     }
+    if (k == "segment_bytes") {
+      auto v = node.value<std::int64_t>();
+      if (!v || !valid_segment(*v)) {
+        *why = where(node, origin) + ": segment_bytes must be " + kSegmentRange;
+        return false;
+      }
+      file_segment_ = static_cast<std::uint64_t>(*v);
+      continue;
+    }
     const auto c = collective_named(k);
     const toml::table* sect = node.as_table();
     if (!c || !sect) {
       *why = where(node, origin) + ": unknown key '" + k +
-             "' (expected inter_senders or a collective's table such as [allreduce])";
+             "' (expected inter_senders, segment_bytes or a collective's table such as "
+             "[allreduce])";
       return false;
     }
     PerCollective& pc = at(*c);
     for (const auto& [skey, snode] : *sect) {
       const std::string sk(skey.str());
-      if (sk != "algorithm" && sk != "inter_senders" && sk != "rule") {
+      if (sk != "algorithm" && sk != "inter_senders" && sk != "segment_bytes" && sk != "rule") {
         *why = where(snode, origin) + ": unknown key '" + k + "." + sk +
-               "' (expected algorithm, inter_senders or [[" + k + ".rule]])";
+               "' (expected algorithm, inter_senders, segment_bytes or [[" + k + ".rule]])";
         return false;
       }
     }
@@ -239,8 +278,10 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
       Choice ch;
       if (!read_choice(*c, *sect, origin, &ch, true, why)) return false;
       pc.fixed = ch;
-    } else if ((*sect)["inter_senders"]) {
-      *why = where(*sect, origin) + ": " + k + ".inter_senders needs " + k + ".algorithm";
+    } else if ((*sect)["inter_senders"] || (*sect)["segment_bytes"]) {
+      *why = where(*sect, origin) + ": " + k +
+             ((*sect)["inter_senders"] ? ".inter_senders" : ".segment_bytes") + " needs " + k +
+             ".algorithm";
       return false;
     }
     if (auto rules = (*sect)["rule"]) {
@@ -259,11 +300,11 @@ bool Selection::load_tuning(std::string_view text, const std::string& origin, st
         Rule r;
         for (const auto& [rkey, rnode] : *rt) {
           const std::string rk(rkey.str());
-          if (rk != "algorithm" && rk != "inter_senders" && rk != "min_bytes" &&
-              rk != "max_bytes" && rk != "np_low" && rk != "np_high") {
-            *why =
-                where(rnode, origin) + ": unknown key '" + rk + "' in a " + k +
-                " rule (expected algorithm, inter_senders, min_bytes, max_bytes, np_low, np_high)";
+          if (rk != "algorithm" && rk != "inter_senders" && rk != "segment_bytes" &&
+              rk != "min_bytes" && rk != "max_bytes" && rk != "np_low" && rk != "np_high") {
+            *why = where(rnode, origin) + ": unknown key '" + rk + "' in a " + k +
+                   " rule (expected algorithm, inter_senders, segment_bytes, min_bytes, "
+                   "max_bytes, np_low, np_high)";
             return false;
           }
         }
@@ -293,6 +334,10 @@ void Selection::set_override(Collective c, std::optional<Algorithm> a, int inter
     slot.reset();
 }
 
+void Selection::set_segment_override(Collective c, std::optional<std::uint64_t> segment_bytes) {
+  runtime_segment_[static_cast<int>(c)] = segment_bytes;
+}
+
 Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const {
   const PerCollective& pc = at(c);
   auto match = [&](const std::vector<Rule>& rules) -> std::optional<Choice> {
@@ -316,6 +361,14 @@ Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const 
     else if (ch->inter_senders == 0)
       ch->inter_senders = file_senders_;
   }
+  // Segment: MMPIX_Coll_set_segment's, else the environment's, else the
+  // rule's, else the file's default (0: unsegmented).
+  if (const auto& seg = runtime_segment_[static_cast<int>(c)])
+    ch->segment = *seg;
+  else if (env_segment_)
+    ch->segment = *env_segment_;
+  else if (ch->segment == 0)
+    ch->segment = file_segment_;
   return *ch;
 }
 

@@ -3,7 +3,8 @@
 // collective (first match wins) keyed by message size and layout. Sources,
 // strongest first:
 //   1. MMPIX_Coll_set (per process, at run time);
-//   2. MMPI_<COLLECTIVE>_ALGORITHM and MMPI_INTER_SENDERS (environment);
+//   2. MMPI_<COLLECTIVE>_ALGORITHM, MMPI_INTER_SENDERS and MMPI_SEGMENT_BYTES
+//      (environment);
 //   3. the tuning file named by MMPI_TUNING_FILE (TOML, docs/collectives.md):
 //      a fixed choice or its own rule table per collective;
 //   4. the built-in rule table (selection.cpp).
@@ -53,9 +54,28 @@ std::optional<Algorithm> algorithm_named(Collective c, std::string_view name);
 /// Names of the algorithms implementing `c`, comma-separated (for errors).
 std::string algorithms_of(Collective c);
 
+/// What an algorithm takes besides the buffers: the one table that tools
+/// (zipper-tune, zipper-bench through MMPIX_Coll_algorithm) read, so that no
+/// list of algorithms is ever copied.
+struct AlgorithmTraits {
+  Algorithm algorithm;
+  std::string_view name;
+  bool takes_senders;  // n, the concurrent inter-cluster senders
+  bool takes_segment;  // segment size (pipelining or chunked inter-cluster step)
+};
+/// The algorithms implementing `c`, in table order (the first is the fallback).
+std::vector<AlgorithmTraits> algorithms_for(Collective c);
+
+/// Segment sizes a Choice may hold, bytes: 0 (unsegmented) or
+/// kMinSegmentBytes..kMaxSegmentBytes. Below 1 KiB the per-message overhead
+/// dominates and the message count explodes.
+inline constexpr std::uint64_t kMinSegmentBytes = 1024;
+inline constexpr std::uint64_t kMaxSegmentBytes = std::uint64_t{1} << 40;
+
 struct Choice {
   Algorithm algorithm = Algorithm::kTwoLevel;
-  int inter_senders = 0;  // n; 0 = min(x, y)
+  int inter_senders = 0;      // n; 0 = min(x, y)
+  std::uint64_t segment = 0;  // bytes per segment; 0 = unsegmented (one message per step)
 };
 
 /// One row of a rule table: applies when every given condition holds.
@@ -80,6 +100,10 @@ class Selection {
   /// MMPIX_Coll_set: fixes `c` to `a` with n (0 = rule's choice); nullopt
   /// returns `c` to automatic selection.
   void set_override(Collective c, std::optional<Algorithm> a, int inter_senders);
+  /// MMPIX_Coll_set_segment: fixes the segment size of `c` (bytes; 0 =
+  /// unsegmented); nullopt returns it to the rules. Independent of the
+  /// algorithm override; ignored by algorithms that take no segment.
+  void set_segment_override(Collective c, std::optional<std::uint64_t> segment_bytes);
 
   /// The choice for one call. `bytes`: bcast, reduce, allreduce: count x type
   /// size; alltoall: one block (sendcount x type size); reduce_scatter_block:
@@ -101,9 +125,12 @@ class Selection {
   const PerCollective& at(Collective c) const { return per_[static_cast<int>(c)]; }
 
   PerCollective per_[kNumCollectives];
-  std::optional<Choice> runtime_[kNumCollectives];  // MMPIX_Coll_set
-  int env_senders_ = 0;                             // MMPI_INTER_SENDERS (overrides every rule's n)
-  int file_senders_ = 0;  // tuning file's top-level inter_senders (default n)
+  std::optional<Choice> runtime_[kNumCollectives];                 // MMPIX_Coll_set
+  std::optional<std::uint64_t> runtime_segment_[kNumCollectives];  // MMPIX_Coll_set_segment
+  int env_senders_ = 0;                       // MMPI_INTER_SENDERS (overrides every rule's n)
+  int file_senders_ = 0;                      // tuning file's top-level inter_senders (default n)
+  std::optional<std::uint64_t> env_segment_;  // MMPI_SEGMENT_BYTES (overrides every rule's)
+  std::uint64_t file_segment_ = 0;            // tuning file's top-level segment_bytes
 };
 
 }  // namespace zipper::coll

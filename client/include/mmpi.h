@@ -202,6 +202,34 @@ int MMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
  * Returns MPI_ERR_ARG for an unknown collective or algorithm. */
 int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_senders);
 
+/* Extension: the index-th algorithm (0, 1, ...) of `collective`, in the
+ * library's table (the first is the fallback). Sets *name to its static,
+ * NUL-terminated name and, when not NULL, *takes_senders / *takes_segment to
+ * 1 if it takes n / a segment size, else 0. Callable before MMPI_Init.
+ * Returns MPI_ERR_ARG for an unknown collective, index < 0 or index >= the
+ * number of algorithms (the end of the list). */
+int MMPIX_Coll_algorithm(const char* collective, int index, const char** name, int* takes_senders,
+                         int* takes_segment);
+
+/* Extension: fixes the segment size of `collective` from now on (bytes): the
+ * pipelining algorithms send their inter-cluster step in segments of at most
+ * that many bytes (docs/collectives.md). 0 = unsegmented (one message per
+ * step, the default); -1 returns to the tuning file / environment / rules.
+ * Independent of MMPIX_Coll_set (which drops a rule's own segment size, as it
+ * replaces the rule); every rank must make the same call at the
+ * same point. Returns MPI_ERR_ARG for an unknown collective or a size other
+ * than -1, 0 or 1024 .. 2^40, MPI_ERR_OTHER before MMPI_Init. */
+int MMPIX_Coll_set_segment(const char* collective, MPI_Aint segment_bytes);
+
+/* Extension: what a call of `collective` with message size `bytes` (as the
+ * rules see it, docs/collectives.md) on MMPI_COMM_WORLD would use now: the
+ * algorithm's static name, n (clamped to 1..min(x, y)) and the segment size
+ * in bytes (0 = unsegmented); NULL skips an output. Communicates nothing.
+ * Returns MPI_ERR_ARG for an unknown collective or bytes < 0, MPI_ERR_OTHER
+ * before MMPI_Init. */
+int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algorithm,
+                      int* inter_senders, MPI_Aint* segment_bytes);
+
 /* User reduction operations (MPI_User_function). They run only inside the
  * application's processes, never in zipperd. */
 int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);

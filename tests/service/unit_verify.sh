@@ -25,11 +25,11 @@ echo "man pages: zipperd(8) zipperctl(8) zipper-run(1)"
 "$p/bin/zipperd" --config "$p/etc/zipper/zipperd.toml" --listen A=127.0.0.1:1 --check-config >/dev/null ||
     { echo "FAIL: the example settings do not parse"; exit 1; }
 if ls "$p/bin" | grep -q '^osu_'; then echo "FAIL: osu_* in bin: $(ls "$p/bin")"; exit 1; fi
-for f in osu_latency osu_bw_native zipper-bench-p2p zipperd zipper-run; do
+for f in osu_latency osu_bw_native zipper-bench zipperd zipper-run zipper-tune; do
     [[ -x $p/libexec/zipper/$f ]] || { echo "FAIL: libexec/zipper/$f missing or dangling"; exit 1; }
 done
-[[ $(readlink -f "$p/bin/zipper-bench-p2p") == "$(readlink -f "$p/libexec/zipper/zipper-bench-p2p")" ]] ||
-    { echo "FAIL: bin/zipper-bench-p2p does not lead to libexec/zipper"; exit 1; }
+[[ $(readlink -f "$p/bin/zipper-bench") == "$(readlink -f "$p/libexec/zipper/zipper-bench")" ]] ||
+    { echo "FAIL: bin/zipper-bench does not lead to libexec/zipper"; exit 1; }
 [[ -s $p/lib/sysusers.d/zipper.conf && -s $p/share/doc/zipper/examples/zipperd.toml ]] ||
     { echo "FAIL: sysusers entry or example missing"; exit 1; }
 echo "PASS service_unit_verify"

@@ -34,10 +34,10 @@ class CollSelection : public ::testing::Test {
     std::ofstream(file_) << text;
     ::setenv("MMPI_TUNING_FILE", file_.c_str(), 1);
   }
-  zipper::test::EnvGuard env_{"MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",
-                              "MMPI_BARRIER_ALGORITHM",  "MMPI_BCAST_ALGORITHM",
-                              "MMPI_REDUCE_ALGORITHM",   "MMPI_ALLREDUCE_ALGORITHM",
-                              "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM"};
+  zipper::test::EnvGuard env_{
+      "MMPI_TUNING_FILE",        "MMPI_INTER_SENDERS",       "MMPI_BARRIER_ALGORITHM",
+      "MMPI_BCAST_ALGORITHM",    "MMPI_REDUCE_ALGORITHM",    "MMPI_ALLREDUCE_ALGORITHM",
+      "MMPI_ALLTOALL_ALGORITHM", "MMPI_ALLTOALLV_ALGORITHM", "MMPI_SEGMENT_BYTES"};
   std::string file_;
 };
 
@@ -215,6 +215,78 @@ TEST_F(CollSelection, Names) {
   EXPECT_FALSE(collective_named("allreduce2"));
   EXPECT_EQ(algorithm_named(Collective::kAlltoallv, "aggregated"), Algorithm::kAggregated);
   EXPECT_FALSE(algorithm_named(Collective::kBcast, "rabenseifner"));
+}
+
+TEST_F(CollSelection, SegmentSizePrecedence) {
+  Selection s;
+  std::string why;
+  ASSERT_TRUE(s.load_tuning(R"(segment_bytes = 8192
+[bcast]
+algorithm = "farfirst"
+segment_bytes = 65536
+
+[[allreduce.rule]]
+max_bytes = 1023
+algorithm = "two_tier"
+
+[[allreduce.rule]]
+min_bytes = 1024
+algorithm = "rabenseifner"
+segment_bytes = 32768
+)",
+                            "seg.toml", &why))
+      << why;
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 65536u);   // the fixed choice's
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 100, 2, 2).segment, 8192u);    // the file's default
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 32768u);  // the rule's
+  EXPECT_EQ(s.choose(Collective::kReduce, 4096, 2, 2).segment, 8192u);
+  // MMPIX_Coll_set_segment beats all, also 0; nullopt returns to the rules.
+  s.set_segment_override(Collective::kAllreduce, 0);
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 0u);
+  s.set_segment_override(Collective::kAllreduce, std::nullopt);
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 32768u);
+  // MMPIX_Coll_set replaces the rule, so the rule's segment (tuned for its
+  // algorithm) goes too: the file's default applies, or set_segment's.
+  s.set_override(Collective::kBcast, Algorithm::kVanDeGeijn, 2);
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 8192u);
+  s.set_segment_override(Collective::kBcast, 16384);
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 16384u);
+  // The built-in rules are unsegmented.
+  Selection plain;
+  EXPECT_EQ(plain.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 0u);
+}
+
+TEST_F(CollSelection, SegmentFromEnvironmentAndErrors) {
+  ::setenv("MMPI_SEGMENT_BYTES", "4096", 1);
+  Selection s;
+  std::string why;
+  ASSERT_TRUE(s.load(&why)) << why;
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 1 << 20, 4, 4).segment, 4096u);
+  for (const char* bad : {"100", "-1", "12x", "2000000000000000"}) {
+    ::setenv("MMPI_SEGMENT_BYTES", bad, 1);
+    Selection e;
+    EXPECT_FALSE(e.load(&why)) << bad;
+    EXPECT_NE(why.find("MMPI_SEGMENT_BYTES"), std::string::npos) << why;
+  }
+  ::unsetenv("MMPI_SEGMENT_BYTES");
+  for (const char* text : {"segment_bytes = 100\n", "[bcast]\nsegment_bytes = 4096\n",
+                           "[[bcast.rule]]\nalgorithm = \"farfirst\"\nsegment_bytes = \"big\"\n"}) {
+    Selection e;
+    EXPECT_FALSE(e.load_tuning(text, "bad.toml", &why)) << text;
+    EXPECT_NE(why.find("segment_bytes"), std::string::npos) << why;
+  }
+}
+
+TEST_F(CollSelection, AlgorithmTraitsAreTheTable) {
+  using zipper::coll::algorithms_for;
+  const auto bcast = algorithms_for(Collective::kBcast);
+  ASSERT_EQ(bcast.size(), 2u);
+  EXPECT_EQ(bcast[0].name, "farfirst");
+  EXPECT_FALSE(bcast[0].takes_senders);
+  EXPECT_TRUE(bcast[0].takes_segment);
+  EXPECT_TRUE(bcast[1].takes_senders);
+  EXPECT_EQ(zipper::coll::algorithms_of(Collective::kAlltoall), "direct, aggregated");
+  EXPECT_FALSE(algorithms_for(Collective::kBarrier)[0].takes_segment);
 }
 
 }  // namespace

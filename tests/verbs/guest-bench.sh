@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Inside the rxe guest (rxe-guest.sh): zipper-bench-p2p --local with the
+# Inside the rxe guest (rxe-guest.sh): zipper-bench p2p --local with the
 # native-verbs reference (perftest on the rxeA <-> rxe_zA wire) beside the OSU
 # benchmarks forwarded A -> zipperd -> B over the verbs link, and over TCP on
 # the same addresses, for ratios. Soft-RoCE under TCG says nothing absolute;
@@ -14,7 +14,7 @@
 # -i BW_ITERS -x 2 -W 16 (perftest then sends BW_ITERS x 16 messages per size).
 # The first variant also runs the native MPI runs (mpirun -np 2 in the guest,
 # shared memory) and perftest; the others only the forwarded runs. Prints each
-# CSV (zipper-bench-p2p's columns), then one table joining perftest and the
+# CSV (zipper-bench p2p's columns), then one table joining perftest and the
 # forwarded variants. Exits 1 when a run failed, 2 on a usage error.
 #
 # Environment (all optional):
@@ -31,7 +31,7 @@ usage_error() { echo "$PROG: $*" >&2; exit 2; }
 (($# >= 1 && $# <= 3)) || usage_error "usage: $PROG BIN_DIR [LAT_ITERS] [BW_ITERS]"
 bin=$1 lat_iters=${2:-500} bw_iters=${3:-20}
 [[ ${ZIPPER_RXE_GUEST:-0} == 1 ]] || usage_error "run me inside rxe-guest.sh"
-[[ -x $bin/zipper-bench-p2p ]] || usage_error "no zipper-bench-p2p in '$bin'"
+[[ -x $bin/zipper-bench ]] || usage_error "no zipper-bench in '$bin'"
 [[ $lat_iters =~ ^[1-9][0-9]*$ && $bw_iters =~ ^[1-9][0-9]*$ ]] ||
     usage_error "LAT_ITERS and BW_ITERS must be positive integers, got '$lat_iters' '$bw_iters'"
 lat_sizes=${BENCH_LAT_SIZES:-8:65536}
@@ -63,12 +63,12 @@ for variant in $variants; do
         else
             args=(--bench "$bw_benches" -m "$bw_sizes" -i "$bw_iters" -x 2 -W 16)
         fi
-        cmd=("$bin/zipper-bench-p2p" "${common[@]}" --link "${variant%-sends}" "${extra[@]}" "${args[@]}"
-            --out "$out/$variant.$part.csv")
+        cmd=("$bin/zipper-bench" p2p "${common[@]}" --link "${variant%-sends}" "${extra[@]}" "${args[@]}"
+            --out-dir "$out/$variant.$part")
         echo "== forwarded over $variant$what: ${cmd[*]#"$bin/"}"
         "${cmd[@]}" || rc=1
         echo "-- $variant.$part.csv"
-        cat "$out/$variant.$part.csv" 2>/dev/null || echo "(no CSV)"
+        cat "$out/$variant.$part/p2p-real.csv" 2>/dev/null || echo "(no CSV)"
     done
 done
 
@@ -76,7 +76,7 @@ done
 echo "== perftest (one hop, rxeA -> rxe_zA) vs forwarded (two hops through zipperd); latency us, bw/bibw MB/s (1e6 B)"
 for variant in $variants; do
     for part in lat bw; do
-        f=$out/$variant.$part.csv
+        f=$out/$variant.$part/p2p-real.csv
         [[ ! -f $f ]] || awk -F, -v v="$variant" 'NR > 1 && $1 != "zipperd" { print v, $1, $2, $5, $9 }' "$f"
     done
 done | awk -v variants="$variants" '

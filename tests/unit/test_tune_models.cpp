@@ -1,0 +1,232 @@
+// tune/: the pLogP models against values computed by hand from the papers'
+// formulas, the LogGP derivation from synthetic PRTT curves (Hoefler et
+// al.), protocol-step detection, the hill-descent search on a known
+// landscape, and the tuning file zipper-tune writes read back by the
+// selection (including the segment size).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "collectives/selection.h"
+#include "tune/loggp.h"
+#include "tune/models.h"
+#include "tune/search.h"
+#include "tune/tuning_file.h"
+
+namespace zipper::tune {
+namespace {
+
+using coll::Algorithm;
+using coll::Collective;
+
+// L = 10 µs, g(m) = 2 + 0.01·m µs on [0, 1 MiB] (linear, so interpolation is exact).
+LinkParams linear_link() {
+  LinkParams p;
+  p.L = 10;
+  p.G = 0.01;
+  p.g0 = 2;
+  p.points = {{0, 0, 0, 2, 0}, {1048576, 0, 0, 2 + 0.01 * 1048576, 0}};
+  return p;
+}
+
+TEST(TuneModels, PlogpFormulasMatchHandValues) {
+  const LinkParams p = linear_link();
+  EXPECT_DOUBLE_EQ(p.g(1000), 12);
+  // [BM] flat: (P-1)·g(m) + L = 3·12 + 10
+  EXPECT_DOUBLE_EQ(plogp::flat_bcast(p, 4, 1000), 46);
+  // [BM] binomial: ⌈log2 P⌉·(g(m) + L) = 2·22, and 3·22 for P = 5
+  EXPECT_DOUBLE_EQ(plogp::binomial_bcast(p, 4, 1000), 44);
+  EXPECT_DOUBLE_EQ(plogp::binomial_bcast(p, 5, 1000), 66);
+  // [BM] segmented chain: (P-1)·(g(s)+L) + (k-1)·g(s), k = 4: 3·22 + 3·12
+  EXPECT_DOUBLE_EQ(plogp::segmented_chain_bcast(p, 4, 4000, 1000), 102);
+  // [BM] binomial scatter: ⌈log2 P⌉·L + g(m) + g(2m) = 20 + 12 + 22
+  EXPECT_DOUBLE_EQ(plogp::binomial_scatter(p, 4, 1000), 54);
+  // [BM] flat scatter: (P-1)·g(m) + L
+  EXPECT_DOUBLE_EQ(plogp::flat_scatter(p, 3, 1000), 34);
+  // [BM 2004] all-to-all with γ = 1.5: γ·(P-1)·g(m) + L = 1.5·36 + 10
+  EXPECT_DOUBLE_EQ(plogp::alltoall(p, 4, 1000, 1.5), 64);
+  // ring allgather: (P-1)·(g(m) + L)
+  EXPECT_DOUBLE_EQ(plogp::ring_allgather(p, 4, 1000), 66);
+  // binomial reduce with 0.001 µs/B: 2·(12 + 10 + 1)
+  EXPECT_DOUBLE_EQ(plogp::binomial_reduce(p, 4, 1000, 0.001), 46);
+  // [V] two-stage pipeline: a + b + (k-1)·max(a, b)
+  EXPECT_DOUBLE_EQ(plogp::pipeline(3, 5, 4), 23);
+  EXPECT_DOUBLE_EQ(plogp::pipeline(3, 5, 1), 8);
+}
+
+TEST(TuneModels, MatsudaTable) {
+  // L = 100 µs, M = 10^6 B, n = 4, B = 125 B/µs (1 Gbit/s)
+  EXPECT_DOUBLE_EQ(matsuda::vandegeijn(100, 1e6, 4, 125), 100 + 2000 + 16000);
+  EXPECT_DOUBLE_EQ(matsuda::farfirst(100, 1e6, 125), 100 + 24000);
+  EXPECT_DOUBLE_EQ(matsuda::two_tier(100, 1e6, 125), 100 + 40000);
+  EXPECT_DOUBLE_EQ(matsuda::rabenseifner(100, 1e6, 4, 125), 100 + 2000 + 16000);
+}
+
+Network linear_network() {
+  Network net;
+  net.low = net.high = net.forwarded = linear_link();
+  net.senders_measured = 4;
+  net.gamma_forwarded = 2.5;
+  return net;
+}
+
+TEST(TuneModels, ForwardedContentionAndSegments) {
+  const Network net = linear_network();
+  EXPECT_DOUBLE_EQ(net.gamma_fwd(1), 1);
+  EXPECT_DOUBLE_EQ(net.gamma_fwd(2), 1.5);
+  EXPECT_DOUBLE_EQ(net.gamma_fwd(4), 2.5);
+  // k = 4 segments of 1000 B, n = 1: L + 4·g(1000)
+  EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 1), 10 + 4 * 12);
+  EXPECT_DOUBLE_EQ(net.forward(4000, 0, 1), 10 + 42);
+}
+
+TEST(TuneModels, FarfirstUnsegmentedAndPipelined) {
+  const Network net = linear_network();
+  // 2+2, 1000 B: near = binomial(2) = 22; far = hop (10 + 12) + bcast 22.
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000, 2, 2, 0, 0), 44);
+  // 10^6 B: g = 10002. Unsegmented far = 10012 + 10012; in 10 segments of
+  // 10^5 B (g = 1002): pipeline(1012, 1012, 10) = 2024 + 9·1012.
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 0),
+                   20024);
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 100000),
+                   11132);
+}
+
+TEST(TuneModels, EveryAlgorithmOfTheLibraryHasAModel) {
+  const Network net = linear_network();
+  for (int i = 0; i < coll::kNumCollectives; ++i) {
+    const auto c = static_cast<Collective>(i);
+    for (const auto& a : coll::algorithms_for(c)) {
+      const double t = predict(net, c, a.algorithm, 65536, 4, 4, 2, a.takes_segment ? 16384 : 0);
+      EXPECT_GT(t, 0) << coll::name_of(c) << " " << a.name;
+      EXPECT_TRUE(std::isfinite(t));
+    }
+  }
+  EXPECT_LT(predict(net, Collective::kBcast, Algorithm::kRabenseifner, 1, 2, 2, 1, 0), 0);
+}
+
+TEST(TuneLoggp, DerivationRecoversKnownParameters) {
+  // L = 20 µs, o_s = 3 µs, g(s) = 5 + 0.008·s; PRTT(1,0,s) = 2·(L + g(s))
+  // (pLogP), PRTT(n,0,s) = PRTT(1) + (n-1)·g(s), PRTT(n,d,s) = PRTT(1) +
+  // (n-1)·(o_s + d) with d = PRTT(1) > g(s).
+  const int n = 8;
+  std::vector<PrttSample> s;
+  for (std::uint64_t b = 1; b <= (1u << 22); b *= 4) {
+    const double g = 5 + 0.008 * b, p1 = 2 * (20 + g);
+    s.push_back({b, p1, p1 + (n - 1) * g, p1 + (n - 1) * (3 + p1), p1, 1.5});
+  }
+  const LinkParams p = derive(s, n);
+  EXPECT_NEAR(p.L, 20, 1e-6);
+  EXPECT_NEAR(p.G, 0.008, 1e-9);
+  EXPECT_NEAR(p.g0, 5.008, 1e-9);
+  for (const auto& pt : p.points) {
+    EXPECT_NEAR(pt.o_s, 3, 1e-6);
+    EXPECT_NEAR(pt.o_r, 1.5, 1e-12);
+  }
+  EXPECT_NEAR(p.g(1 << 23), 5 + 0.008 * (1 << 23), 1e-3);  // extrapolated with G
+  EXPECT_TRUE(derive({}, n).points.empty());
+}
+
+TEST(TuneLoggp, DetectsProtocolStep) {
+  // Linear RTT with a 40 µs step between 16 KiB and 32 KiB (e.g. eager -> rendezvous).
+  std::vector<SizePoint> pts;
+  for (std::uint64_t b = 1; b <= (1u << 20); b *= 2) {
+    SizePoint p;
+    p.bytes = b;
+    p.rtt = 30 + 0.01 * b + (b >= 32768 ? 40 : 0);
+    pts.push_back(p);
+  }
+  const auto th = detect_thresholds(pts);
+  ASSERT_EQ(th.size(), 1u);
+  EXPECT_EQ(th[0].below, 16384u);
+  EXPECT_EQ(th[0].above, 32768u);
+  EXPECT_NEAR(th[0].jump_us, 40, 1e-6);
+  for (auto& p : pts) p.rtt = 30 + 0.01 * p.bytes;  // no step: nothing found
+  EXPECT_TRUE(detect_thresholds(pts).empty());
+  // A bend (the wire starts to dominate: 0.001 -> 0.01 µs/B, continuous) is no step.
+  for (auto& p : pts)
+    p.rtt = p.bytes <= 65536 ? 30 + 0.001 * p.bytes : 30 + 65.536 + 0.01 * (p.bytes - 65536.0);
+  EXPECT_TRUE(detect_thresholds(pts).empty());
+}
+
+TEST(TuneSearch, HillDescentFindsTheOptimumWithFewExperiments) {
+  SearchSpace space{coll::algorithms_for(Collective::kBcast), 4, {0, 16384, 65536, 262144}};
+  // True costs: unique minimum at vandegeijn n = 3, 64 KiB; farfirst worse.
+  auto seg_index = [&](std::uint64_t s) {
+    for (std::size_t i = 0; i < space.segments.size(); ++i)
+      if (space.segments[i] == s) return static_cast<int>(i);
+    return -1;
+  };
+  auto truth = [&](const Config& c) {
+    if (c.algorithm == Algorithm::kFarfirst) return 500.0 + 10 * seg_index(c.segment);
+    return 100.0 + 10 * std::abs(c.n - 3) + 7 * std::abs(seg_index(c.segment) - 2);
+  };
+  // The model is off by one step: it prefers n = 4, 16 KiB.
+  auto model = [&](const Config& c) {
+    if (c.algorithm == Algorithm::kFarfirst) return 400.0;
+    return 100.0 + 10 * std::abs(c.n - 4) + 7 * std::abs(seg_index(c.segment) - 1);
+  };
+  int calls = 0;
+  auto measure = [&](const Config& c) {
+    ++calls;
+    return truth(c);
+  };
+  const SearchResult r = search_point(space, model, measure, 2, nullptr, 50);
+  const auto grid = full_grid(space);
+  EXPECT_EQ(grid.size(), 4u + 4 * 4);  // farfirst × 4 segments + vandegeijn × n × segments
+  EXPECT_EQ(r.candidates.size(), grid.size());
+  EXPECT_EQ(r.best, (Config{Algorithm::kVanDeGeijn, 3, 65536}));
+  EXPECT_DOUBLE_EQ(r.best_us, 100);
+  EXPECT_EQ(r.model_pick, (Config{Algorithm::kVanDeGeijn, 4, 16384}));
+  EXPECT_EQ(r.experiments, calls);
+  EXPECT_LT(r.experiments, static_cast<int>(grid.size()));
+  // Pruning: farfirst (model 400 against 100) is not measured at prune 2.
+  calls = 0;
+  const SearchResult pr = search_point(space, model, measure, 2, nullptr, 50, 2.0);
+  EXPECT_EQ(pr.best, (Config{Algorithm::kVanDeGeijn, 3, 65536}));
+  for (const auto& k : pr.candidates)
+    if (k.config.algorithm == Algorithm::kFarfirst) {
+      EXPECT_LT(k.measured_us, 0);
+    }
+  EXPECT_LT(pr.experiments, r.experiments);
+  // The cap holds.
+  calls = 0;
+  EXPECT_EQ(search_point(space, model, measure, 2, nullptr, 3).experiments, 3);
+  EXPECT_EQ(calls, 3);
+}
+
+TEST(TuneTuningFile, WrittenFileIsReadBackAndChangesTheChoice) {
+  const std::vector<TunedPoint> pts = {
+      {Collective::kBcast, 8, {Algorithm::kVanDeGeijn, 1, 0}},
+      {Collective::kBcast, 4096, {Algorithm::kVanDeGeijn, 1, 0}},
+      {Collective::kBcast, 65536, {Algorithm::kFarfirst, 0, 16384}},
+      {Collective::kAllreduce, 8, {Algorithm::kRabenseifner, 2, 65536}},
+  };
+  const std::string text = tuning_toml(pts, 2, 2, {"test"});
+  coll::Selection sel;
+  std::string why;
+  ASSERT_TRUE(sel.load_tuning(text, "tuned.toml", &why)) << why << "\n" << text;
+  // Built-in rules would give farfirst below 16 KiB and vandegeijn above.
+  auto c = sel.choose(Collective::kBcast, 100, 2, 2);
+  EXPECT_EQ(c.algorithm, Algorithm::kVanDeGeijn);
+  EXPECT_EQ(c.inter_senders, 1);
+  EXPECT_EQ(c.segment, 0u);
+  c = sel.choose(Collective::kBcast, 65535, 2, 2);  // still the 4096 range
+  EXPECT_EQ(c.algorithm, Algorithm::kVanDeGeijn);
+  c = sel.choose(Collective::kBcast, 1u << 22, 2, 2);
+  EXPECT_EQ(c.algorithm, Algorithm::kFarfirst);
+  EXPECT_EQ(c.segment, 16384u);
+  c = sel.choose(Collective::kAllreduce, 1u << 20, 2, 2);
+  EXPECT_EQ(c.algorithm, Algorithm::kRabenseifner);
+  EXPECT_EQ(c.inter_senders, 2);
+  EXPECT_EQ(c.segment, 65536u);
+  // Another layout keeps the built-in rules.
+  c = sel.choose(Collective::kBcast, 100, 4, 4);
+  EXPECT_EQ(c.algorithm, Algorithm::kFarfirst);
+  EXPECT_EQ(c.segment, 0u);
+  // Untouched collectives too.
+  EXPECT_EQ(sel.choose(Collective::kReduce, 100, 2, 2).algorithm, Algorithm::kLeaders);
+}
+
+}  // namespace
+}  // namespace zipper::tune

@@ -1,0 +1,99 @@
+// pLogP cost models of the collectives in collectives/, built from measured
+// link parameters (loggp.h). Pure: no MPI, unit-tested against values
+// computed by hand from the papers' formulas. Times in µs, sizes in bytes.
+//
+// Sources:
+//  [BM]  Barchet-Estefanel, Mounié, "Performance characterisation of
+//        intra-cluster collective communications", SBAC-PAD 2004, §3 (flat,
+//        binomial, segmented chain, scatter) and "Fast tuning of
+//        intra-cluster collective communications", EuroPVM/MPI 2004, §4
+//        (all-to-all with contention ratio γ).
+//  [K]   Kielmann et al., "Network performance-aware collective
+//        communication for clustered wide-area systems" (pLogP).
+//  [M]   Matsuda et al., "Efficient MPI collective operations for clusters in
+//        long-and-fast networks", Cluster 2006, Table 1 (inter-cluster
+//        algorithms with n senders).
+//  [V]   Vadhiyar, Fagg, Dongarra, "Automatically tuned collective
+//        communications", SC 2000, §3 (segmented pipelines).
+#pragma once
+
+#include <cstdint>
+
+#include "../collectives/selection.h"
+#include "loggp.h"
+
+namespace zipper::tune {
+
+/// pLogP formulas for P processes on one link class (m: bytes per message).
+namespace plogp {
+/// [BM] §3.1: root sends to each of P-1 others: (P-1)·g(m) + L.
+double flat_bcast(const LinkParams& p, int P, double m);
+/// [BM] §3.2: ⌈log2 P⌉·(g(m) + L).
+double binomial_bcast(const LinkParams& p, int P, double m);
+/// [BM] §3.3: m in k = ⌈m/s⌉ segments through a chain:
+/// (P-1)·(g(s) + L) + (k-1)·g(s).
+double segmented_chain_bcast(const LinkParams& p, int P, double m, double s);
+/// [BM] §3.4: flat scatter of a block of m bytes to each: (P-1)·g(m) + L.
+double flat_scatter(const LinkParams& p, int P, double m);
+/// [BM] §3.4: binomial scatter, block m per process:
+/// ⌈log2 P⌉·L + Σ_{j=0}^{⌈log2 P⌉-1} g(2^j·m).
+double binomial_scatter(const LinkParams& p, int P, double m);
+/// [BM] (EuroPVM 2004) §4: direct all-to-all, block m, contention ratio γ:
+/// γ·(P-1)·g(m) + L.
+double alltoall(const LinkParams& p, int P, double m, double gamma);
+/// Ring allgather, block m per process ([K]'s composition of P-1 steps):
+/// (P-1)·(g(m) + L).
+double ring_allgather(const LinkParams& p, int P, double m);
+/// Binomial reduce with a reduction cost of op_us per byte ([BM] §3.2
+/// applied to reduce): ⌈log2 P⌉·(g(m) + L + m·op_us).
+double binomial_reduce(const LinkParams& p, int P, double m, double op_us);
+/// Ring reduce-scatter of m bytes in all: (P-1)·(g(m/P) + L + (m/P)·op_us).
+double ring_reduce_scatter(const LinkParams& p, int P, double m, double op_us);
+/// Dissemination barrier: ⌈log2 P⌉·(g(0) + L).
+double barrier(const LinkParams& p, int P);
+/// Two-stage pipeline over k segments ([V] §3): the first segment passes
+/// both stages, each later one adds the slower stage:
+/// a + b + (k-1)·max(a, b).
+double pipeline(double stage_a, double stage_b, int k);
+}  // namespace plogp
+
+/// Matsuda et al.'s bandwidth-only costs [M] Table 1: L latency (µs), M
+/// bytes, n senders, B bandwidth (bytes/µs). For checking the pLogP
+/// compositions below against the paper's leading terms.
+namespace matsuda {
+double vandegeijn(double L, double M, int n, double B);    // L + M/(nB) + 2M/B
+double farfirst(double L, double M, double B);             // L + 3M/B
+double two_tier(double L, double M, double B);             // L + 5M/B
+double rabenseifner(double L, double M, int n, double B);  // L + M/(nB) + 2M/B
+}  // namespace matsuda
+
+/// Everything the models need about the machine.
+struct Network {
+  LinkParams low, high, forwarded;  // intra-A, intra-B, A<->B through zipperd
+  /// [BM] contention ratio of a native all-to-all (measured / flat model), >= 1.
+  double gamma_alltoall = 1;
+  /// Per-stream slowdown of the forwarded class with `senders_measured`
+  /// concurrent streams (>= 1): n senders share zipperd and its links.
+  double gamma_forwarded = 1;
+  int senders_measured = 1;
+  double op_us_per_byte = 0;  // cost of combining one byte (MPI_SUM on doubles), µs
+
+  /// Slowdown of one of n concurrent forwarded streams: linear from 1 at
+  /// n = 1 to gamma_forwarded at n = senders_measured.
+  double gamma_fwd(int n) const;
+  /// One forwarded transfer of m bytes, as k segments of at most s bytes
+  /// posted at once (s = 0: one message), with n concurrent senders:
+  /// L + k·g(s)·γ_fwd(n) ([K] with [V]'s segmentation).
+  double forward(double m, double s, int n) const;
+};
+
+/// Predicted time (µs) of one call of collective c with algorithm a: message
+/// size `bytes` as the selection sees it (docs/collectives.md), layout x+y,
+/// n senders (clamped to 1..min(x, y)), segment size `segment` bytes (0 =
+/// unsegmented; ignored by algorithms that take none). Root: virtual rank 0.
+/// Each algorithm's formula and its source are in models.cpp next to it.
+/// Returns a negative value for an algorithm that does not implement c.
+double predict(const Network& net, coll::Collective c, coll::Algorithm a, std::uint64_t bytes,
+               int x, int y, int n, std::uint64_t segment);
+
+}  // namespace zipper::tune
