@@ -33,6 +33,8 @@ def source(protos, entries):
            " * function and the reason (once per function and process), and return\n"
            " * MPI_ERR_UNSUPPORTED_OPERATION. */\n",
            "#include <mmpi.h>\n#include <stdio.h>\n\n",
+           "/* Deprecated MPI-3.1 functions (MPI_Attr_put, ...) still get twins. */\n"
+           "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n\n",
            "/* Prints the unsupported-operation line for `fn` once per process and\n"
            " * returns MPI_ERR_UNSUPPORTED_OPERATION. Also used by the Fortran bindings. */\n",
            "int mmpi_report_unsupported(const char* fn, const char* reason, int* reported) {\n"

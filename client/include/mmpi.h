@@ -110,4 +110,8 @@ int MMPI_Op_free(MPI_Op* op);
 }
 #endif
 
+/* Every other MPI-3.1 function's MMPI_ twin (pass-through or unsupported,
+ * generated at build time; status per function: docs/api-coverage.md). */
+#include "mmpi_generated.h"
+
 #endif /* MMPI_H */
