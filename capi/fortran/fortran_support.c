@@ -60,9 +60,13 @@ void mmpif_status_out(const MPI_Status* c, MPI_Fint* f) {
   if (c != MPI_STATUS_IGNORE) MPI_Status_c2f(c, f);
 }
 
-MPI_Status* mmpif_statuses_in(MPI_Fint* f, int n) {
-  if ((void*)f == (void*)&mpi_fortran_statuses_ignore_) return MPI_STATUSES_IGNORE;
-  return calloc((size_t)(n > 0 ? n : 1), sizeof(MPI_Status));
+int mmpif_statuses_in(MPI_Fint* f, int n, MPI_Status** c) {
+  if ((void*)f == (void*)&mpi_fortran_statuses_ignore_) {
+    *c = MPI_STATUSES_IGNORE;
+    return 1;
+  }
+  *c = calloc((size_t)(n > 0 ? n : 1), sizeof(MPI_Status));
+  return *c != NULL;
 }
 
 void mmpif_statuses_out(MPI_Status* c, MPI_Fint* f, int n) {

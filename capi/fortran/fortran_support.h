@@ -36,9 +36,9 @@ void mmpif_requests_out(MPI_Request* c, MPI_Fint* f, int n);
 MPI_Status* mmpif_status_out_ptr(MPI_Fint* f, MPI_Status* tmp);
 void mmpif_status_out(const MPI_Status* c, MPI_Fint* f);
 
-/* Status arrays of n: MPI_STATUSES_IGNORE, or a malloc'd array (NULL if out
- * of memory); _out converts into f and frees. */
-MPI_Status* mmpif_statuses_in(MPI_Fint* f, int n);
+/* Status arrays of n: sets *c to MPI_STATUSES_IGNORE (which is NULL) or a
+ * malloc'd array; returns 0 if out of memory. _out converts into f and frees. */
+int mmpif_statuses_in(MPI_Fint* f, int n, MPI_Status** c);
 void mmpif_statuses_out(MPI_Status* c, MPI_Fint* f, int n);
 
 /* CHARACTER(len) arguments: _in returns a malloc'd copy without trailing

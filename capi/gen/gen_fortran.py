@@ -226,8 +226,9 @@ def _convert(p):
         elif t == "MPI_Status[]":
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  const int {n}_n = {_length(p, q)};\n"
-                       f"  MPI_Status* {n}_c = mmpif_statuses_in({n}, {n}_n);\n"
-                       f"  if ({n}_c == NULL) {{ *ierr = MPI_ERR_NO_MEM; return; }}\n")
+                       f"  MPI_Status* {n}_c;\n"
+                       f"  if (!mmpif_statuses_in({n}, {n}_n, &{n}_c)) {{ *ierr = MPI_ERR_NO_MEM; "
+                       f"return; }}\n")
             args.append(f"{n}_c")
             post.append(f"  mmpif_statuses_out({n}_c, {n}, {n}_n);\n")
         elif t == "const char*":
