@@ -30,7 +30,9 @@ def parse_classification(path, known):
     out = {}
     errors = []
     line_re = re.compile(r'^(\w+)\s+(\w+)(?:\s+"([^"]*)")?\s*$')
-    for no, line in enumerate(open(path, encoding="utf-8"), 1):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for no, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -67,7 +69,9 @@ def scan_implemented(root):
                 if not f.endswith(SOURCE_EXT):
                     continue
                 p = os.path.join(dirpath, f)
-                for m in _DEF.finditer(open(p, encoding="utf-8").read()):
+                with open(p, encoding="utf-8") as fh:
+                    text = fh.read()
+                for m in _DEF.finditer(text):
                     found.setdefault(m.group(1), os.path.relpath(p, root))
     return found
 

@@ -91,8 +91,13 @@ def check_exports(lib, expected, prefix):
             [f"{lib}: {s} exported but not in the coverage table" for s in extra])
 
 
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def write(path, text):
-    if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+    if os.path.exists(path) and read(path) == text:
         return  # unchanged: keep the timestamp, no rebuild
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -131,7 +136,7 @@ def main():
     if a.coverage:
         write(a.coverage, table)
     if a.check_coverage:
-        old = open(a.check_coverage, encoding="utf-8").read()
+        old = read(a.check_coverage)
         if old != table:
             problems.append(f"{a.check_coverage} is out of date: regenerate it with "
                             f"'cmake --build <build> --target api_coverage' and commit it")

@@ -170,7 +170,9 @@ def _convert(p):
         elif base.rstrip("*[]") in SCALARS:
             decl.append(f"{base.rstrip('*[]')}* {n}")
             args.append(n)
-        elif base == "void*" and n == "buffer_addr":  # Buffer_detach: C returns the address
+        elif base == "void*" and p.name == "Buffer_detach":
+            # C stores the buffer's address through this argument; Fortran
+            # passes the buffer itself, which must not be overwritten.
             decl.append(f"void* {n}")
             pre.append(f"  void* {n}_c = NULL;\n  (void){n};\n")
             args.append(f"&{n}_c")

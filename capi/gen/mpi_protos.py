@@ -64,7 +64,8 @@ def _parse_param(text, fn):
 
 def parse_mpi_h(path):
     """Returns {name: Proto} for every MPI-3.1 C function (see the module doc)."""
-    src = open(path, encoding="utf-8").read()
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
     src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
     src = re.sub(r"//[^\n]*", " ", src)
     src = re.sub(r'"(\\.|[^"\\])*"', '""', src)  # deprecation messages hold ';'
