@@ -17,15 +17,15 @@
 
 static int checks;
 
-#define CHECK(cond, ...)                                            \
-  do {                                                              \
-    ++checks;                                                       \
-    if (!(cond)) {                                                  \
+#define CHECK(cond, ...)                                               \
+  do {                                                                 \
+    ++checks;                                                          \
+    if (!(cond)) {                                                     \
       fprintf(stderr, "FAIL %s:%d (%s): ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                 \
-      fprintf(stderr, "\n");                                        \
-      exit(1);                                                      \
-    }                                                               \
+      fprintf(stderr, __VA_ARGS__);                                    \
+      fprintf(stderr, "\n");                                           \
+      exit(1);                                                         \
+    }                                                                  \
   } while (0)
 
 /* stderr of the calls between capture_begin and capture_end, in a temporary file. */
@@ -116,8 +116,8 @@ static void datatypes(void) {
   CHECK(MMPI_Type_commit(&vec) == MPI_SUCCESS, "Type_commit");
   int size = 0;
   MPI_Aint lb = -1, extent = 0;
-  CHECK(MMPI_Type_size(vec, &size) == MPI_SUCCESS && size == 3 * 2 * (int)sizeof(int),
-        "size %d", size);
+  CHECK(MMPI_Type_size(vec, &size) == MPI_SUCCESS && size == 3 * 2 * (int)sizeof(int), "size %d",
+        size);
   CHECK(MMPI_Type_get_extent(vec, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
             extent == (2 * 4 + 2) * (MPI_Aint)sizeof(int),
         "lb %ld extent %ld", (long)lb, (long)extent);
@@ -145,8 +145,7 @@ static void datatypes(void) {
     CHECK(v == src[picked[k]], "packed[%d] = %d, want %d", k, v, src[picked[k]]);
   }
   pos = 0;
-  CHECK(MMPI_Unpack(packed, size, &pos, dst, 1, vec, MMPI_COMM_WORLD) == MPI_SUCCESS &&
-            pos == size,
+  CHECK(MMPI_Unpack(packed, size, &pos, dst, 1, vec, MMPI_COMM_WORLD) == MPI_SUCCESS && pos == size,
         "Unpack");
   for (int i = 0; i < 10; ++i) {
     const int in_vec = (i % 4) < 2;
