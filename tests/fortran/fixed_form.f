@@ -7,7 +7,8 @@ C     docs/fortran.md warns. Prints "PASS fixed_form <checks>".
       include 'mmpif.h'
       integer ierr, rank, nproc, vec, tsize, cnt, i, nchk
       integer sbuf(8), rbuf(8), status(MPI_STATUS_SIZE)
-      integer win
+      integer win, psize, elen, rlen
+      character*(MPI_MAX_ERROR_STRING) estr, eref
       integer(kind=MPI_ADDRESS_KIND) wsize
       double precision t0, v(3)
       nchk = 0
@@ -48,6 +49,22 @@ C     Allreduce in place over one process leaves the values.
       call chk(ierr .eq. MPI_SUCCESS .and. v(1) .eq. 1.5d0 .and.
      &         v(2) .eq. -2.0d0 .and. v(3) .eq. 1.0d9, 'ALLREDUCE',
      &         nchk)
+C     Pass-through routines with a communicator and with strings.
+      call MMPI_PACK_SIZE(8, MPI_INTEGER, MMPI_COMM_WORLD, psize, ierr)
+      call chk(ierr .eq. MPI_SUCCESS .and. psize .ge. 32, 'PACK_SIZE',
+     &         nchk)
+      call MMPI_ERROR_STRING(MPI_ERR_UNSUPPORTED_OPERATION, estr,
+     &                       elen, ierr)
+      call MPI_ERROR_STRING(MPI_ERR_UNSUPPORTED_OPERATION, eref,
+     &                      rlen, ierr)
+      call chk(elen .gt. 0 .and. elen .eq. rlen .and. estr .eq. eref,
+     &         'ERROR_STRING', nchk)
+      call MMPI_TYPE_CONTIGUOUS(3, MPI_DOUBLE_PRECISION, vec, ierr)
+      call MMPI_TYPE_SET_NAME(vec, 'triple  ', ierr)
+      call MMPI_TYPE_GET_NAME(vec, estr, elen, ierr)
+      call chk(elen .eq. 6 .and. estr .eq. 'triple', 'TYPE_GET_NAME',
+     &         nchk)
+      call MMPI_TYPE_FREE(vec, ierr)
 C     Unsupported: links, sets IERROR.
       wsize = 8
       call MMPI_WIN_CREATE(sbuf, wsize, 4, MPI_INFO_NULL,

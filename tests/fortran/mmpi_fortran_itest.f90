@@ -4,8 +4,9 @@
 !     message with MPI_STATUS_IGNORE), non-blocking all-to-all exchange
 !     (Waitall with statuses and with MPI_STATUSES_IGNORE, Waitany, Test);
 !   - every collective libmmpi has: Barrier, Bcast, Reduce, Allreduce (also
-!     with MPI_IN_PLACE and MPI_LOGICAL), Alltoall, Alltoallv, Gather,
-!     Scatter, Allgather, Reduce_scatter_block;
+!     with MPI_IN_PLACE, MPI_LOGICAL and a Fortran user operation from
+!     MMPI_OP_CREATE), Alltoall, Alltoallv, Gather, Scatter, Allgather,
+!     Reduce_scatter_block;
 !   - a communicator from MMPI_COMM_SPLIT (parity of the rank, keys
 !     reversed): p2p and collectives on it, then MMPI_COMM_FREE. If the
 !     split is not implemented (MPI_ERR_UNSUPPORTED_OPERATION) it prints
@@ -189,6 +190,8 @@ contains
     integer, allocatable :: vsend(:), vrecv(:)
     double precision :: dbuf(m), dref(m)
     logical :: lb(2)
+    integer :: xop
+    external :: xor_op
 
     call MMPI_BARRIER(comm, ierr)
     call check(ierr == MPI_SUCCESS, label//' barrier')
@@ -258,6 +261,33 @@ contains
     lb(2) = me == n - 1
     call MMPI_ALLREDUCE(MPI_IN_PLACE, lb, 2, MPI_LOGICAL, MPI_LAND, comm, ierr)
     call check(lb(1) .and. (lb(2) .eqv. (n == 1)), label//' allreduce land')
+
+    ! A Fortran user operation (bitwise XOR, commutative), reduced to rank 0
+    ! and to all; the reference XORs every rank's input here.
+    call MMPI_OP_CREATE(xor_op, .true., xop, ierr)
+    call check(ierr == MPI_SUCCESS .and. xop /= MPI_OP_NULL, label//' op_create')
+    do i = 1, m
+      ibuf(i) = val(me, i) * 977
+      iref(i) = 0
+      do r = 0, n - 1
+        iref(i) = ieor(iref(i), val(r, i) * 977)
+      end do
+    end do
+    ito = -1
+    call MMPI_REDUCE(ibuf, ito, m, MPI_INTEGER, xop, 0, comm, ierr)
+    call check(ierr == MPI_SUCCESS, label//' reduce user op')
+    if (me == 0) then
+      do i = 1, m
+        call check(ito(i) == iref(i), label//' reduce user op element')
+      end do
+    end if
+    call MMPI_ALLREDUCE(MPI_IN_PLACE, ibuf, m, MPI_INTEGER, xop, comm, ierr)
+    call check(ierr == MPI_SUCCESS, label//' allreduce user op')
+    do i = 1, m
+      call check(ibuf(i) == iref(i), label//' allreduce user op element')
+    end do
+    call MMPI_OP_FREE(xop, ierr)
+    call check(ierr == MPI_SUCCESS .and. xop == MPI_OP_NULL, label//' op_free')
 
     ! Alltoall: block j of rank me is val(me, j * m + i).
     do j = 0, n - 1
@@ -412,3 +442,16 @@ contains
   end subroutine split
 
 end program mmpi_fortran_itest
+
+! MPI_User_function for MMPI_OP_CREATE: inoutvec = invec XOR inoutvec.
+subroutine xor_op(invec, inoutvec, len, datatype)
+  implicit none
+  integer, intent(in) :: len, datatype
+  integer, intent(in) :: invec(len)
+  integer, intent(inout) :: inoutvec(len)
+  integer :: i
+  if (datatype < 0) return  ! MPI_INTEGER only; keeps the argument used
+  do i = 1, len
+    inoutvec(i) = ieor(invec(i), inoutvec(i))
+  end do
+end subroutine xor_op
