@@ -10,7 +10,11 @@
 !   - a communicator from MMPI_COMM_SPLIT (parity of the rank, keys
 !     reversed): p2p and collectives on it, then MMPI_COMM_FREE. If the
 !     split is not implemented (MPI_ERR_UNSUPPORTED_OPERATION) it prints
-!     SKIP-SPLIT and runs the rest.
+!     SKIP-SPLIT and runs the rest;
+!   - attributes: MPI_TAG_UB from MMPI_COMM_GET_ATTR, and a user keyval
+!     (pass-through MMPI_COMM_CREATE_KEYVAL / SET_ATTR, Open MPI's Fortran
+!     routines) read back through MMPI_COMM_GET_ATTR (SKIP-ATTR while that
+!     is not implemented).
 ! Every input is a function of (rank, index), so each rank computes every
 ! reference itself; every element received is compared. Integer data must
 ! match exactly; double sums are of integers (exact in binary64).
@@ -38,6 +42,7 @@ program mmpi_fortran_itest
   call exchange()
   call collectives(MMPI_COMM_WORLD, rank, nproc, 'world')
   call split()
+  call attributes()
 
   call MMPI_BARRIER(MMPI_COMM_WORLD, ierr)
   call check(ierr == MPI_SUCCESS, 'final barrier')
@@ -440,6 +445,32 @@ contains
     call MMPI_COMM_FREE(sub, ierr)
     call check(ierr == MPI_SUCCESS .and. sub == MPI_COMM_NULL, 'comm_free')
   end subroutine split
+
+  subroutine attributes()
+    integer(kind=MPI_ADDRESS_KIND) :: v, extra
+    integer :: key
+    logical :: found
+    call MMPI_COMM_GET_ATTR(MMPI_COMM_WORLD, MPI_TAG_UB, v, found, ierr)
+    if (ierr == MPI_ERR_UNSUPPORTED_OPERATION) then
+      if (rank == 0) write (*, '(A)') 'SKIP-ATTR MMPI_COMM_GET_ATTR is not implemented yet'
+      return
+    end if
+    call check(ierr == MPI_SUCCESS .and. found .and. v >= 32767, 'MPI_TAG_UB')
+    extra = 0
+    call MMPI_COMM_CREATE_KEYVAL(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, key, extra, ierr)
+    call check(ierr == MPI_SUCCESS, 'comm_create_keyval')
+    v = 4242 + rank
+    call MMPI_COMM_SET_ATTR(MMPI_COMM_WORLD, key, v, ierr)
+    call check(ierr == MPI_SUCCESS, 'comm_set_attr')
+    v = -1
+    call MMPI_COMM_GET_ATTR(MMPI_COMM_WORLD, key, v, found, ierr)
+    call check(ierr == MPI_SUCCESS .and. found .and. v == 4242 + rank, 'user attribute')
+    call MMPI_COMM_DELETE_ATTR(MMPI_COMM_WORLD, key, ierr)
+    call MMPI_COMM_GET_ATTR(MMPI_COMM_WORLD, key, v, found, ierr)
+    call check(ierr == MPI_SUCCESS .and. .not. found, 'deleted attribute')
+    call MMPI_COMM_FREE_KEYVAL(key, ierr)
+    call check(ierr == MPI_SUCCESS .and. key == MPI_KEYVAL_INVALID, 'comm_free_keyval')
+  end subroutine attributes
 
 end program mmpi_fortran_itest
 
