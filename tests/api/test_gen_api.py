@@ -84,17 +84,20 @@ class GenApiTest(unittest.TestCase):
             self.classify()
 
     def test_planned_becomes_implemented(self):
-        self.handwrite("int MMPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* n) {\n"
-                       "  return 0;\n}\n")
+        entries, _ = self.classify()
+        planned = [e.name for e in entries if e.status == "planned"]
+        if len(planned) < 2:
+            self.skipTest("fewer than two planned functions left")
+        done, left = PROTOS[planned[0]], planned[1]
+        self.handwrite(f"{done.ret} MMPI_{done.name}({done.c_params()}) {{\n  return 0;\n}}\n")
         entries, _ = self.classify()
         by = {e.name: e for e in entries}
-        self.assertEqual(by["Comm_split"].status, "implemented")
-        self.assertEqual(by["Comm_dup"].status, "planned")
+        self.assertEqual(by[done.name].status, "implemented")
+        self.assertEqual(by[left].status, "planned")
         src = gen_c.source(PROTOS, entries)
-        self.assertNotIn("int MMPI_Comm_split(", src)  # the hand-written one is used
-        self.assertIn('"MMPI_Comm_dup", "not yet implemented"', src)
-        self.assertIn("MMPI_Comm_split(comm_c, *color, *key, &newcomm_c)",
-                      gen_fortran.source(PROTOS, entries))
+        self.assertNotIn(f" MMPI_{done.name}(", src)  # the hand-written one is used
+        self.assertIn(f'"MMPI_{left}", "not yet implemented"', src)
+        self.assertIn(f"= MMPI_{done.name}(", gen_fortran.source(PROTOS, entries))
 
     def test_generated_twins(self):
         entries, _ = self.classify()
