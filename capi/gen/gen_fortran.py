@@ -275,15 +275,20 @@ def _wtime(p):
 
 
 def _comm_get_attr(p):
-    # Fortran gets the attribute's value (INTEGER(KIND=MPI_ADDRESS_KIND)); C
-    # gets a pointer, which for the predefined attributes points at an int.
-    return ("void mmpi_comm_get_attr_(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* attribute_val,\n"
+    # Predefined attributes come from MMPI (C: a pointer to an int; Fortran:
+    # the value). User keyvals live on the cluster-local communicator
+    # (MMPI_Comm_set_attr is a pass-through), so Open MPI's own Fortran routine
+    # reads them: it alone knows whether C or Fortran set the value.
+    return ("void mpi_comm_get_attr_();\n"
+            "void mmpi_comm_get_attr_(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* attribute_val,\n"
             "                         MPI_Fint* flag, MPI_Fint* ierr) {\n"
+            "  if (!mmpif_is_predefined_keyval(*keyval)) {\n"
+            "    MPI_Fint native = mmpif_native_comm(*comm);\n"
+            "    mpi_comm_get_attr_(&native, keyval, attribute_val, flag, ierr);\n"
+            "    return;\n  }\n"
             "  void* v = NULL;\n  int found = 0;\n"
             "  const int rc = MMPI_Comm_get_attr(MMPI_Comm_f2c(*comm), *keyval, &v, &found);\n"
-            "  if (rc == MPI_SUCCESS && found)\n"
-            "    *attribute_val = mmpif_is_predefined_keyval(*keyval) ? (MPI_Aint)*(int*)v"
-            " : (MPI_Aint)v;\n"
+            "  if (rc == MPI_SUCCESS && found) *attribute_val = (MPI_Aint)*(int*)v;\n"
             "  *flag = found;\n  *ierr = rc;\n}\n")
 
 
