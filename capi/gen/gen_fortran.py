@@ -18,8 +18,8 @@ How each class is bound:
 - unsupported: reports like the C twin and sets IERROR.
 """
 
-C_ONLY_INTEROP = "language interoperability function: C only in MPI-3.1"
-C_ONLY_MPIT = "MPI_T tool interface: C only in MPI-3.1"
+C_ONLY_INTEROP = "language interoperability (no Fortran binding in MPI-3.1)"
+C_ONLY_MPIT = "MPI_T tool interface (no Fortran binding in MPI-3.1)"
 
 # Implemented functions whose Fortran binding is Open MPI's own because every
 # handle in them is native and they take Fortran callbacks.
