@@ -14,7 +14,10 @@
 !   - attributes: MPI_TAG_UB from MMPI_COMM_GET_ATTR, and a user keyval
 !     (pass-through MMPI_COMM_CREATE_KEYVAL / SET_ATTR, Open MPI's Fortran
 !     routines) read back through MMPI_COMM_GET_ATTR (SKIP-ATTR while that
-!     is not implemented).
+!     is not implemented);
+!   - persistent requests (Send_init, Recv_init, Startall, Waitsome with
+!     1-based indices, Request_free), Ibcast, Gatherv and Scan (SKIP-OPS
+!     while MMPI_SEND_INIT is not implemented).
 ! Every input is a function of (rank, index), so each rank computes every
 ! reference itself; every element received is compared. Integer data must
 ! match exactly; double sums are of integers (exact in binary64).
@@ -43,6 +46,7 @@ program mmpi_fortran_itest
   call collectives(MMPI_COMM_WORLD, rank, nproc, 'world')
   call split()
   call attributes()
+  call ops()
 
   call MMPI_BARRIER(MMPI_COMM_WORLD, ierr)
   call check(ierr == MPI_SUCCESS, 'final barrier')
@@ -445,6 +449,103 @@ contains
     call MMPI_COMM_FREE(sub, ierr)
     call check(ierr == MPI_SUCCESS .and. sub == MPI_COMM_NULL, 'comm_free')
   end subroutine split
+
+  subroutine ops()
+    integer, parameter :: m = 16
+    integer :: reqs(2), idx(2), statuses(MPI_STATUS_SIZE, 2), outcount, done, k, i, round
+    integer :: sbuf(m), rbuf(m), next, prev, req, r, off
+    integer :: counts(0:nproc - 1), displs(0:nproc - 1)
+    integer, allocatable :: gath(:)
+    next = mod(rank + 1, nproc)
+    prev = mod(rank - 1 + nproc, nproc)
+    call MMPI_SEND_INIT(sbuf, m, MPI_INTEGER, next, 50, MMPI_COMM_WORLD, reqs(2), ierr)
+    if (ierr == MPI_ERR_UNSUPPORTED_OPERATION) then
+      if (rank == 0) write (*, '(A)') 'SKIP-OPS MMPI_SEND_INIT is not implemented yet'
+      return
+    end if
+    call MMPI_RECV_INIT(rbuf, m, MPI_INTEGER, prev, 50, MMPI_COMM_WORLD, reqs(1), ierr)
+    call check(ierr == MPI_SUCCESS .and. reqs(1) /= MPI_REQUEST_NULL, 'recv_init')
+    do round = 1, 3
+      do i = 1, m
+        sbuf(i) = val(rank, 100 * round + i)
+      end do
+      rbuf = -1
+      call MMPI_STARTALL(2, reqs, ierr)
+      call check(ierr == MPI_SUCCESS, 'startall')
+      done = 0
+      do while (done < 2)
+        call MMPI_WAITSOME(2, reqs, outcount, idx, statuses, ierr)
+        call check(ierr == MPI_SUCCESS .and. outcount >= 1 .and. outcount <= 2 - done, 'waitsome')
+        do k = 1, outcount
+          call check(idx(k) == 1 .or. idx(k) == 2, 'waitsome index is 1-based')
+          if (idx(k) == 1) call check(statuses(MPI_SOURCE, k) == prev .and. &
+                                      statuses(MPI_TAG, k) == 50, 'waitsome status')
+        end do
+        done = done + outcount
+      end do
+      call check(reqs(1) /= MPI_REQUEST_NULL .and. reqs(2) /= MPI_REQUEST_NULL, &
+                 'persistent requests stay allocated')
+      do i = 1, m
+        call check(rbuf(i) == val(prev, 100 * round + i), 'persistent element')
+      end do
+    end do
+    do k = 1, 2
+      call MMPI_REQUEST_FREE(reqs(k), ierr)
+      call check(ierr == MPI_SUCCESS .and. reqs(k) == MPI_REQUEST_NULL, 'request_free')
+    end do
+
+    ! Ibcast from rank 0.
+    do i = 1, m
+      sbuf(i) = -1
+      if (rank == 0) sbuf(i) = val(0, 7 * i)
+    end do
+    call MMPI_IBCAST(sbuf, m, MPI_INTEGER, 0, MMPI_COMM_WORLD, req, ierr)
+    call check(ierr == MPI_SUCCESS, 'ibcast')
+    call MMPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS .and. req == MPI_REQUEST_NULL, 'ibcast wait')
+    do i = 1, m
+      call check(sbuf(i) == val(0, 7 * i), 'ibcast element')
+    end do
+
+    ! Gatherv to the last rank: rank r sends r + 1 elements, placed after a gap of one.
+    off = 0
+    do r = 0, nproc - 1
+      counts(r) = r + 1
+      displs(r) = off + 1
+      off = off + counts(r) + 1
+    end do
+    allocate (gath(off))
+    gath = -1
+    do i = 1, rank + 1
+      sbuf(i) = val(rank, 3 * i)
+    end do
+    call MMPI_GATHERV(sbuf, rank + 1, MPI_INTEGER, gath, counts, displs, MPI_INTEGER, &
+                      nproc - 1, MMPI_COMM_WORLD, ierr)
+    call check(ierr == MPI_SUCCESS, 'gatherv')
+    if (rank == nproc - 1) then
+      do r = 0, nproc - 1
+        call check(gath(displs(r)) == -1, 'gatherv gap')
+        do i = 1, counts(r)
+          call check(gath(displs(r) + i) == val(r, 3 * i), 'gatherv element')
+        end do
+      end do
+    end if
+    deallocate (gath)
+
+    ! Scan (SUM): rank r gets the sum over ranks 0..r.
+    do i = 1, m
+      sbuf(i) = val(rank, i)
+    end do
+    call MMPI_SCAN(sbuf, rbuf, m, MPI_INTEGER, MPI_SUM, MMPI_COMM_WORLD, ierr)
+    call check(ierr == MPI_SUCCESS, 'scan')
+    do i = 1, m
+      k = 0
+      do r = 0, rank
+        k = k + val(r, i)
+      end do
+      call check(rbuf(i) == k, 'scan element')
+    end do
+  end subroutine ops
 
   subroutine attributes()
     integer(kind=MPI_ADDRESS_KIND) :: v, extra
