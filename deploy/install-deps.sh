@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config clang-format
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin gfortran
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libsystemd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -404,4 +404,8 @@ int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
 }
 #endif
 
+/* Every other MPI-3.1 function's MMPI_ twin (pass-through or unsupported,
+ * generated at build time; status per function: docs/api-coverage.md). */
+#include "mmpi_generated.h"
+
 #endif /* MMPI_H */

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Error paths of capi/gen (classification and bindings), on a copy of the
+source tree. usage: test_gen_api.py MPI_H SOURCE_ROOT"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+
+MPI_H, ROOT = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(ROOT, "capi", "gen"))
+import classify  # noqa: E402
+import gen_c  # noqa: E402
+import gen_fortran  # noqa: E402
+from mpi_protos import parse_mpi_h  # noqa: E402
+
+PROTOS = parse_mpi_h(MPI_H)
+
+
+class GenApiTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gen_api_test.")
+        for d in ("capi", "client", "collectives"):
+            shutil.copytree(os.path.join(ROOT, d), os.path.join(self.tmp, d))
+        self.cls = os.path.join(self.tmp, "capi", "gen", "classification.txt")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def edit(self, fn):
+        with open(self.cls) as f:
+            lines = f.read().splitlines()
+        with open(self.cls, "w") as f:
+            f.write("\n".join(fn(lines)) + "\n")
+
+    def handwrite(self, code):
+        with open(os.path.join(self.tmp, "capi", "handwritten_test.c"), "w") as f:
+            f.write(code)
+
+    def classify(self):
+        return classify.classify(PROTOS, self.cls, self.tmp)
+
+    def test_tree_as_is(self):
+        entries, extra = self.classify()
+        self.assertEqual(len(entries), len(PROTOS))
+        self.assertEqual(extra, [])
+        by = {e.name: e for e in entries}
+        self.assertEqual(by["Send"].status, "implemented")
+        self.assertEqual(by["Type_vector"].status, "passthrough")
+        self.assertEqual(by["Win_create"].status, "unsupported")
+        self.assertIn("one-sided", by["Win_create"].reason)
+        self.assertIn("Aint_add", by)  # a macro in Open MPI, a function in MPI-3.1
+        self.assertNotIn("Address", by)  # removed in MPI-3.0
+        self.assertNotIn("Type_struct", by)
+
+    def test_unclassified(self):
+        self.edit(lambda ls: [l for l in ls if not l.startswith("Type_vector ")])
+        with self.assertRaisesRegex(classify.ClassificationError, "MPI_Type_vector: not classified"):
+            self.classify()
+
+    def test_classified_twice(self):
+        self.edit(lambda ls: ls + ["Type_vector unsupported \"twice\""])
+        with self.assertRaisesRegex(classify.ClassificationError, "MPI_Type_vector classified twice"):
+            self.classify()
+
+    def test_unknown_function_and_status(self):
+        self.edit(lambda ls: ls + ["Not_a_function passthrough", "Wtick maybe"])
+        with self.assertRaises(classify.ClassificationError) as cm:
+            self.classify()
+        self.assertIn("MPI_Not_a_function is not an MPI-3.1 function", str(cm.exception))
+        self.assertIn("unknown status 'maybe'", str(cm.exception))
+
+    def test_unsupported_needs_reason(self):
+        self.edit(lambda ls: [("Win_free unsupported" if l.startswith("Win_free ") else l)
+                              for l in ls])
+        with self.assertRaisesRegex(classify.ClassificationError, "needs a \"reason\""):
+            self.classify()
+
+    def test_handwritten_but_classified(self):
+        self.handwrite("int MMPI_Type_size(MPI_Datatype t, int* s)\n{ return 0; }\n")
+        with self.assertRaisesRegex(classify.ClassificationError,
+                                    "MPI_Type_size: hand-written in capi/handwritten_test.c"):
+            self.classify()
+
+    def test_planned_becomes_implemented(self):
+        entries, _ = self.classify()
+        planned = [e.name for e in entries if e.status == "planned"]
+        if len(planned) < 2:
+            self.skipTest("fewer than two planned functions left")
+        done, left = PROTOS[planned[0]], planned[1]
+        self.handwrite(f"{done.ret} MMPI_{done.name}({done.c_params()}) {{\n  return 0;\n}}\n")
+        entries, _ = self.classify()
+        by = {e.name: e for e in entries}
+        self.assertEqual(by[done.name].status, "implemented")
+        self.assertEqual(by[left].status, "planned")
+        src = gen_c.source(PROTOS, entries)
+        self.assertNotIn(f" MMPI_{done.name}(", src)  # the hand-written one is used
+        self.assertIn(f'"MMPI_{left}", "not yet implemented"', src)
+        self.assertIn(f"= MMPI_{done.name}(", gen_fortran.source(PROTOS, entries))
+
+    def test_generated_twins(self):
+        entries, _ = self.classify()
+        src = gen_c.source(PROTOS, entries)
+        self.assertIn("{ return MPI_Type_vector(count, blocklength, stride, oldtype, newtype); }",
+                      src)
+        self.assertIn('mmpi_report_unsupported("MMPI_Win_create", "one-sided', src)
+        self.assertNotIn("int MMPI_Send(", src)
+        hdr = gen_c.header(PROTOS, entries)
+        declared = re.findall(r"^[\w ]+\bMMPI_(\w+)\(", hdr, re.M)
+        self.assertEqual(sorted(declared), sorted(PROTOS))  # every function, once
+
+    def test_fortran_unknown_argument_type(self):
+        # A hand-written MMPI_Comm_spawn would need argv (char*[]) converted.
+        self.edit(lambda ls: [l for l in ls if not l.startswith("Comm_spawn ")])
+        self.handwrite("int MMPI_Comm_spawn(const char* c, char* argv[], int n, MPI_Info i,\n"
+                       "    int root, MPI_Comm comm, MPI_Comm* ic, int e[]) { return 0; }\n")
+        entries, _ = self.classify()
+        with self.assertRaisesRegex(gen_fortran.BindingError,
+                                    r"MPI_Comm_spawn: no Fortran conversion for 'char \*argv\[\]'"):
+            gen_fortran.source(PROTOS, entries)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
