@@ -16,7 +16,7 @@ namespace {
 
 // The attached buffer and the buffered sends still using parts of it.
 struct Slot {
-  int offset = 0, bytes = 0;  // bytes include MPI_BSEND_OVERHEAD
+  int offset = 0, bytes = 0;       // bytes include MPI_BSEND_OVERHEAD
   client::Request* req = nullptr;  // owned: deleted by reap()
 };
 struct Attached {
@@ -69,7 +69,7 @@ int bsend_start(const void* buf, int count, MPI_Datatype type, int dest, int tag
   const int rc = MMPI_Isend(data, pos, MPI_PACKED, dest, tag, comm, &h);
   if (h == MPI_REQUEST_NULL) return rc;
   if (rc != MPI_SUCCESS) {  // completed at start with its error: no space held
-    take(&h);  // frees it
+    take(&h);               // frees it
     return rc;
   }
   const Slot slot{offset, need, take(&h).release()};
