@@ -18,7 +18,7 @@
 #include "../collectives/nbc_scan_doubling.h"
 #include "../collectives/packed_blocks.h"
 #include "../collectives/schedule.h"
-#include "../collectives/tags_ops.h"
+#include "../collectives/tags.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
 #include "progress.h"

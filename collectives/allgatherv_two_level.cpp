@@ -4,7 +4,7 @@
 
 #include "packed_blocks.h"
 #include "pending.h"
-#include "tags_ops.h"
+#include "tags.h"
 
 namespace zipper::coll {
 

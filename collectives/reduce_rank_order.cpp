@@ -3,7 +3,7 @@
 #include "combine.h"
 #include "pending.h"
 #include "rank_runs.h"
-#include "tags_ops.h"
+#include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {

@@ -1,7 +1,7 @@
 #include "scan_carry.h"
 
 #include "pending.h"
-#include "tags_ops.h"
+#include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {

@@ -2,7 +2,7 @@
 
 #include "pending.h"
 #include "rank_runs.h"
-#include "tags_ops.h"
+#include "tags.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {

@@ -25,7 +25,7 @@ namespace zipper::coll {
 
 class Schedule final : public client::Progressable {
  public:
-  /// Messages of this schedule carry `tag` (tags_ops.h: one per outstanding
+  /// Messages of this schedule carry `tag` (tags.h: one per outstanding
   /// non-blocking collective on the communicator).
   Schedule(const Topology& t, int tag);
   /// Requests still in flight after a failure stay with the runtime (which
