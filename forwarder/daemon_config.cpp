@@ -255,6 +255,11 @@ const std::vector<Setting>& table() {
        set_munge_sockets,
        get_munge_sockets},
       boolean(
+          "flow.splice", "--splice",
+          "true: TCP-to-TCP payloads of 16 KiB or more move by splice() through pipes, not "
+          "copied through zipperd",
+          false, [](DaemonConfig & c) -> auto& { return c.forwarder.splice; }),
+      boolean(
           "admission.group_sides", "--group-sides",
           "true: with two listeners, the low group must use the first and the high group the "
           "second",

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "../proto/munge.h"
+#include "../proto/payload_pipe.h"
 #include "../proto/unique_fd.h"
 
 namespace zipper::forwarder {
@@ -172,8 +173,15 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
       conn_->mid_frame = true;
       conn_->frame_started = std::chrono::steady_clock::now();
     }
-    return Payload{std::span<std::byte>(buf ? buf->data : nullptr, hdr.payload_len),
-                   std::move(owner)};
+    Payload out{std::span<std::byte>(buf ? buf->data : nullptr, hdr.payload_len), std::move(owner)};
+    // The buffer still accounts for the bytes (pools, credit, the job's
+    // share) when they travel in a pipe instead.
+    if (bytes >= PipePool::kMinPayload && conn_->link->splices() &&
+        (hdr.type == FrameType::kChunk || hdr.type == FrameType::kEager)) {
+      if (auto dest = conn_->job->lookup(hdr.dst); dest && dest->link->splices())
+        out.pipe = f_.pipes_->acquire(bytes);
+    }
+    return out;
   }
 
   void on_frame(const FrameHeader& hdr, Payload payload) override {
@@ -216,6 +224,10 @@ Forwarder::Forwarder(Config cfg)
       cfg_.accept_pause_ms <= 0 || cfg_.keepalive_s < 0)
     throw std::invalid_argument("timeouts must be positive (keepalive 0 = off)");
   pool_ = std::make_unique<BufferPool>(cfg_.pools);
+  // 1 MiB pipes take payloads up to 256 KiB (PayloadPipe::max_payload), the
+  // chunks libmmpi sends; 64 of them stay within an unprivileged user's
+  // default pipe limit (fs.pipe-user-pages-soft, 64 MiB).
+  pipes_ = std::make_unique<PipePool>(cfg_.splice ? 64 : 0, std::size_t{1} << 20);
   keys_ = std::make_unique<proto::auth::KeyPair>();
   if (cfg_.auth == "munge")
     for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
@@ -288,6 +300,9 @@ void Forwarder::stop() {
       "peak pool use {} of {} bytes, {} memory registrations",
       st.connections, st.frames_relayed, st.bytes_relayed, st.protocol_errors, st.peak_memory,
       st.pool_bytes, st.memory_registrations);
+  const PipePool::Stats ps = pipes_->stats();
+  spdlog::info("splice: {} payloads ({} bytes) relayed through pipes, {} copied for lack of one",
+               ps.spliced_frames, ps.spliced_bytes, ps.no_pipe);
   for (const auto& c : st.pools)
     spdlog::info(
         "pool {} ({} bytes): peak {} of {} buffers in use, {} taken ({} lent to smaller "
@@ -309,6 +324,9 @@ Stats Forwarder::stats() const {
   st.protocol_errors = protocol_errors_.load();
   st.peak_memory = pool_->peak_bytes();
   st.pool_bytes = pool_->total_bytes();
+  const PipePool::Stats ps = pipes_->stats();
+  st.spliced_frames = ps.spliced_frames;
+  st.spliced_bytes = ps.spliced_bytes;
   st.memory_registrations = proto::memory_registrations();
   st.pools = pool_->stats();
   st.auth_failures = auth_failures_.load();
@@ -868,6 +886,11 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
   // A CTS lets the opposite direction's rendezvous go on: it must not wait
   // behind the data queued for this client (it is matched by sequence
   // number, not by order, so overtaking is safe).
+  if (payload.pipe && !dest->link->splices() && !proto::materialize(payload)) {
+    // Never happens short of a kernel failure; the frame is lost, so the
+    // sender's connection goes rather than carry on with a gap.
+    return close_conn(conn, std::string("cannot read a spliced payload: ") + std::strerror(errno));
+  }
   OutFrame out{hdr, std::move(payload), {}};
   out.urgent = hdr.type == FrameType::kCts;
   dest->link->post(std::move(out));

@@ -7,6 +7,9 @@
 // take is finished by B's send thread on EPOLLOUT. A->B and B->A therefore use
 // disjoint threads and never wait on each other (full duplex), and chunk i is
 // written out while chunk i+1 is still being read (cut-through).
+// Between two TCP links, a large payload stays in the kernel: it is spliced
+// from the source socket into a pipe and from the pipe into the destination
+// socket (pipe_pool.h), so zipperd copies none of its bytes.
 //
 // Memory: every payload lives in a buffer of a preallocated pool (size
 // classes, as Lustre LNet's router buffers; buffer_pool.h), all pools
@@ -31,6 +34,7 @@
 #include "buffer_pool.h"
 #include "job_memory_share.h"
 #include "job_registry.h"
+#include "pipe_pool.h"
 #include "warn_limiter.h"
 
 namespace zipper::proto::auth {
@@ -72,6 +76,9 @@ struct Config {
   // With exactly two listeners, the low group must arrive on the first and
   // the high group on the second.
   bool group_sides = true;
+  // TCP -> TCP payloads of 16 KiB or more move by splice() through a pipe
+  // (pipe_pool.h): zipperd copies none of their bytes.
+  bool splice = true;
 };
 
 struct Stats {
@@ -86,6 +93,8 @@ struct Stats {
   /// relayed chunk adds none.
   std::uint64_t memory_registrations = 0;
   std::vector<PoolClassStats> pools;
+  std::uint64_t spliced_frames = 0;  // payloads relayed by splice() (pipe_pool.h)
+  std::uint64_t spliced_bytes = 0;
   std::uint64_t auth_failures = 0;       // AUTH frames refused
   std::uint64_t refused_admissions = 0;  // hellos refused (limits, layout, side, slot)
   std::uint64_t timeouts = 0;            // connections closed by a timeout
@@ -158,6 +167,7 @@ class Forwarder {
 
   Config cfg_;
   std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<PipePool> pipes_;
   JobMemoryShare share_;
   /// The pools' regions, announced to the links (registered once per RDMA
   /// device); withdrawn before pool_ unmaps them.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "payload_pipe.h"
+
 namespace zipper::proto {
 
 bool FrameAssembler::decode(std::span<const std::byte, kHeaderSize> h) {
@@ -80,7 +82,18 @@ FrameAssembler::Result FrameAssembler::feed(std::span<const std::byte> in, RecvS
         break;
       case State::kPayload: {
         const std::size_t n = std::min(in.size() - r.consumed, hdr_.payload_len - got_);
-        if (n > 0) std::memcpy(dest_->bytes.data() + got_, in.data() + r.consumed, n);
+        if (n > 0 && dest_->pipe) {
+          // Bytes a read brought along with the header go into the pipe
+          // ahead of those spliced after them.
+          if (!dest_->pipe->write_bytes(in.subspan(r.consumed, n))) {
+            error_ = LinkError::from_errno("write(pipe)", errno);
+            error_.kind = LinkErrorKind::kInternal;
+            r.outcome = Outcome::kError;
+            return r;
+          }
+        } else if (n > 0) {
+          std::memcpy(dest_->bytes.data() + got_, in.data() + r.consumed, n);
+        }
         got_ += n;
         r.consumed += n;
         if (got_ < hdr_.payload_len) return r;  // r.consumed == in.size() here
@@ -97,8 +110,25 @@ FrameAssembler::Result FrameAssembler::feed(std::span<const std::byte> in, RecvS
 }
 
 std::span<std::byte> FrameAssembler::direct_span() const {
-  if (state_ != State::kPayload) return {};
+  if (state_ != State::kPayload || dest_->pipe) return {};
   return dest_->bytes.subspan(got_);
+}
+
+PayloadPipe* FrameAssembler::direct_pipe() const {
+  if (state_ != State::kPayload) return nullptr;
+  return dest_->pipe.get();
+}
+
+bool FrameAssembler::unpipe() {
+  if (state_ != State::kPayload || !dest_->pipe) return true;
+  if (materialize(*dest_)) return true;
+  error_ = LinkError::from_errno("read(pipe)", errno);
+  error_.kind = LinkErrorKind::kInternal;
+  return false;
+}
+
+std::size_t FrameAssembler::direct_remaining() const {
+  return state_ == State::kPayload ? hdr_.payload_len - got_ : 0;
 }
 
 bool FrameAssembler::direct_received(std::size_t n, RecvSink& sink) {

@@ -59,7 +59,17 @@ class FrameAssembler {
   /// Where the rest of the current payload goes (empty unless a destination
   /// is held and bytes are missing): a transport may write there directly.
   std::span<std::byte> direct_span() const;
-  /// `n` bytes (at most direct_span().size()) were written to direct_span();
+  /// The pipe the rest of the current payload goes into (Payload::pipe), or
+  /// nullptr: a transport splices up to direct_remaining() bytes into it and
+  /// reports them with direct_received(). direct_span() is empty then.
+  PayloadPipe* direct_pipe() const;
+  /// Moves the current payload's bytes out of its pipe into Payload::bytes,
+  /// so the rest arrives by copy (the pipe is full). Returns false (error()
+  /// set, kInternal) when the pipe cannot be read.
+  bool unpipe();
+  /// Payload bytes of the current frame still missing (0 outside a payload).
+  std::size_t direct_remaining() const;
+  /// `n` bytes (at most direct_remaining()) were written to direct_span() or direct_pipe();
   /// delivers the frame when it is complete. Returns true when it delivered.
   bool direct_received(std::size_t n, RecvSink& sink);
 

@@ -91,6 +91,10 @@ class Link {
   virtual LinkError last_error() const = 0;
   /// Human-readable description of the last error ("" while there is none).
   std::string error() const { return last_error().message; }
+  /// True when the link receives into and sends from payloads held in a
+  /// kernel pipe (Payload::pipe) by splice(): TCP. Other links read such a
+  /// payload's bytes only after materialize() (payload_pipe.h).
+  virtual bool splices() const { return false; }
   /// "tcp:1.2.3.4:5678" or similar, for logs.
   virtual std::string peer() const = 0;
   /// True when connect() already handed the caller's ConnectHello to the peer

@@ -7,6 +7,8 @@
 
 namespace zipper::proto {
 
+class PayloadPipe;
+
 /// Payload bytes of one frame. `owner` keeps the storage alive; dropping the
 /// last copy releases it (in zipperd this also returns credit and budget).
 /// `bytes` may point into user memory (zero copy), in which case `owner` may be
@@ -19,6 +21,11 @@ struct Payload {
   /// only. A link that registers memory with a device (verbs) registers the
   /// extent once for every payload inside it that shares `owner`.
   std::span<std::byte> extent{};
+  /// When set, the payload's bytes are in this kernel pipe, not in `bytes`
+  /// (zipperd's TCP -> TCP relay, payload_pipe.h); `bytes` is then the pool
+  /// buffer that accounts for them. A link that cannot splice calls
+  /// materialize() (payload_pipe.h) before it reads `bytes`.
+  std::shared_ptr<PayloadPipe> pipe{};
 
   /// Allocates `n` bytes on the heap.
   static Payload allocate(std::size_t n) {

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../payload_pipe.h"
 #include "../resolve.h"
 
 namespace zipper::proto::tcp {
@@ -79,54 +81,93 @@ LinkStatus TcpLink::progress_send() {
   {
     std::lock_guard lk(send_mu_);
     while (!sendq_.empty()) {
-      iovec iov[kMaxIov];
-      int n = 0;
-      for (auto it = sendq_.begin(); it != sendq_.end() && n + 2 <= kMaxIov; ++it) {
-        QueuedFrame& p = *it;
-        if (!sendq_.encode(p, hook_)) continue;  // dropped by the hook, or nothing left
-        std::size_t off = p.handed;
-        if (off < kHeaderSize) {
-          iov[n++] = {p.wire.data() + off, kHeaderSize - off};
-          off = kHeaderSize;
-        }
-        const std::size_t poff = off - kHeaderSize;
-        if (poff < p.frame.payload.bytes.size())
-          iov[n++] = {p.frame.payload.bytes.data() + poff, p.frame.payload.bytes.size() - poff};
-      }
-      ssize_t w = 0;
-      if (n > 0) {
-        // sendmsg with MSG_NOSIGNAL rather than writev: a peer that went away
-        // must surface as EPIPE/kError, not as a process-killing SIGPIPE
-        // (libmmpi runs inside MPI applications that do not ignore it).
-        msghdr msg{};
-        msg.msg_iov = iov;
-        msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(n);
-        w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
-        if (w < 0) {
-          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-          if (errno == EINTR) continue;
-          status = fail_errno("sendmsg", errno);
-          break;
-        }
-      }
-      // Account written bytes frame by frame.
-      std::size_t left = static_cast<std::size_t>(w);
-      while (!sendq_.empty()) {
-        QueuedFrame& p = sendq_.front();
-        if (!p.encoded) break;
-        const std::size_t take = std::min(p.total() - p.handed, left);
-        sendq_.handed(p, take);
-        left -= take;
-        if (!p.all_handed()) break;
-        done.push_back(std::move(p));
+      QueuedFrame& front = sendq_.front();
+      if (front.encoded && front.frame.payload.pipe && front.handed >= kHeaderSize &&
+          !front.all_handed()) {
+        if (!splice_out(front, &status)) break;
+        done.push_back(std::move(front));
         sendq_.pop_front();
+      } else {
+        iovec iov[kMaxIov];
+        int n = 0;
+        bool piped = false;  // the iov ends with the header of a piped payload
+        for (auto it = sendq_.begin(); it != sendq_.end() && n + 2 <= kMaxIov && !piped; ++it) {
+          QueuedFrame& p = *it;
+          if (!sendq_.encode(p, hook_)) continue;  // dropped by the hook, or nothing left
+          std::size_t off = p.handed;
+          if (off < kHeaderSize) {
+            iov[n++] = {p.wire.data() + off, kHeaderSize - off};
+            off = kHeaderSize;
+          }
+          // A piped payload follows its header by splice(), never through the iov.
+          piped = p.frame.payload.pipe != nullptr;
+          const std::size_t poff = off - kHeaderSize;
+          if (!piped && poff < p.frame.payload.bytes.size())
+            iov[n++] = {p.frame.payload.bytes.data() + poff, p.frame.payload.bytes.size() - poff};
+        }
+        ssize_t w = 0;
+        if (n > 0) {
+          // sendmsg with MSG_NOSIGNAL rather than writev: a peer that went away
+          // must surface as EPIPE/kError, not as a process-killing SIGPIPE
+          // (libmmpi runs inside MPI applications that do not ignore it).
+          // MSG_MORE before a piped payload: the header leaves with it.
+          msghdr msg{};
+          msg.msg_iov = iov;
+          msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(n);
+          w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | (piped ? MSG_MORE : 0));
+          if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR) continue;
+            status = fail_errno("sendmsg", errno);
+            break;
+          }
+        }
+        // Account written bytes frame by frame: the iov held all that was
+        // left of each frame, or of a piped payload's frame only its header.
+        std::size_t left = static_cast<std::size_t>(w);
+        while (!sendq_.empty()) {
+          QueuedFrame& p = sendq_.front();
+          if (!p.encoded) break;
+          const std::size_t end = p.frame.payload.pipe ? kHeaderSize : p.total();
+          const std::size_t take = std::min(end > p.handed ? end - p.handed : 0, left);
+          sendq_.handed(p, take);
+          left -= take;
+          if (!p.all_handed()) break;
+          done.push_back(std::move(p));
+          sendq_.pop_front();
+        }
+        if (n == 0 && sendq_.empty()) break;
       }
-      if (n == 0 && sendq_.empty()) break;
     }
   }
   for (auto& p : done)
     if (p.frame.on_sent) p.frame.on_sent();
   return status;
+}
+
+bool TcpLink::splice_out(QueuedFrame& p, LinkStatus* status) {
+  PayloadPipe& pipe = *p.frame.payload.pipe;
+  for (;;) {
+    const std::size_t left = p.total() - p.handed;
+    if (left == 0) return true;
+    if (pipe.held() < left) {  // cannot happen: the whole payload was received first
+      *status = fail({LinkErrorKind::kInternal, 0,
+                      "internal: piped payload holds " + std::to_string(pipe.held()) + " bytes, " +
+                          std::to_string(left) + " to send to " + peer_});
+      return false;
+    }
+    // No SPLICE_F_MORE: the next frame may be dropped by the header hook,
+    // and nothing would then push a corked tail out.
+    const long w = pipe.drain_to(fd_.get(), left, false);
+    if (w > 0) {
+      sendq_.handed(p, static_cast<std::size_t>(w));
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    *status = fail_errno("splice", w == 0 ? EIO : errno);
+    return false;
+  }
 }
 
 std::optional<LinkStatus> TcpLink::consume_staged(RecvSink& sink, std::size_t max_frames,
@@ -158,6 +199,10 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
     // Staged bytes first; with none, a paused destination request is retried.
     if (rpos_ < rend_ || asm_.awaiting_dest())
       if (auto st = consume_staged(sink, max_frames, &frames)) return *st;
+    if (PayloadPipe* pipe = asm_.direct_pipe()) {
+      if (auto st = splice_in(*pipe, sink, max_frames, &frames)) return *st;
+      continue;
+    }
     const std::span<std::byte> direct = asm_.direct_span();
     if (direct.size() >= kDirectReadMin) {
       // Large remainder: read straight into the destination (zero copy). The
@@ -202,6 +247,30 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       return fail_errno("read", errno);
     }
   }
+}
+
+std::optional<LinkStatus> TcpLink::splice_in(PayloadPipe& pipe, RecvSink& sink,
+                                             std::size_t max_frames, std::size_t* frames) {
+  const long r = pipe.fill_from(fd_.get(), asm_.direct_remaining());
+  if (r > 0) {
+    if (asm_.direct_received(static_cast<std::size_t>(r), sink) && max_frames != 0 &&
+        ++*frames >= max_frames)
+      return LinkStatus::kOk;
+    return std::nullopt;
+  }
+  if (r == 0)
+    return fail({LinkErrorKind::kTruncated, 0,
+                 "connection closed by " + peer_ + " in the middle of a frame"});
+  if (errno == EINTR) return std::nullopt;
+  if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_errno("splice", errno);
+  // EAGAIN with bytes waiting means the pipe ran out of slots (packets of
+  // unusually small fragments): the rest of the frame is copied instead.
+  int waiting = 0;
+  if (::ioctl(fd_.get(), FIONREAD, &waiting) == 0 && waiting > 0) {
+    if (!asm_.unpipe()) return fail(asm_.error());
+    return std::nullopt;
+  }
+  return LinkStatus::kOk;
 }
 
 void TcpLink::shutdown() { ::shutdown(fd_.get(), SHUT_RDWR); }

@@ -1,5 +1,6 @@
 // TCP backend of the link interface: non-blocking sockets, TCP_NODELAY,
-// scatter-gather sendmsg (MSG_NOSIGNAL), batched reads for small frames.
+// scatter-gather sendmsg (MSG_NOSIGNAL), batched reads for small frames, and
+// splice() for payloads held in a pipe (zipperd's TCP -> TCP relay).
 #pragma once
 
 #include <sys/uio.h>
@@ -33,6 +34,7 @@ class TcpLink final : public Link {
   void shutdown_send() override;
   LinkError last_error() const override;
   std::string peer() const override { return peer_; }
+  bool splices() const override { return true; }
 
  private:
   LinkStatus fail(LinkError e);
@@ -41,6 +43,13 @@ class TcpLink final : public Link {
   /// are wanted, otherwise the status to return (paused, frame limit, error).
   std::optional<LinkStatus> consume_staged(RecvSink& sink, std::size_t max_frames,
                                            std::size_t* frames);
+  /// Splices the rest of the current payload from the socket into its pipe;
+  /// nullopt to go on reading, otherwise the status to return.
+  std::optional<LinkStatus> splice_in(PayloadPipe& pipe, RecvSink& sink, std::size_t max_frames,
+                                      std::size_t* frames);
+  /// Sends the front frame's piped payload (its header is out). Returns
+  /// false when the socket is full or the link failed (*status set).
+  bool splice_out(QueuedFrame& p, LinkStatus* status);
 
   UniqueFd fd_;
   std::string peer_;
