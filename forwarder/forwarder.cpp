@@ -372,6 +372,8 @@ Snapshot Forwarder::snapshot() const {
   s.jobs_refused_draining = refused_draining_.load();
   s.credit_stalls = credit_stalls_.load();
   s.memory_stalls = memory_stalls_.load();
+  const PipePool::Stats ps = pipes_->stats();
+  s.spliced = {ps.spliced_frames, ps.spliced_bytes};
   for (const auto& side : sides_) {
     struct Seen {
       std::shared_ptr<Connection> conn;

@@ -115,6 +115,12 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
   w.family("zipper_memory_stalls_total", "counter",
            "Times a connection's receive paused because zipperd's payload memory was full.");
   w.sample("", s.memory_stalls);
+  w.family("zipper_spliced_frames_total", "counter",
+           "Relayed payloads that moved by splice() from socket to socket (zipperd copied none "
+           "of their bytes).");
+  w.sample("", s.spliced.frames);
+  w.family("zipper_spliced_bytes_total", "counter", "Payload bytes of those frames.");
+  w.sample("", s.spliced.bytes);
   w.family("zipper_protocol_errors_total", "counter",
            "Malformed, spoofed or out-of-order frames, and credit overruns.");
   w.sample("", s.protocol_errors);

@@ -74,6 +74,7 @@ struct Snapshot {
   std::uint64_t jobs_refused_draining = 0;
   std::uint64_t credit_stalls = 0;  // summed over connections, closed ones included
   std::uint64_t memory_stalls = 0;
+  Traffic spliced;  // relayed payloads that moved by splice() (pipe_pool.h), all sides
   std::vector<SideSnapshot> sides;
   std::vector<JobSnapshot> jobs;  // active first, then recently finished
   std::vector<LinkSnapshot> links;

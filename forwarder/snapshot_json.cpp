@@ -19,7 +19,8 @@ nlohmann::json to_json(const Snapshot& s) {
                    {"auth_errors", s.auth_errors},
                    {"jobs_refused_draining", s.jobs_refused_draining},
                    {"credit_stalls", s.credit_stalls},
-                   {"memory_stalls", s.memory_stalls}};
+                   {"memory_stalls", s.memory_stalls},
+                   {"spliced", traffic(s.spliced)}};
   json sides = json::array();
   for (const auto& d : s.sides)
     sides.push_back({{"name", d.name},

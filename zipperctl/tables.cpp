@@ -48,6 +48,10 @@ std::string render_status(const json& a) {
       num(s.at("relayed").at("bytes")), num(s.at("connections_accepted")),
       num(s.at("protocol_errors")), num(s.at("auth_errors")), num(s.at("credit_stalls")),
       num(s.at("memory_stalls")));
+  // Older zipperd versions do not report it.
+  if (s.contains("spliced"))
+    out += fmt::format("spliced      {} frames, {} bytes (no copy in zipperd)\n",
+                       num(s.at("spliced").at("frames")), num(s.at("spliced").at("bytes")));
   if (s.at("jobs_refused_draining").get<std::uint64_t>() > 0)
     out += fmt::format("refused      {} new jobs while draining\n",
                        num(s.at("jobs_refused_draining")));
