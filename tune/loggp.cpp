@@ -83,6 +83,13 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n) {
   return out;
 }
 
+void set_load_from_barrier(LinkParams& p, int P, double t_us) {
+  if (P < 2 || t_us <= 0) return;
+  int rounds = 0;
+  while ((1 << rounds) < P) ++rounds;
+  p.L_load = std::max(p.L, t_us / rounds - p.g(0));
+}
+
 std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, double rel,
                                          double min_jump_us) {
   std::vector<Threshold> out;
