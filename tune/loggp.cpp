@@ -26,8 +26,8 @@ double interpolate(const std::vector<SizePoint>& pts, double bytes, F f, double 
 }  // namespace
 
 double LinkParams::g(double bytes) const {
-  return interpolate(
-      points, bytes, [](const SizePoint& p) { return p.g; }, G);
+  return std::max(bytes * G_load, interpolate(
+                                      points, bytes, [](const SizePoint& p) { return p.g; }, G));
 }
 double LinkParams::o_s(double bytes) const {
   // Overheads grow with the copy, not the wire: keep the last value's trend flat.

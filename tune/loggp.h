@@ -39,13 +39,18 @@ struct LinkParams {
   /// the scheduler after the others' turns, which a quiet ping-pong does not
   /// see. µs; < 0: not measured.
   double L_load = -1;
+  /// G under load: the gap per byte of one of the streams when every rank
+  /// of both clusters streams at once (measure.h intra_stream_gaps at a
+  /// large size, over that size), µs/byte; 0: not measured. On one host
+  /// the emulated links share the cores that move their bytes.
+  double G_load = 0;
 
   /// The latency a model step pays: L under load where measured, else L.
   double lat() const { return L_load >= 0 ? L_load : L; }
 
   /// pLogP g(m), o_s(m), o_r(m) in µs for m bytes: piecewise linear between
   /// measured sizes, linear with slope G beyond the largest, the smallest
-  /// point's value below it.
+  /// point's value below it; g(m) is at least m·G_load.
   double g(double bytes) const;
   double o_s(double bytes) const;
   double o_r(double bytes) const;

@@ -182,18 +182,19 @@ std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& pla
   return measure_prtt_pairs({{client, server}}, plan).front();
 }
 
-double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, int n) {
+namespace {
+
+// Per-message gap of bursts of n non-blocking messages of `bytes`, every
+// rank with a peer (>= 0) at once: g = (T(n) - T(1)) / (n - 1) from the
+// receivers' times (T: µs from the common start to the last message in),
+// medians over 4 repeats after a warm-up. Ranks without a peer sleep
+// meanwhile. Returns each receiving rank's gap in its slot (0 elsewhere).
+std::vector<double> burst_gaps(int peer, bool sends, bool receives, std::uint64_t bytes, int n) {
   const int me = my_rank();
-  const bool low = me < pairs, high = me >= x && me < x + pairs;
-  const int peer = low ? x + me : me - x;
-  const bool sends = (low && flow != Flow::kHighToLow) || (high && flow != Flow::kLowToHigh);
-  const bool receives = (low && flow != Flow::kLowToHigh) || (high && flow != Flow::kHighToLow);
   const int count = static_cast<int>(bytes);
   std::vector<char> out(std::max<std::uint64_t>(1, bytes), 1);
   std::vector<char> in(receives ? std::size_t(n) * out.size() : 1);
   std::vector<MPI_Request> reqs;
-  // One burst of k messages each way this rank takes part in; µs from the
-  // common start to the last message received.
   auto burst = [&](int k) {
     reqs.clear();
     for (int j = 0; receives && j < k; ++j) {
@@ -216,7 +217,7 @@ double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, in
   for (int r = 0; r < 5; ++r)
     for (int k : {1, n}) {
       check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");  // the streams start together
-      if (low || high) {
+      if (peer >= 0) {
         const double t = burst(k);
         if (r > 0) (k == 1 ? t1 : tn).push_back(t);  // round 0 warms up
       }
@@ -225,15 +226,44 @@ double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, in
   int size = 1;
   MMPI_Comm_size(MMPI_COMM_WORLD, &size);
   std::vector<double> gaps(size, 0.0);
-  if (receives) gaps[me] = std::max(0.0, (median(tn) - median(t1)) / (n - 1));
+  if (peer >= 0 && receives) gaps[me] = std::max(0.0, (median(tn) - median(t1)) / (n - 1));
   share(gaps);
+  return gaps;
+}
+
+}  // namespace
+
+double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, int n) {
+  const int me = my_rank();
+  const bool low = me < pairs, high = me >= x && me < x + pairs;
+  const int peer = low ? x + me : high ? me - x : -1;
+  const bool sends = (low && flow != Flow::kHighToLow) || (high && flow != Flow::kLowToHigh);
+  const bool receives = (low && flow != Flow::kLowToHigh) || (high && flow != Flow::kHighToLow);
+  const std::vector<double> gaps = burst_gaps(peer, sends, receives, bytes, n);
   std::vector<double> mine;
-  for (int r = 0; r < size; ++r) {
+  for (int r = 0; r < static_cast<int>(gaps.size()); ++r) {
     const bool rl = r < pairs, rh = r >= x && r < x + pairs;
     if ((rl && flow != Flow::kLowToHigh) || (rh && flow != Flow::kHighToLow))
       mine.push_back(gaps[r]);
   }
   return median(mine);
+}
+
+std::pair<double, double> intra_stream_gaps(int x, std::uint64_t bytes, int n) {
+  const int me = my_rank();
+  int size = 1;
+  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
+  // Pairs (0,1), (2,3), ... in the low cluster and (x,x+1), ... in the high
+  // one; the first of a pair sends. An odd rank out sleeps.
+  const int first = me < x ? 0 : x, last = me < x ? x : size, i = me - first;
+  const int peer = (i % 2 == 0) ? (me + 1 < last ? me + 1 : -1) : me - 1;
+  const std::vector<double> gaps = burst_gaps(peer, i % 2 == 0, i % 2 == 1, bytes, n);
+  std::vector<double> low, high;
+  for (int r = 0; r < size; ++r) {
+    const int j = r < x ? r : r - x;
+    if (j % 2 == 1) (r < x ? low : high).push_back(gaps[r]);
+  }
+  return {low.empty() ? 0 : median(low), high.empty() ? 0 : median(high)};
 }
 
 FwdContention measure_forwarded_contention(int x, int pairs, std::uint64_t bytes, int n) {

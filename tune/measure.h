@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "loggp.h"
@@ -37,6 +38,15 @@ std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& pla
 /// over the receivers of medians over repeats. Ranks not in a stream sleep
 /// meanwhile. Collective; every rank returns the same value.
 double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, int n);
+
+/// Per-message gap of streams inside both clusters at once, µs: pairs
+/// (0,1), (2,3), ... of the low cluster and (x,x+1), ... of the high one, the
+/// first of each sending bursts of n non-blocking messages of `bytes` to
+/// the second (as forwarded_stream_gap). Every rank of an even-sized
+/// cluster streams, as in a collective's bandwidth-bound steps. Returns
+/// the median gap of the low cluster's and of the high cluster's streams
+/// (0 where a cluster has no pair). Collective.
+std::pair<double, double> intra_stream_gaps(int x, std::uint64_t bytes, int n);
 
 /// The forwarded stream gaps at `bytes` (models.h FwdContention): one
 /// stream alone and `pairs` streams per flow. Collective.

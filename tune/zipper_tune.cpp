@@ -86,13 +86,10 @@ json link_json(const LinkParams& p, const std::vector<Threshold>& th) {
   json ths = json::array();
   for (const auto& t : th)
     ths.push_back({{"between_bytes", {t.below, t.above}}, {"jump_us", t.jump_us}});
-  return {{"L_us", p.L},
-          {"g_us", p.g0},
-          {"L_load_us", p.L_load},
-          {"G_us_per_byte", p.G},
-          {"G_mbit_per_s", p.G > 0 ? 8.0 / p.G : 0.0},
-          {"points", pts},
-          {"thresholds", ths}};
+  return {{"L_us", p.L},           {"g_us", p.g0},
+          {"L_load_us", p.L_load}, {"G_load_us_per_byte", p.G_load},
+          {"G_us_per_byte", p.G},  {"G_mbit_per_s", p.G > 0 ? 8.0 / p.G : 0.0},
+          {"points", pts},         {"thresholds", ths}};
 }
 
 json config_json(const Config& c) {
@@ -161,6 +158,7 @@ LinkParams link_from_json(const json& j) {
   p.g0 = j.at("g_us");
   p.G = j.at("G_us_per_byte");
   p.L_load = j.value("L_load_us", -1.0);
+  p.G_load = j.value("G_load_us_per_byte", 0.0);
   for (const auto& q : j.at("points")) {
     SizePoint sp;
     sp.bytes = q.at("bytes");
@@ -468,6 +466,13 @@ int main(int argc, char** argv) {
   net.senders_measured = smax;
   for (std::uint64_t b : contention_sizes(o.quick))
     net.fwd_contention.push_back(measure_forwarded_contention(x, smax, b, b <= 65536 ? 32 : 8));
+  // G under load: every rank streaming inside its cluster at once.
+  {
+    const std::uint64_t big = o.quick ? 262144 : 1048576;
+    const auto [low, high] = intra_stream_gaps(x, big, 8);
+    if (x >= 2) net.low.G_load = low / static_cast<double>(big);
+    if (y >= 2) net.high.G_load = high / static_cast<double>(big);
+  }
   double native_barrier_us[2] = {0, 0};
   // Under load: a native barrier in both clusters at once gives the
   // latency of a step when every rank waits (loggp.h L_load); the
@@ -521,9 +526,10 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     auto line = [](const char* what, const LinkParams& p, const std::vector<Threshold>& th) {
       std::printf(
-          "zipper-tune: %-10s L=%.1f us  g=%.1f us  G=%.5f us/B (%.0f Mbit/s)  L under load %.1f "
-          "us",
-          what, p.L, p.g0, p.G, p.G > 0 ? 8.0 / p.G : 0.0, p.L_load);
+          "zipper-tune: %-10s L=%.1f us  g=%.1f us  G=%.5f us/B (%.0f Mbit/s)  under load: L "
+          "%.1f us, G %.0f Mbit/s",
+          what, p.L, p.g0, p.G, p.G > 0 ? 8.0 / p.G : 0.0, p.L_load,
+          p.G_load > 0 ? 8.0 / p.G_load : 0.0);
       for (const auto& t : th)
         std::printf("  step %llu..%llu B (+%.0f us)", (unsigned long long)t.below,
                     (unsigned long long)t.above, t.jump_us);

@@ -101,7 +101,7 @@ TEST(TuneModels, ForwardedStreamGapsAndSegments) {
   EXPECT_DOUBLE_EQ(plain.stream_gap(4, 1000, Flow::kExchange), 12);
 }
 
-TEST(TuneModels, LatencyUnderLoadFromABarrier) {
+TEST(TuneModels, ParametersUnderLoad) {
   LinkParams p = linear_link();  // L = 10, g(0) = 2
   EXPECT_DOUBLE_EQ(p.lat(), 10);
   // P = 4: ⌈log2 4⌉ = 2 rounds; 100 µs per barrier: 100/2 - g(0) = 48.
@@ -124,6 +124,12 @@ TEST(TuneModels, LatencyUnderLoadFromABarrier) {
   EXPECT_DOUBLE_EQ(plogp::binomial_bcast(p, 4, 1000), 2 * (12 + 10));
   q.L_load = 48;
   EXPECT_DOUBLE_EQ(plogp::binomial_bcast(q, 4, 1000), 2 * (12 + 48));
+  // G under load 0.02 µs/B: g(m) is at least m·G_load (20 at 1000 B; at
+  // 100 B the quiet 2 + 0.01·100 = 3 is larger).
+  q.G_load = 0.02;
+  EXPECT_DOUBLE_EQ(q.g(1000), 20);
+  EXPECT_DOUBLE_EQ(q.g(100), 3);
+  EXPECT_DOUBLE_EQ(plogp::flat_bcast(q, 3, 1000), 2 * 20 + 48);
 }
 
 TEST(TuneMetrics, FiguresOfARun) {
