@@ -182,10 +182,6 @@ Network network_from_report(const json& rep) {
   net.gamma_alltoall = c.at("gamma_alltoall");
   net.senders_measured = c.at("senders_measured");
   net.op_us_per_byte = c.at("op_us_per_byte");
-  if (const char* lam = std::getenv("ZT_LAMBDA")) {  // PROTOTYPE
-    for (LinkParams* p : {&net.low, &net.high, &net.forwarded})
-      p->L_load = p->lat() + std::atof(lam);
-  }
   // Reports written before the stream gaps have one ratio (low -> high at
   // 1 MiB): no stream gaps then, the model falls back to the forwarded g.
   if (c.contains("forwarded"))
