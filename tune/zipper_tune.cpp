@@ -269,9 +269,11 @@ int reevaluate(const std::string& path, const std::string& links_from, const std
   json rep, lrep;
   try {
     std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open it");
     rep = json::parse(in);
     if (!links_from.empty()) {
       std::ifstream lin(links_from);
+      if (!lin) throw std::runtime_error("cannot open " + links_from);
       lrep = json::parse(lin);
     }
     const Network net = network_from_report(links_from.empty() ? rep : lrep);
@@ -707,7 +709,8 @@ int main(int argc, char** argv) {
       }
       print_figures(figures);
       std::printf(
-          "zipper-tune: %ld experiments (+%ld built-in references) instead of %ld (full "
+          "zipper-tune: %ld experiments (+%ld built-in references and verification) instead of %ld "
+          "(full "
           "grid): %.1fx fewer\n",
           experiments, reference_experiments, grid_total,
           experiments ? double(grid_total) / experiments : 0.0);
