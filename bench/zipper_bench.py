@@ -550,7 +550,15 @@ def tune(args, extra):
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("latency (us)")
-        g = r["per_collective"][c]["speedup_vs_builtin_geomean"]
+        # The verification's independent samples where the choices differ.
+        ver = [p for p in sel if "verified" in p]
+        if ver:
+            ax.plot([max(p["bytes"], 1) for p in ver], [p["verified"]["builtin_us"] for p in ver],
+                    "x", color="C0", label="built-in, verified")
+            ax.plot([max(p["bytes"], 1) for p in ver], [p["verified"]["tuned_us"] for p in ver],
+                    "x", color="C1", label="tuned, verified")
+        per = r["figures"]["per_collective"] if "figures" in r else r["per_collective"]
+        g = per[c]["speedup_vs_builtin_geomean"]
         ax.set_title(f"{c}: tuned vs built-in (geometric mean speedup {g:.2f})")
         ax.legend(fontsize=7)
         png = os.path.join(args.out_dir, f"tune-{c}.png")

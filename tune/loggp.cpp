@@ -26,8 +26,8 @@ double interpolate(const std::vector<SizePoint>& pts, double bytes, F f, double 
 }  // namespace
 
 double LinkParams::g(double bytes) const {
-  return interpolate(
-      points, bytes, [](const SizePoint& p) { return p.g; }, G);
+  return std::max(bytes * G_load, interpolate(
+                                      points, bytes, [](const SizePoint& p) { return p.g; }, G));
 }
 double LinkParams::o_s(double bytes) const {
   // Overheads grow with the copy, not the wire: keep the last value's trend flat.
@@ -81,6 +81,13 @@ LinkParams derive(const std::vector<PrttSample>& samples, int n) {
     if (den > 0) out.G = std::max(0.0, (k * sxy - sx * sy) / den);
   }
   return out;
+}
+
+void set_load_from_barrier(LinkParams& p, int P, double t_us) {
+  if (P < 2 || t_us <= 0) return;
+  int rounds = 0;
+  while ((1 << rounds) < P) ++rounds;
+  p.L_load = std::max(p.L, t_us / rounds - p.g(0));
 }
 
 std::vector<Threshold> detect_thresholds(const std::vector<SizePoint>& pts, double rel,

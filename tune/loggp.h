@@ -33,10 +33,24 @@ struct LinkParams {
   double g0 = 0;                  // LogGP g: gap of the smallest message, µs
   double G = 0;                   // LogGP G: gap per byte at large sizes, µs/byte
   std::vector<SizePoint> points;  // ascending bytes
+  /// L under load: the latency a step pays when every rank of the job waits
+  /// in a collective at once, from a native barrier (set_load_from_barrier).
+  /// On a host with fewer cores than processes a waiting rank is woken by
+  /// the scheduler after the others' turns, which a quiet ping-pong does not
+  /// see. µs; < 0: not measured.
+  double L_load = -1;
+  /// G under load: the gap per byte of one of the streams when every rank
+  /// of both clusters streams at once (measure.h intra_stream_gaps at a
+  /// large size, over that size), µs/byte; 0: not measured. On one host
+  /// the emulated links share the cores that move their bytes.
+  double G_load = 0;
+
+  /// The latency a model step pays: L under load where measured, else L.
+  double lat() const { return L_load >= 0 ? L_load : L; }
 
   /// pLogP g(m), o_s(m), o_r(m) in µs for m bytes: piecewise linear between
   /// measured sizes, linear with slope G beyond the largest, the smallest
-  /// point's value below it.
+  /// point's value below it; g(m) is at least m·G_load.
   double g(double bytes) const;
   double o_s(double bytes) const;
   double o_r(double bytes) const;
@@ -54,6 +68,12 @@ struct LinkParams {
 /// Negative estimates (noise) are clamped to 0. `samples` ascending by size,
 /// n >= 2; returns an empty LinkParams (no points) if samples is empty.
 LinkParams derive(const std::vector<PrttSample>& samples, int n);
+
+/// Sets p.L_load from a native barrier of P ranks taking t_us µs per call,
+/// by pLogP's barrier cost ⌈log2 P⌉·(L + g(0)) (Kielmann et al.; the model's
+/// plogp::barrier) solved for L: t_us / ⌈log2 P⌉ - g(0), at least p.L.
+/// P < 2 or t_us <= 0: unchanged.
+void set_load_from_barrier(LinkParams& p, int P, double t_us);
 
 /// A protocol change seen on the curve (e.g. eager -> rendezvous).
 struct Threshold {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 namespace zipper::tune {
@@ -62,6 +63,25 @@ void server_round(std::vector<char>& buf, int peer, std::uint64_t s, int n) {
   check(MMPI_Send(buf.data(), count, MPI_BYTE, peer, kTag, MMPI_COMM_WORLD), "PRTT send");
 }
 
+// Waits for every rank without polling hard: ranks not taking part in a
+// measurement sleep here, so that on a host with fewer cores than ranks
+// their busy waits (Open MPI's progress loop with sched_yield) do not take
+// the CPU from the two ranks and the zipperd being measured. Returns when
+// all ranks have arrived; aborts the job after kQuietTimeoutS.
+constexpr double kQuietTimeoutS = 900;
+void quiet_wait() {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MMPI_Ibarrier(MMPI_COMM_WORLD, &req), "barrier");
+  const double until = MMPI_Wtime() + kQuietTimeoutS;
+  for (int done = 0;;) {
+    check(MMPI_Test(&req, &done, MPI_STATUS_IGNORE), "barrier");
+    if (done) return;
+    if (MMPI_Wtime() > until) check(MPI_ERR_OTHER, "waiting for the measured ranks (timeout)");
+    const timespec nap{0, 500000};  // 0.5 ms: the wake-up adds at most this once
+    nanosleep(&nap, nullptr);
+  }
+}
+
 // Sums v over all ranks (each slot is written by one rank only, so the sum
 // is that rank's value on every rank).
 void share(std::vector<double>& v) {
@@ -78,12 +98,22 @@ double agree_max(double v) {
   return out;
 }
 
-}  // namespace
-
-std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& plan) {
+// PRTT samples of several (client, server) pairs running the plan at once,
+// per pair; a rank is in at most one pair.
+std::vector<std::vector<PrttSample>> measure_prtt_pairs(
+    const std::vector<std::pair<int, int>>& pairs, const PrttPlan& plan) {
   const int me = my_rank();
   const std::size_t k = plan.sizes.size();
-  std::vector<double> vals(4 * k, 0.0);
+  // 4 values per size and pair; each written by the pair's client or server.
+  std::vector<double> all(4 * k * pairs.size(), 0.0);
+  int client = -1, server = -1;
+  double* vals = nullptr;
+  for (std::size_t q = 0; q < pairs.size(); ++q)
+    if (me == pairs[q].first || me == pairs[q].second) {
+      client = pairs[q].first;
+      server = pairs[q].second;
+      vals = all.data() + 4 * k * q;
+    }
   std::vector<char> buf(plan.sizes.empty() ? 1 : std::max<std::uint64_t>(1, plan.sizes.back()), 1);
   // Warm-up: connections, rendezvous paths and pools are set up by the first
   // messages; none of that belongs in a sample.
@@ -135,40 +165,116 @@ std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& pla
       vals[4 * i + 3] = median(orr);
     }
   }
-  share(vals);
-  std::vector<PrttSample> out(k);
-  for (std::size_t i = 0; i < k; ++i)
-    out[i] = {plan.sizes[i],   vals[4 * i], vals[4 * i + 1],
-              vals[4 * i + 2], vals[4 * i], vals[4 * i + 3]};
+  quiet_wait();
+  share(all);
+  std::vector<std::vector<PrttSample>> out(pairs.size(), std::vector<PrttSample>(k));
+  for (std::size_t q = 0; q < pairs.size(); ++q)
+    for (std::size_t i = 0; i < k; ++i) {
+      const double* v = all.data() + 4 * k * q + 4 * i;
+      out[q][i] = {plan.sizes[i], v[0], v[1], v[2], v[0], v[3]};
+    }
   return out;
 }
 
-double measure_forwarded_contention(int x, int pairs, std::uint64_t bytes, int n) {
+}  // namespace
+
+std::vector<PrttSample> measure_prtt(int client, int server, const PrttPlan& plan) {
+  return measure_prtt_pairs({{client, server}}, plan).front();
+}
+
+namespace {
+
+// Per-message gap of bursts of n non-blocking messages of `bytes`, every
+// rank with a peer (>= 0) at once: g = (T(n) - T(1)) / (n - 1) from the
+// receivers' times (T: µs from the common start to the last message in),
+// medians over 4 repeats after a warm-up. Ranks without a peer sleep
+// meanwhile. Returns each receiving rank's gap in its slot (0 elsewhere).
+std::vector<double> burst_gaps(int peer, bool sends, bool receives, std::uint64_t bytes, int n) {
   const int me = my_rank();
-  std::vector<char> buf(std::max<std::uint64_t>(1, bytes), 1);
-  // Per-stream gap of `active` streams at once: every round starts at a
-  // barrier, so the streams overlap; PRTT(n) - PRTT(1) over n - 1 as in
-  // Hoefler et al.
-  auto gap = [&](int active) {
-    std::vector<double> r1, rn;
-    for (int r = 0; r < 4; ++r)
-      for (int k : {1, n}) {
-        check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
-        if (me < active) {
-          const double t = client_round(buf, x + me, bytes, k, 0);
-          if (r > 0) (k == 1 ? r1 : rn).push_back(t);  // round 0 warms up
-        } else if (me >= x && me < x + active) {
-          server_round(buf, me - x, bytes, k);
-        }
-      }
-    std::vector<double> gaps(pairs, 0.0);
-    if (me < active) gaps[me] = std::max(0.0, (median(rn) - median(r1)) / (n - 1));
-    share(gaps);
-    gaps.resize(active);
-    return median(gaps);
+  const int count = static_cast<int>(bytes);
+  std::vector<char> out(std::max<std::uint64_t>(1, bytes), 1);
+  std::vector<char> in(receives ? std::size_t(n) * out.size() : 1);
+  std::vector<MPI_Request> reqs;
+  auto burst = [&](int k) {
+    reqs.clear();
+    for (int j = 0; receives && j < k; ++j) {
+      reqs.emplace_back(MPI_REQUEST_NULL);
+      check(MMPI_Irecv(in.data() + std::size_t(j) * out.size(), count, MPI_BYTE, peer, kTag,
+                       MMPI_COMM_WORLD, &reqs.back()),
+            "stream receive");
+    }
+    const double t0 = MMPI_Wtime();
+    for (int j = 0; sends && j < k; ++j) {
+      reqs.emplace_back(MPI_REQUEST_NULL);
+      check(MMPI_Isend(out.data(), count, MPI_BYTE, peer, kTag, MMPI_COMM_WORLD, &reqs.back()),
+            "stream send");
+    }
+    check(MMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
+          "stream wait");
+    return (MMPI_Wtime() - t0) * 1e6;
   };
-  const double alone = gap(1), together = gap(pairs);
-  return alone > 0 ? std::max(1.0, together / alone) : 1.0;
+  std::vector<double> t1, tn;
+  for (int r = 0; r < 5; ++r)
+    for (int k : {1, n}) {
+      check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");  // the streams start together
+      if (peer >= 0) {
+        const double t = burst(k);
+        if (r > 0) (k == 1 ? t1 : tn).push_back(t);  // round 0 warms up
+      }
+      quiet_wait();
+    }
+  int size = 1;
+  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
+  std::vector<double> gaps(size, 0.0);
+  if (peer >= 0 && receives) gaps[me] = std::max(0.0, (median(tn) - median(t1)) / (n - 1));
+  share(gaps);
+  return gaps;
+}
+
+}  // namespace
+
+double forwarded_stream_gap(int x, int pairs, Flow flow, std::uint64_t bytes, int n) {
+  const int me = my_rank();
+  const bool low = me < pairs, high = me >= x && me < x + pairs;
+  const int peer = low ? x + me : high ? me - x : -1;
+  const bool sends = (low && flow != Flow::kHighToLow) || (high && flow != Flow::kLowToHigh);
+  const bool receives = (low && flow != Flow::kLowToHigh) || (high && flow != Flow::kHighToLow);
+  const std::vector<double> gaps = burst_gaps(peer, sends, receives, bytes, n);
+  std::vector<double> mine;
+  for (int r = 0; r < static_cast<int>(gaps.size()); ++r) {
+    const bool rl = r < pairs, rh = r >= x && r < x + pairs;
+    if ((rl && flow != Flow::kLowToHigh) || (rh && flow != Flow::kHighToLow))
+      mine.push_back(gaps[r]);
+  }
+  return median(mine);
+}
+
+std::pair<double, double> intra_stream_gaps(int x, std::uint64_t bytes, int n) {
+  const int me = my_rank();
+  int size = 1;
+  MMPI_Comm_size(MMPI_COMM_WORLD, &size);
+  // Pairs (0,1), (2,3), ... in the low cluster and (x,x+1), ... in the high
+  // one; the first of a pair sends. An odd rank out sleeps.
+  const int first = me < x ? 0 : x, last = me < x ? x : size, i = me - first;
+  const int peer = (i % 2 == 0) ? (me + 1 < last ? me + 1 : -1) : me - 1;
+  const std::vector<double> gaps = burst_gaps(peer, i % 2 == 0, i % 2 == 1, bytes, n);
+  std::vector<double> low, high;
+  for (int r = 0; r < size; ++r) {
+    const int j = r < x ? r : r - x;
+    if (j % 2 == 1) (r < x ? low : high).push_back(gaps[r]);
+  }
+  return {low.empty() ? 0 : median(low), high.empty() ? 0 : median(high)};
+}
+
+FwdContention measure_forwarded_contention(int x, int pairs, std::uint64_t bytes, int n) {
+  FwdContention c;
+  c.bytes = bytes;
+  c.alone = forwarded_stream_gap(x, 1, Flow::kLowToHigh, bytes, n);
+  c.exchange1 = forwarded_stream_gap(x, 1, Flow::kExchange, bytes, n);
+  c.low_to_high = forwarded_stream_gap(x, pairs, Flow::kLowToHigh, bytes, n);
+  c.high_to_low = forwarded_stream_gap(x, pairs, Flow::kHighToLow, bytes, n);
+  c.exchange = forwarded_stream_gap(x, pairs, Flow::kExchange, bytes, n);
+  return c;
 }
 
 double time_collective(coll::Collective c, const Config& config, bool automatic,
@@ -228,15 +334,27 @@ double time_collective(coll::Collective c, const Config& config, bool automatic,
         return MPI_ERR_ARG;
     }
   };
-  check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
-  double t0 = MMPI_Wtime();
-  check(call(), name.c_str());
-  const double warm = agree_max((MMPI_Wtime() - t0) * 1e6);
-  const int iters = std::clamp(static_cast<int>(budget_us / std::max(warm, 1.0)), 2, max_iters);
-  check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
-  t0 = MMPI_Wtime();
-  for (int i = 0; i < iters; ++i) check(call(), name.c_str());
-  return agree_max((MMPI_Wtime() - t0) * 1e6 / iters);
+  // Every call starts together after a barrier and counts until the last
+  // rank is done (the largest time of any rank): the latency of one call,
+  // which is what the models predict. Back-to-back calls would measure
+  // throughput instead: a root returns from a bcast before the leaves have
+  // the data, and the next call overlaps. The median over the calls: a rank
+  // the scheduler leaves out for a time slice now and then would set a mean.
+  const auto timed = [&](int iters) {
+    std::vector<double> mine(iters), all(iters);
+    for (int i = 0; i < iters; ++i) {
+      check(MMPI_Barrier(MMPI_COMM_WORLD), "barrier");
+      const double t0 = MMPI_Wtime();
+      check(call(), name.c_str());
+      mine[i] = (MMPI_Wtime() - t0) * 1e6;
+    }
+    check(MMPI_Allreduce(mine.data(), all.data(), iters, MPI_DOUBLE, MPI_MAX, MMPI_COMM_WORLD),
+          "agreeing on a time");
+    return all;
+  };
+  const double warm = timed(1).front();
+  const int iters = std::clamp(static_cast<int>(budget_us / std::max(warm, 1.0)), 3, max_iters);
+  return median(timed(iters));
 }
 
 double time_native_alltoall(std::uint64_t bytes, int iters) {
@@ -250,6 +368,21 @@ double time_native_alltoall(std::uint64_t bytes, int iters) {
   for (int i = 0; i < iters; ++i)
     MPI_Alltoall(a.data(), m, MPI_BYTE, b.data(), m, MPI_BYTE, MPI_COMM_WORLD);
   double mine = (MPI_Wtime() - t0) * 1e6 / iters, out = 0;
+  MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+double time_native_barrier(int iters) {
+  // The median call, not the mean: a rank the scheduler leaves out for a
+  // whole time slice (ms) now and then would set the mean.
+  std::vector<double> t;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < iters; ++i) {
+    const double t0 = MPI_Wtime();
+    MPI_Barrier(MPI_COMM_WORLD);
+    t.push_back((MPI_Wtime() - t0) * 1e6);
+  }
+  double mine = median(t), out = 0;
   MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return out;
 }

@@ -21,50 +21,50 @@ int segments_of(double m, double s) {
 namespace plogp {
 
 double flat_bcast(const LinkParams& p, int P, double m) {
-  return P <= 1 ? 0 : (P - 1) * p.g(m) + p.L;
+  return P <= 1 ? 0 : (P - 1) * p.g(m) + p.lat();
 }
 
 double binomial_bcast(const LinkParams& p, int P, double m) {
-  return log2_ceil(P) * (p.g(m) + p.L);
+  return log2_ceil(P) * (p.g(m) + p.lat());
 }
 
 double segmented_chain_bcast(const LinkParams& p, int P, double m, double s) {
   if (P <= 1) return 0;
   const int k = segments_of(m, s);
   const double seg = k > 1 ? s : m;
-  return (P - 1) * (p.g(seg) + p.L) + (k - 1) * p.g(seg);
+  return (P - 1) * (p.g(seg) + p.lat()) + (k - 1) * p.g(seg);
 }
 
 double flat_scatter(const LinkParams& p, int P, double m) {
-  return P <= 1 ? 0 : (P - 1) * p.g(m) + p.L;
+  return P <= 1 ? 0 : (P - 1) * p.g(m) + p.lat();
 }
 
 double binomial_scatter(const LinkParams& p, int P, double m) {
   const int steps = log2_ceil(P);
-  double t = steps * p.L;
+  double t = steps * p.lat();
   for (int j = 0; j < steps; ++j) t += p.g(std::ldexp(m, j));
   return t;
 }
 
 double alltoall(const LinkParams& p, int P, double m, double gamma) {
-  return P <= 1 ? 0 : gamma * (P - 1) * p.g(m) + p.L;
+  return P <= 1 ? 0 : gamma * (P - 1) * p.g(m) + p.lat();
 }
 
 double ring_allgather(const LinkParams& p, int P, double m) {
-  return P <= 1 ? 0 : (P - 1) * (p.g(m) + p.L);
+  return P <= 1 ? 0 : (P - 1) * (p.g(m) + p.lat());
 }
 
 double binomial_reduce(const LinkParams& p, int P, double m, double op_us) {
-  return log2_ceil(P) * (p.g(m) + p.L + m * op_us);
+  return log2_ceil(P) * (p.g(m) + p.lat() + m * op_us);
 }
 
 double ring_reduce_scatter(const LinkParams& p, int P, double m, double op_us) {
   if (P <= 1) return 0;
   const double piece = m / P;
-  return (P - 1) * (p.g(piece) + p.L + piece * op_us);
+  return (P - 1) * (p.g(piece) + p.lat() + piece * op_us);
 }
 
-double barrier(const LinkParams& p, int P) { return log2_ceil(P) * (p.g(0) + p.L); }
+double barrier(const LinkParams& p, int P) { return log2_ceil(P) * (p.g(0) + p.lat()); }
 
 double pipeline(double a, double b, int k) { return a + b + (k - 1) * std::max(a, b); }
 
@@ -77,16 +77,35 @@ double two_tier(double L, double M, double B) { return L + 5 * M / B; }
 double rabenseifner(double L, double M, int n, double B) { return L + M / (n * B) + 2 * M / B; }
 }  // namespace matsuda
 
-double Network::gamma_fwd(int n) const {
-  if (n <= 1 || senders_measured <= 1) return 1;
-  const double w = static_cast<double>(n - 1) / (senders_measured - 1);
-  return 1 + w * (gamma_forwarded - 1);
+double Network::stream_gap(int n, double m, Flow f) const {
+  if (fwd_contention.empty()) return forwarded.g(m);
+  const auto at = [&](const FwdContention& c) {
+    double one = c.alone, many = c.low_to_high;
+    if (f == Flow::kHighToLow) many = c.high_to_low;
+    if (f == Flow::kExchange) {
+      one = c.exchange1;
+      many = c.exchange;
+    }
+    if (n <= 1 || senders_measured <= 1) return one;
+    const double w = static_cast<double>(n - 1) / (senders_measured - 1);
+    return std::max(0.0, one + w * (many - one));
+  };
+  const auto& v = fwd_contention;
+  if (m <= static_cast<double>(v.front().bytes)) return at(v.front());
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const double b0 = static_cast<double>(v[i - 1].bytes), b1 = static_cast<double>(v[i].bytes);
+    if (m <= b1) {
+      const double w = (m - b0) / (b1 - b0);
+      return at(v[i - 1]) + w * (at(v[i]) - at(v[i - 1]));
+    }
+  }
+  return at(v.back()) * m / static_cast<double>(std::max<std::uint64_t>(1, v.back().bytes));
 }
 
-double Network::forward(double m, double s, int n) const {
+double Network::forward(double m, double s, int n, Flow f) const {
   const int k = segments_of(m, s);
   const double seg = k > 1 ? s : m;
-  return forwarded.L + k * forwarded.g(seg) * gamma_fwd(n);
+  return forwarded.lat() + k * stream_gap(n, seg, f);
 }
 
 namespace {
@@ -104,7 +123,7 @@ double both(const Network& net, int x, int y, F f) {
 // (thesis / MagPIe; pLogP terms [K]).
 double barrier_two_level(const Network& net, int x, int y) {
   const auto b = [](const LinkParams& p, int P) { return plogp::barrier(p, P); };
-  return 2 * both(net, x, y, b) + net.forward(0, 0, 1);
+  return 2 * both(net, x, y, b) + net.forward(0, 0, 1, Flow::kExchange);
 }
 
 // bcast farfirst, [M] Table 1 "L + 3M/B": root -> far leader (forwarded),
@@ -114,7 +133,7 @@ double bcast_farfirst(const Network& net, double m, int x, int y, double s) {
   const int k = segments_of(m, s);
   const double seg = k > 1 ? s : m;
   const double near = plogp::binomial_bcast(net.low, x, m);
-  const double hop = net.forwarded.L + net.forwarded.g(seg);
+  const double hop = net.forwarded.lat() + net.forwarded.g(seg);
   const double far = plogp::pipeline(hop, plogp::binomial_bcast(net.high, y, seg), k);
   return std::max(near, far);
 }
@@ -125,7 +144,8 @@ double bcast_farfirst(const Network& net, double m, int x, int y, double s) {
 double bcast_vandegeijn(const Network& net, double m, int x, int y, int n, double s) {
   const double scatter = plogp::binomial_scatter(net.low, n, m / n);
   const double near = plogp::ring_allgather(net.low, x, m / x);
-  const double far = net.forward(m / n, s, n) + plogp::ring_allgather(net.high, y, m / y);
+  const double far =
+      net.forward(m / n, s, n, Flow::kLowToHigh) + plogp::ring_allgather(net.high, y, m / y);
   return scatter + std::max(near, far);
 }
 
@@ -136,7 +156,7 @@ double reduce_leaders(const Network& net, double m, int x, int y, double s, doub
   const int k = segments_of(m, s);
   const double seg = k > 1 ? s : m;
   const double near = plogp::binomial_reduce(net.low, x, m, op);
-  const double hop = net.forwarded.L + net.forwarded.g(seg);
+  const double hop = net.forwarded.lat() + net.forwarded.g(seg);
   const double far = plogp::pipeline(plogp::binomial_reduce(net.high, y, seg, op), hop, k);
   return std::max(near, far) + m * op;
 }
@@ -146,7 +166,8 @@ double reduce_leaders(const Network& net, double m, int x, int y, double s, doub
 double allreduce_two_tier(const Network& net, double m, int x, int y, double s, double op) {
   const auto red = [&](const LinkParams& p, int P) { return plogp::binomial_reduce(p, P, m, op); };
   const auto bc = [&](const LinkParams& p, int P) { return plogp::binomial_bcast(p, P, m); };
-  return both(net, x, y, red) + net.forward(m, s, 1) + m * op + both(net, x, y, bc);
+  return both(net, x, y, red) + net.forward(m, s, 1, Flow::kExchange) + m * op +
+         both(net, x, y, bc);
 }
 
 // allreduce rabenseifner, [M] Table 1 "L + M/nB + 2M/B": ring
@@ -160,7 +181,8 @@ double allreduce_rabenseifner(const Network& net, double m, int x, int y, int n,
   const auto ag = [&](const LinkParams& p, int P) {
     return plogp::flat_scatter(p, P / n, m / P) + plogp::ring_allgather(p, P, m / P);
   };
-  return both(net, x, y, rs) + net.forward(m / n, s, n) + (m / n) * op + both(net, x, y, ag);
+  return both(net, x, y, rs) + net.forward(m / n, s, n, Flow::kExchange) + (m / n) * op +
+         both(net, x, y, ag);
 }
 
 // alltoall direct: native all-to-all [BM 2004 §4] overlapped with every
@@ -171,7 +193,7 @@ double alltoall_direct(const Network& net, double m, int x, int y) {
   };
   const int senders = std::min(x, y);
   const double cross =
-      net.forwarded.L + std::max(x, y) * net.forwarded.g(m) * net.gamma_fwd(senders);
+      net.forwarded.lat() + std::max(x, y) * net.stream_gap(senders, m, Flow::kExchange);
   return std::max(both(net, x, y, a2a), cross);
 }
 
@@ -185,8 +207,9 @@ double alltoall_aggregated(const Network& net, double m, int x, int y, int n, do
   };
   const double a2a = std::max(plogp::alltoall(net.low, x, m, net.gamma_alltoall),
                               plogp::alltoall(net.high, y, m, net.gamma_alltoall));
-  const double agg =
-      both(net, x, y, gather) + net.forward(double(x) * y * m / n, s, n) + both(net, x, y, gather);
+  const double agg = both(net, x, y, gather) +
+                     net.forward(double(x) * y * m / n, s, n, Flow::kExchange) +
+                     both(net, x, y, gather);
   return std::max(a2a, agg);
 }
 
@@ -206,7 +229,7 @@ double predict(const Network& net, Collective c, Algorithm a, std::uint64_t byte
       // gather, scatter, allgather: a flat native step [BM §3.4] in each
       // cluster and the far cluster's blocks in one forwarded message.
       const auto flat = [&](const LinkParams& p, int P) { return plogp::flat_scatter(p, P, m); };
-      return both(net, x, y, flat) + net.forward(m * std::max(x, y), 0, 1);
+      return both(net, x, y, flat) + net.forward(m * std::max(x, y), 0, 1, Flow::kLowToHigh);
     }
     case Algorithm::kFarfirst:
       return bcast_farfirst(net, m, x, y, s);

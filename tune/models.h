@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "../collectives/selection.h"
 #include "loggp.h"
@@ -67,24 +68,50 @@ double two_tier(double L, double M, double B);             // L + 5M/B
 double rabenseifner(double L, double M, int n, double B);  // L + M/(nB) + 2M/B
 }  // namespace matsuda
 
+/// How the concurrent forwarded streams of one step go.
+enum class Flow {
+  kLowToHigh,  // from the low cluster's ranks to the high cluster's
+  kHighToLow,
+  kExchange,  // every stream both ways at once (leaders exchanging)
+};
+
+/// Measured per-message gap of concurrent forwarded streams at one message
+/// size, µs: each stream a burst of non-blocking messages, g = (T(n) -
+/// T(1)) / (n - 1) as in Hoefler et al.'s PRTT(n, 0, s) - PRTT(1, 0, s).
+/// Every stream, both ways, passes the one zipperd and its two links, so
+/// concurrent streams slow each other ([BM] 2004 §4's contention, measured
+/// on the forwarder per direction instead of modelled).
+struct FwdContention {
+  std::uint64_t bytes = 0;  // message size of the experiment
+  double alone = 0;         // one stream low -> high
+  double low_to_high = 0;   // each of Network::senders_measured streams low -> high
+  double high_to_low = 0;   // the same, high -> low
+  double exchange1 = 0;     // one pair sending both ways at once
+  double exchange = 0;      // senders_measured pairs, both ways
+};
+
 /// Everything the models need about the machine.
 struct Network {
   LinkParams low, high, forwarded;  // intra-A, intra-B, A<->B through zipperd
   /// [BM] contention ratio of a native all-to-all (measured / flat model), >= 1.
   double gamma_alltoall = 1;
-  /// Per-stream slowdown of the forwarded class with `senders_measured`
-  /// concurrent streams (>= 1): n senders share zipperd and its links.
-  double gamma_forwarded = 1;
-  int senders_measured = 1;
+  /// Forwarded contention per message size, ascending bytes (empty: none).
+  std::vector<FwdContention> fwd_contention;
+  int senders_measured = 1;   // streams of the contention experiments
   double op_us_per_byte = 0;  // cost of combining one byte (MPI_SUM on doubles), µs
 
-  /// Slowdown of one of n concurrent forwarded streams: linear from 1 at
-  /// n = 1 to gamma_forwarded at n = senders_measured.
-  double gamma_fwd(int n) const;
+  /// Per-message gap of one of n concurrent forwarded streams of m-byte
+  /// messages going `f`, µs: linear in n between one stream (alone; one
+  /// exchanging pair) and senders_measured streams (beyond it extrapolated:
+  /// a relay that serves messages one at a time slows each stream in
+  /// proportion to n), then linear in m between the measured sizes (below
+  /// the smallest its value; above the largest in proportion to m). No
+  /// measurement: the forwarded class's g(m).
+  double stream_gap(int n, double m, Flow f) const;
   /// One forwarded transfer of m bytes, as k segments of at most s bytes
-  /// posted at once (s = 0: one message), with n concurrent senders:
-  /// L + k·g(s)·γ_fwd(n) ([K] with [V]'s segmentation).
-  double forward(double m, double s, int n) const;
+  /// posted at once (s = 0: one message), one of n concurrent streams going
+  /// `f`: L + k·stream_gap(n, s, f) ([K] with [V]'s segmentation).
+  double forward(double m, double s, int n, Flow f) const;
 };
 
 /// Predicted time (µs) of one call of collective c with algorithm a: message

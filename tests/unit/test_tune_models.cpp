@@ -1,5 +1,6 @@
 // tune/: the pLogP models against values computed by hand from the papers'
-// formulas, the LogGP derivation from synthetic PRTT curves (Hoefler et
+// formulas (with the measured forwarded stream gaps and the latency under
+// load), the run figures, the LogGP derivation from synthetic PRTT curves (Hoefler et
 // al.), protocol-step detection, the hill-descent search on a known
 // landscape, and the tuning file zipper-tune writes read back by the
 // selection (including the segment size).
@@ -9,6 +10,7 @@
 
 #include "collectives/selection.h"
 #include "tune/loggp.h"
+#include "tune/metrics.h"
 #include "tune/models.h"
 #include "tune/search.h"
 #include "tune/tuning_file.h"
@@ -66,18 +68,99 @@ Network linear_network() {
   Network net;
   net.low = net.high = net.forwarded = linear_link();
   net.senders_measured = 4;
-  net.gamma_forwarded = 2.5;
+  // Stream gaps (µs per message) at 1000 B and 100000 B: alone, 4 streams
+  // low -> high, 4 high -> low, one exchanging pair, 4 exchanging pairs.
+  net.fwd_contention = {{1000, 12, 30, 48, 20, 60}, {100000, 1002, 2004, 4008, 1500, 3000}};
   return net;
 }
 
-TEST(TuneModels, ForwardedContentionAndSegments) {
+TEST(TuneModels, ForwardedStreamGapsAndSegments) {
   const Network net = linear_network();
-  EXPECT_DOUBLE_EQ(net.gamma_fwd(1), 1);
-  EXPECT_DOUBLE_EQ(net.gamma_fwd(2), 1.5);
-  EXPECT_DOUBLE_EQ(net.gamma_fwd(4), 2.5);
-  // k = 4 segments of 1000 B, n = 1: L + 4·g(1000)
-  EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 1), 10 + 4 * 12);
-  EXPECT_DOUBLE_EQ(net.forward(4000, 0, 1), 10 + 42);
+  // At a measured size: one stream alone, 4 streams, and linear in n between.
+  EXPECT_DOUBLE_EQ(net.stream_gap(1, 1000, Flow::kLowToHigh), 12);
+  EXPECT_DOUBLE_EQ(net.stream_gap(4, 1000, Flow::kLowToHigh), 30);
+  EXPECT_DOUBLE_EQ(net.stream_gap(2, 1000, Flow::kLowToHigh), 12 + 18.0 / 3);
+  EXPECT_DOUBLE_EQ(net.stream_gap(4, 1000, Flow::kHighToLow), 48);
+  EXPECT_DOUBLE_EQ(net.stream_gap(1, 1000, Flow::kExchange), 20);
+  EXPECT_DOUBLE_EQ(net.stream_gap(4, 1000, Flow::kExchange), 60);
+  // Beyond the measured senders: extrapolated, 8 streams = 12 + 7·6.
+  EXPECT_DOUBLE_EQ(net.stream_gap(8, 1000, Flow::kLowToHigh), 54);
+  // Between sizes linear in m (halfway: 12 + 990/2); below the smallest its
+  // value; above the largest in proportion to m.
+  EXPECT_DOUBLE_EQ(net.stream_gap(1, 50500, Flow::kLowToHigh), 507);
+  EXPECT_DOUBLE_EQ(net.stream_gap(4, 10, Flow::kExchange), 60);
+  EXPECT_DOUBLE_EQ(net.stream_gap(4, 200000, Flow::kHighToLow), 8016);
+  // k = 4 segments of 1000 B, one stream: L + 4·12; unsegmented 4000 B:
+  // L + (12 + 3000/99000·990).
+  EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 1, Flow::kLowToHigh), 10 + 4 * 12);
+  EXPECT_DOUBLE_EQ(net.forward(4000, 0, 1, Flow::kLowToHigh), 10 + 42);
+  EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 4, Flow::kExchange), 10 + 4 * 60);
+  // No contention measured: the forwarded class's g(m).
+  Network plain = net;
+  plain.fwd_contention.clear();
+  EXPECT_DOUBLE_EQ(plain.stream_gap(4, 1000, Flow::kExchange), 12);
+}
+
+TEST(TuneModels, ParametersUnderLoad) {
+  LinkParams p = linear_link();  // L = 10, g(0) = 2
+  EXPECT_DOUBLE_EQ(p.lat(), 10);
+  // P = 4: ⌈log2 4⌉ = 2 rounds; 100 µs per barrier: 100/2 - g(0) = 48.
+  set_load_from_barrier(p, 4, 100);
+  EXPECT_DOUBLE_EQ(p.L_load, 48);
+  EXPECT_DOUBLE_EQ(p.lat(), 48);
+  // The model's barrier on these parameters gives the measured time back.
+  EXPECT_DOUBLE_EQ(plogp::barrier(p, 4), 100);
+  // P = 5: 3 rounds, 90/3 - 2 = 28; a barrier faster than the quiet L gives L.
+  set_load_from_barrier(p, 5, 90);
+  EXPECT_DOUBLE_EQ(p.L_load, 28);
+  set_load_from_barrier(p, 4, 10);
+  EXPECT_DOUBLE_EQ(p.L_load, 10);
+  // Nothing to learn from one rank or no time: unchanged.
+  LinkParams q = linear_link();
+  set_load_from_barrier(q, 1, 100);
+  set_load_from_barrier(q, 4, 0);
+  EXPECT_LT(q.L_load, 0);
+  // Every model step pays lat(): binomial bcast 2·(g(1000) + 48).
+  EXPECT_DOUBLE_EQ(plogp::binomial_bcast(p, 4, 1000), 2 * (12 + 10));
+  q.L_load = 48;
+  EXPECT_DOUBLE_EQ(plogp::binomial_bcast(q, 4, 1000), 2 * (12 + 48));
+  // G under load 0.02 µs/B: g(m) is at least m·G_load (20 at 1000 B; at
+  // 100 B the quiet 2 + 0.01·100 = 3 is larger).
+  q.G_load = 0.02;
+  EXPECT_DOUBLE_EQ(q.g(1000), 20);
+  EXPECT_DOUBLE_EQ(q.g(100), 3);
+  EXPECT_DOUBLE_EQ(plogp::flat_bcast(q, 3, 1000), 2 * 20 + 48);
+}
+
+TEST(TuneMetrics, FiguresOfARun) {
+  std::vector<PointOutcome> pts(4);
+  // bcast 8: errors 0.1 and 0.5; pick 105 against best 100 (within 10 %).
+  pts[0] = {"bcast", 8, {90, 300}, {100, 200}, false, 105, 100, 100, 100};
+  // bcast 16: error 0.5 (too low); pick 150 against 100; tuned 80, built-in 100.
+  pts[1] = {"bcast", 16, {50}, {100}, false, 150, 100, 80, 100};
+  // reduce 8: error 0.2; the pick is the best; tuned 110 against built-in 100.
+  pts[2] = {"reduce", 8, {120}, {100}, true, 100, 100, 110, 100};
+  // reduce 16: the pick was never measured; no times.
+  pts[3] = {"reduce", 16, {}, {}, false, -1, 100, -1, -1};
+  const RunFigures f = run_figures(pts);
+  EXPECT_EQ(f.errors, 4);
+  EXPECT_DOUBLE_EQ(f.median_error, (0.2 + 0.5) / 2);          // of 0.1, 0.2, 0.5, 0.5
+  EXPECT_DOUBLE_EQ(f.median_signed_error, (-0.1 + 0.2) / 2);  // of -0.5, -0.1, 0.2, 0.5
+  EXPECT_EQ(f.picks_differ, 3);
+  EXPECT_EQ(f.picks_within_10, 1);
+  EXPECT_EQ(f.picks_unmeasured, 1);
+  EXPECT_DOUBLE_EQ(f.worst_pick_ratio, 1.5);
+  ASSERT_EQ(f.per_collective.size(), 2u);
+  EXPECT_EQ(f.per_collective[0].collective, "bcast");
+  EXPECT_EQ(f.per_collective[0].points, 2);
+  EXPECT_DOUBLE_EQ(f.per_collective[0].speedup_geomean, std::sqrt(1.25));
+  EXPECT_DOUBLE_EQ(f.per_collective[0].worst_tuned_ratio, 1.0);
+  EXPECT_EQ(f.per_collective[0].worst_bytes, 8u);
+  EXPECT_EQ(f.per_collective[1].points, 1);
+  EXPECT_DOUBLE_EQ(f.per_collective[1].speedup_geomean, 100.0 / 110);
+  EXPECT_DOUBLE_EQ(f.per_collective[1].worst_tuned_ratio, 1.1);
+  EXPECT_DOUBLE_EQ(f.worst_tuned_ratio, 1.1);
+  EXPECT_EQ(run_figures({}).errors, 0);
 }
 
 TEST(TuneModels, FarfirstUnsegmentedAndPipelined) {
