@@ -2,7 +2,7 @@
 """zipper-bench: side-by-side benchmark reports with CSV and PNG plots.
 
   zipper-bench p2p [--links shaped,unshaped] [--bench latency,bw,bibw]
-                   [--modes native_a,native_b,forwarded[,forwarded_copy]] [-m [MIN:]MAX]
+                   [--modes native_a,native_b,forwarded[,forwarded_splice]] [-m [MIN:]MAX]
                    [-i N] [--warmup N] [-W N] [--rate-a R --rate-b R]
                    [--local | --hostfile-a F --hostfile-b F --forwarder-a ADDR
                     --forwarder-b ADDR] [--link tcp|verbs] [--mpirun-args ARGS]
@@ -12,8 +12,9 @@
       one zipperd lifecycle): native_a = osu_<bench>_native, 2 ranks in
       cluster A (zipper-run --standalone -y 0); native_b likewise in B (-x 0);
       forwarded = osu_<bench> (libmmpi), rank 0 in A, rank 1 in B, through
-      zipperd; forwarded_copy (not by default) likewise with zipperd's
-      --splice false, so zipperd copies every payload. Emulated (default): once per --links setting (shaped: A
+      zipperd; forwarded_splice (not by default) likewise with zipperd's
+      --splice true, so zipperd moves payloads by splice() instead of
+      copying. Emulated (default): once per --links setting (shaped: A
       --rate-a, B --rate-b, default 1gbit / 4gbit; unshaped: no TBF).
       --local: everything on this host; --hostfile-a/-b with
       --forwarder-a/-b: real clusters, zipperd already serving (--no-zipperd).
@@ -21,7 +22,8 @@
       as the one-hop native-verbs reference (docs/verbs.md). Writes DIR/p2p.csv
       with columns links,benchmark,size_bytes,native_a,native_b,forwarded,
       fwd_over_native_a,fwd_over_native_b,fwd_over_sum_native,perftest,
-      fwd_over_perftest, forwarded_copy, copy_over_native_a (latency in us, bw/bibw in MB/s = 10^6 B/s;
+      fwd_over_perftest, forwarded_splice, splice_over_native_a (latency in
+      us, bw/bibw in MB/s = 10^6 B/s;
       fwd_over_sum_native for latency only), prints the forwarded/native
       ratios and draws DIR/p2p-<bench>.png (forwarded vs native per size).
 
@@ -222,13 +224,13 @@ def p2p_measure(args, links, path):
         runs = {"native_a": (2, 0, f"osu_{b}_native", True),
                 "native_b": (0, 2, f"osu_{b}_native", True),
                 "forwarded": (1, 1, f"osu_{b}", False),
-                "forwarded_copy": (1, 1, f"osu_{b}", False)}
+                "forwarded_splice": (1, 1, f"osu_{b}", False)}
         for m in modes:
             x, y, prog, standalone = runs[m]
-            # forwarded_copy: zipperd copies every payload (no splice), for
-            # a side-by-side comparison of its two TCP relay paths.
-            extra = ["--zipperd-arg", "--splice", "--zipperd-arg", "false"] \
-                if m == "forwarded_copy" else []
+            # forwarded_splice: zipperd with --splice true (payloads moved by
+            # splice(), not copied), beside the default copying relay.
+            extra = ["--zipperd-arg", "--splice", "--zipperd-arg", "true"] \
+                if m == "forwarded_splice" else []
             rc, text = launch(where + extra, x, y, [tool(prog)] + bopts, standalone,
                               args.timeout, args.mpirun_args)
             if rc != 0:
@@ -250,7 +252,7 @@ def p2p_measure(args, links, path):
     rows = []
     for b, size in sorted({(k[0], k[1]) for k in values}, key=lambda k: (benches.index(k[0]), k[1])):
         v = {m: values.get((b, size, m))
-             for m in ("native_a", "native_b", "forwarded", "forwarded_copy", "perftest")}
+             for m in ("native_a", "native_b", "forwarded", "forwarded_splice", "perftest")}
         f = v["forwarded"]
         rows.append({"benchmark": b, "size_bytes": size,
                      **{m: ("" if v[m] is None else v[m]) for m in v},
@@ -259,7 +261,7 @@ def p2p_measure(args, links, path):
                      "fwd_over_sum_native": ratio(f, (v["native_a"] or 0) + (v["native_b"] or 0))
                      if b == "latency" and v["native_a"] and v["native_b"] else "",
                      "fwd_over_perftest": ratio(f, v["perftest"]),
-                     "copy_over_native_a": ratio(v["forwarded_copy"], v["native_a"])})
+                     "splice_over_native_a": ratio(v["forwarded_splice"], v["native_a"])})
     write_csv(path, rows, P2P_FIELDS)
     if failed:
         print("zipper-bench: FAILED runs: " + ", ".join(failed), file=sys.stderr)
@@ -268,7 +270,7 @@ def p2p_measure(args, links, path):
 
 P2P_FIELDS = ["benchmark", "size_bytes", "native_a", "native_b", "forwarded", "fwd_over_native_a",
               "fwd_over_native_b", "fwd_over_sum_native", "perftest", "fwd_over_perftest",
-              "forwarded_copy", "copy_over_native_a"]
+              "forwarded_splice", "splice_over_native_a"]
 
 
 def p2p(args, extra):
@@ -276,9 +278,9 @@ def p2p(args, extra):
         if b not in ("latency", "bw", "bibw"):
             sys.exit(f"zipper-bench: --bench takes latency, bw and bibw, not '{b}'")
     for m in args.modes.split(","):
-        if m not in ("native_a", "native_b", "forwarded", "forwarded_copy"):
+        if m not in ("native_a", "native_b", "forwarded", "forwarded_splice"):
             sys.exit("zipper-bench: --modes takes native_a, native_b, forwarded and "
-                     f"forwarded_copy, not '{m}'")
+                     f"forwarded_splice, not '{m}'")
     real = [args.hostfile_a, args.hostfile_b, args.forwarder_a, args.forwarder_b]
     if any(real[:2]) and not all(real):
         sys.exit("zipper-bench: real clusters need --hostfile-a, --hostfile-b, --forwarder-a "
@@ -324,7 +326,7 @@ def p2p(args, extra):
                 if not sel:
                     continue
                 for col, colour in (("native_a", "tab:blue"), ("native_b", "tab:green"),
-                                    ("forwarded", "tab:red"), ("forwarded_copy", "tab:orange"),
+                                    ("forwarded", "tab:red"), ("forwarded_splice", "tab:orange"),
                                     ("perftest", "tab:grey")):
                     pts = [(max(int(r["size_bytes"]), 1), float(r[col])) for r in sel if r[col]]
                     if pts:

@@ -256,8 +256,8 @@ const std::vector<Setting>& table() {
        get_munge_sockets},
       boolean(
           "flow.splice", "--splice",
-          "true: TCP-to-TCP payloads of 16 KiB or more move by splice() through pipes, not "
-          "copied through zipperd",
+          "true: TCP-to-TCP payloads of 16-256 KiB move by splice() through pipes instead of "
+          "being copied through zipperd",
           false, [](DaemonConfig & c) -> auto& { return c.forwarder.splice; }),
       boolean(
           "admission.group_sides", "--group-sides",

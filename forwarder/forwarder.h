@@ -7,9 +7,9 @@
 // take is finished by B's send thread on EPOLLOUT. A->B and B->A therefore use
 // disjoint threads and never wait on each other (full duplex), and chunk i is
 // written out while chunk i+1 is still being read (cut-through).
-// Between two TCP links, a large payload stays in the kernel: it is spliced
-// from the source socket into a pipe and from the pipe into the destination
-// socket (pipe_pool.h), so zipperd copies none of its bytes.
+// With --splice, a large payload between two TCP links stays in the kernel:
+// it is spliced from the source socket into a pipe and from the pipe into the
+// destination socket (pipe_pool.h), so zipperd copies none of its bytes.
 //
 // Memory: every payload lives in a buffer of a preallocated pool (size
 // classes, as Lustre LNet's router buffers; buffer_pool.h), all pools
@@ -76,9 +76,11 @@ struct Config {
   // With exactly two listeners, the low group must arrive on the first and
   // the high group on the second.
   bool group_sides = true;
-  // TCP -> TCP payloads of 16 KiB or more move by splice() through a pipe
-  // (pipe_pool.h): zipperd copies none of their bytes.
-  bool splice = true;
+  // TCP -> TCP payloads of 16-256 KiB move by splice() through a pipe
+  // (pipe_pool.h): zipperd copies none of their bytes. Off by default: on the
+  // emulated clusters (veth, 2 cores) copying measured faster
+  // (docs/performance.md).
+  bool splice = false;
 };
 
 struct Stats {

@@ -452,9 +452,9 @@ TEST_F(Forwarder, RendezvousChunkStreamRelayedByteExact) {
   EXPECT_EQ(fwd_->stats().protocol_errors, 0u);
 }
 
-// Payloads of 16 KiB or more between TCP links move by splice() through
-// pipes (pipe_pool.h), smaller ones are copied; with --splice false all are
-// copied. Four pairs in both directions interleave frames of both kinds; every
+// With --splice, payloads of 16 KiB or more between TCP links move by
+// splice() through pipes (pipe_pool.h), smaller ones are copied; without it
+// all are copied. Four pairs in both directions interleave frames of both kinds; every
 // byte and the per-pair order must survive either way.
 void relay_mixed_sizes_both_ways(fwd::Forwarder& f, const std::vector<FrameClient*>& r,
                                  const std::function<void(FrameClient&, const FrameHeader&,
@@ -534,6 +534,7 @@ TEST_F(Forwarder, PayloadsQueuedBeyondThePipesAreCopiedInOrder) {
   fwd::Config cfg = base_config();
   cfg.conn_credits = 512;
   cfg.max_memory = 64u << 20;
+  cfg.splice = true;
   start(cfg);
   auto [a, b] = join_pair(1);
   b->set_paused(true);
