@@ -22,8 +22,10 @@
       as the one-hop native-verbs reference (docs/verbs.md). Writes DIR/p2p.csv
       with columns links,benchmark,size_bytes,native_a,native_b,forwarded,
       fwd_over_native_a,fwd_over_native_b,fwd_over_sum_native,perftest,
-      fwd_over_perftest, forwarded_splice, splice_over_native_a (latency in
-      us, bw/bibw in MB/s = 10^6 B/s;
+      fwd_over_perftest, forwarded_splice, splice_over_native_a, and
+      cores_busy_<mode> (cores this host kept busy during that mode's job,
+      from /proc/stat: all of them means CPU-bound) (latency in us, bw/bibw
+      in MB/s = 10^6 B/s;
       fwd_over_sum_native for latency only), prints the forwarded/native
       ratios and draws DIR/p2p-<bench>.png (forwarded vs native per size).
 
@@ -207,6 +209,13 @@ def perftest_one(args, bench, size):
     return value
 
 
+def busy_cpu_seconds():
+    """CPU-seconds spent busy (not idle or waiting for I/O) on this host so far."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def p2p_measure(args, links, path):
     """Measures one link setting; writes the per-setting CSV at path."""
     benches = args.bench.split(",")
@@ -218,7 +227,7 @@ def p2p_measure(args, links, path):
     opts = (["-m", args.message_size] if args.message_size else []) + \
            (["-i", str(args.iterations)] if args.iterations else []) + \
            (["-x", str(args.warmup)] if args.warmup else [])
-    values, failed = {}, []
+    values, failed, cores = {}, [], {}
     for b in benches:
         bopts = opts + (["-W", str(args.window)] if args.window and b != "latency" else [])
         runs = {"native_a": (2, 0, f"osu_{b}_native", True),
@@ -231,8 +240,12 @@ def p2p_measure(args, links, path):
             # splice(), not copied), beside the default copying relay.
             extra = ["--zipperd-arg", "--splice", "--zipperd-arg", "true"] \
                 if m == "forwarded_splice" else []
+            cpu0, t0 = busy_cpu_seconds(), time.monotonic()
             rc, text = launch(where + extra, x, y, [tool(prog)] + bopts, standalone,
                               args.timeout, args.mpirun_args)
+            # Whole job, launch included: how many of the host's cores the
+            # mode kept busy (all of them = CPU-bound, not link-bound).
+            cores[(b, m)] = (busy_cpu_seconds() - cpu0) / (time.monotonic() - t0)
             if rc != 0:
                 sys.stdout.write(text)
                 failed.append(f"{b}.{m}")
@@ -261,7 +274,9 @@ def p2p_measure(args, links, path):
                      "fwd_over_sum_native": ratio(f, (v["native_a"] or 0) + (v["native_b"] or 0))
                      if b == "latency" and v["native_a"] and v["native_b"] else "",
                      "fwd_over_perftest": ratio(f, v["perftest"]),
-                     "splice_over_native_a": ratio(v["forwarded_splice"], v["native_a"])})
+                     "splice_over_native_a": ratio(v["forwarded_splice"], v["native_a"]),
+                     **{f"cores_busy_{m}": f"{cores[(b, m)]:.2f}" if (b, m) in cores else ""
+                        for m in ("native_a", "native_b", "forwarded", "forwarded_splice")}})
     write_csv(path, rows, P2P_FIELDS)
     if failed:
         print("zipper-bench: FAILED runs: " + ", ".join(failed), file=sys.stderr)
@@ -270,7 +285,8 @@ def p2p_measure(args, links, path):
 
 P2P_FIELDS = ["benchmark", "size_bytes", "native_a", "native_b", "forwarded", "fwd_over_native_a",
               "fwd_over_native_b", "fwd_over_sum_native", "perftest", "fwd_over_perftest",
-              "forwarded_splice", "splice_over_native_a"]
+              "forwarded_splice", "splice_over_native_a", "cores_busy_native_a",
+              "cores_busy_native_b", "cores_busy_forwarded", "cores_busy_forwarded_splice"]
 
 
 def p2p(args, extra):
