@@ -102,6 +102,10 @@ double Network::stream_gap(int n, double m, Flow f) const {
   return at(v.back()) * m / static_cast<double>(std::max<std::uint64_t>(1, v.back().bytes));
 }
 
+double Network::concurrent(double a, double b) const {
+  return shared_cores ? a + b : std::max(a, b);
+}
+
 double Network::forward(double m, double s, int n, Flow f) const {
   const int k = segments_of(m, s);
   const double seg = k > 1 ? s : m;
@@ -113,10 +117,11 @@ namespace {
 using coll::Algorithm;
 using coll::Collective;
 
-// Both clusters run their native steps at once; the slower one counts.
+// Both clusters run their native steps at once; the slower one counts
+// (unless they share the host's cores: Network::concurrent).
 template <typename F>
 double both(const Network& net, int x, int y, F f) {
-  return std::max(f(net.low, x), f(net.high, y));
+  return net.concurrent(f(net.low, x), f(net.high, y));
 }
 
 // barrier two_level: local barrier, leaders exchange 0 bytes, local barrier
@@ -135,7 +140,7 @@ double bcast_farfirst(const Network& net, double m, int x, int y, double s) {
   const double near = plogp::binomial_bcast(net.low, x, m);
   const double hop = net.forwarded.lat() + net.forwarded.g(seg);
   const double far = plogp::pipeline(hop, plogp::binomial_bcast(net.high, y, seg), k);
-  return std::max(near, far);
+  return net.concurrent(near, far);
 }
 
 // bcast vandegeijn, [M] Table 1 "L + M/nB + 2M/B": scatter into n segments
@@ -146,7 +151,7 @@ double bcast_vandegeijn(const Network& net, double m, int x, int y, int n, doubl
   const double near = plogp::ring_allgather(net.low, x, m / x);
   const double far =
       net.forward(m / n, s, n, Flow::kLowToHigh) + plogp::ring_allgather(net.high, y, m / y);
-  return scatter + std::max(near, far);
+  return scatter + net.concurrent(near, far);
 }
 
 // reduce leaders: native binomial reduce in each cluster [BM §3.2], the far
@@ -158,7 +163,7 @@ double reduce_leaders(const Network& net, double m, int x, int y, double s, doub
   const double near = plogp::binomial_reduce(net.low, x, m, op);
   const double hop = net.forwarded.lat() + net.forwarded.g(seg);
   const double far = plogp::pipeline(plogp::binomial_reduce(net.high, y, seg, op), hop, k);
-  return std::max(near, far) + m * op;
+  return net.concurrent(near, far) + m * op;
 }
 
 // allreduce two_tier, [M] Table 1 "L + 5M/B": native reduce, leaders
@@ -194,7 +199,7 @@ double alltoall_direct(const Network& net, double m, int x, int y) {
   const int senders = std::min(x, y);
   const double cross =
       net.forwarded.lat() + std::max(x, y) * net.stream_gap(senders, m, Flow::kExchange);
-  return std::max(both(net, x, y, a2a), cross);
+  return net.concurrent(both(net, x, y, a2a), cross);
 }
 
 // alltoall aggregated: native alltoallv to n aggregators (each receives
@@ -205,12 +210,12 @@ double alltoall_aggregated(const Network& net, double m, int x, int y, int n, do
     const int other = &p == &net.low ? y : x;
     return plogp::flat_scatter(p, std::max(2, P / n), other * m);
   };
-  const double a2a = std::max(plogp::alltoall(net.low, x, m, net.gamma_alltoall),
-                              plogp::alltoall(net.high, y, m, net.gamma_alltoall));
+  const double a2a = net.concurrent(plogp::alltoall(net.low, x, m, net.gamma_alltoall),
+                                    plogp::alltoall(net.high, y, m, net.gamma_alltoall));
   const double agg = both(net, x, y, gather) +
                      net.forward(double(x) * y * m / n, s, n, Flow::kExchange) +
                      both(net, x, y, gather);
-  return std::max(a2a, agg);
+  return net.concurrent(a2a, agg);
 }
 
 }  // namespace

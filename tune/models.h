@@ -99,6 +99,17 @@ struct Network {
   std::vector<FwdContention> fwd_contention;
   int senders_measured = 1;   // streams of the contention experiments
   double op_us_per_byte = 0;  // cost of combining one byte (MPI_SUM on doubles), µs
+  /// The job's ranks (and zipperd) share one host whose cores are fewer than
+  /// the ranks, as on the emulated clusters: steps that separate nodes run
+  /// at once (both clusters' native steps, the near and far branches, native
+  /// and forwarded traffic) take turns on the cores, so their times add
+  /// instead of the slower one counting. pLogP assumes a processor per
+  /// process ([K] §2); this drops that assumption where the host breaks it.
+  bool shared_cores = false;
+
+  /// Time of two steps that run at once, µs: max(a, b), or a + b with
+  /// shared_cores.
+  double concurrent(double a, double b) const;
 
   /// Per-message gap of one of n concurrent forwarded streams of m-byte
   /// messages going `f`, µs: linear in n between one stream (alone; one

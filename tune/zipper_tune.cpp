@@ -5,6 +5,7 @@
 // tuning file libmmpi reads plus a JSON report. One MMPI job, launched with
 // zipper-run (docs/tuning.md); every rank runs the same deterministic plan.
 #include <mmpi.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -182,6 +184,8 @@ Network network_from_report(const json& rep) {
   net.gamma_alltoall = c.at("gamma_alltoall");
   net.senders_measured = c.at("senders_measured");
   net.op_us_per_byte = c.at("op_us_per_byte");
+  // Reports written before the host check ran as if every rank had a node.
+  if (rep.contains("host")) net.shared_cores = rep.at("host").at("shared_cores");
   // Reports written before the stream gaps have one ratio (low -> high at
   // 1 MiB): no stream gaps then, the model falls back to the forwarded g.
   if (c.contains("forwarded"))
@@ -511,6 +515,22 @@ int main(int argc, char** argv) {
     net.gamma_alltoall = out;
   }
   net.op_us_per_byte = time_reduce_op();
+  // One host for every rank, with fewer cores than ranks (the emulated
+  // clusters)? Then steps that separate nodes run at once take turns on the
+  // cores (Network::shared_cores). Ranks share a kernel when they share its
+  // boot id, whatever their network namespace or host name.
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  bool one_host = false;
+  {
+    std::string boot;
+    if (std::ifstream f("/proc/sys/kernel/random/boot_id"); f) std::getline(f, boot);
+    const std::uint64_t h = boot.empty() ? 0 : std::hash<std::string>{}(boot);
+    std::uint64_t lo = 0, hi = 0;
+    MMPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MMPI_COMM_WORLD);
+    MMPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MMPI_COMM_WORLD);
+    one_host = lo != 0 && lo == hi;
+  }
+  net.shared_cores = one_host && cores > 0 && x + y > cores;
   const double t_measured = MMPI_Wtime();
 
   json report;
@@ -520,6 +540,10 @@ int main(int argc, char** argv) {
                      {"intra_high", link_json(net.high, th_high)},
                      {"forwarded", link_json(net.forwarded, th_fwd)}};
   report["contention"] = contention_json(net);
+  report["host"] = {{"one_host", one_host},
+                    {"cores", cores},
+                    {"ranks", x + y},
+                    {"shared_cores", net.shared_cores}};
   report["native_barrier_us"] = {{"low", native_barrier_us[0]}, {"high", native_barrier_us[1]}};
   report["configured_thresholds_bytes"] = {
       {"zipper_eager_limit", env_u64("MMPI_EAGER_LIMIT", 16384)},
@@ -548,6 +572,10 @@ int main(int argc, char** argv) {
                   (unsigned long long)c.bytes, c.alone, c.low_to_high, c.high_to_low, c.exchange,
                   c.exchange1);
     std::printf("; measuring took %.1f s\n", t_measured - t_start);
+    std::printf("zipper-tune: host: %s, %ld cores for %d ranks: %s\n",
+                one_host ? "every rank on one host" : "ranks on several hosts", cores, x + y,
+                net.shared_cores ? "steps that run at once share the cores (their times add)"
+                                 : "steps that run at once overlap");
     std::fflush(stdout);
   }
 

@@ -175,6 +175,20 @@ TEST(TuneModels, FarfirstUnsegmentedAndPipelined) {
                    11132);
 }
 
+TEST(TuneModels, SharedCoresAddStepsThatRunAtOnce) {
+  Network net = linear_network();
+  EXPECT_DOUBLE_EQ(net.concurrent(3, 5), 5);
+  net.shared_cores = true;
+  EXPECT_DOUBLE_EQ(net.concurrent(3, 5), 8);
+  // farfirst 2+2, 1000 B: near 22 and far 44 take turns on the cores: 66
+  // instead of 44. The far branch's own pipeline is one rank's receive and
+  // forward and still overlaps: 10 segments as above, 11132, plus near
+  // 10012 (binomial bcast of 10^6 B on 2 ranks: g 10002 + L 10).
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000, 2, 2, 0, 0), 66);
+  EXPECT_DOUBLE_EQ(predict(net, Collective::kBcast, Algorithm::kFarfirst, 1000000, 2, 2, 0, 100000),
+                   11132 + 10012);
+}
+
 TEST(TuneModels, EveryAlgorithmOfTheLibraryHasAModel) {
   const Network net = linear_network();
   for (int i = 0; i < coll::kNumCollectives; ++i) {
