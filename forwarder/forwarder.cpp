@@ -2,7 +2,9 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -40,6 +42,17 @@ void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id) {
   ev.events = events;
   ev.data.u64 = id;
   if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) throw std::runtime_error("epoll_ctl(ADD) failed");
+}
+
+// splice() into a socket has no MSG_NOSIGNAL: a destination that went away
+// would raise SIGPIPE, which kills a process that does not ignore it (the
+// unit tests embed the forwarder). Blocked on the relay threads, it stays
+// pending and the call returns EPIPE.
+void block_sigpipe() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
 }
 
 void wake(int efd) {
@@ -270,8 +283,14 @@ void Forwarder::start() {
       cfg_.accept_pause_ms);
   started_ = true;
   for (auto& s : sides_) {
-    s->rx = std::thread([this, side = s.get()] { recv_loop(*side); });
-    s->tx = std::thread([this, side = s.get()] { send_loop(*side); });
+    s->rx = std::thread([this, side = s.get()] {
+      block_sigpipe();
+      recv_loop(*side);
+    });
+    s->tx = std::thread([this, side = s.get()] {
+      block_sigpipe();
+      send_loop(*side);
+    });
   }
 }
 

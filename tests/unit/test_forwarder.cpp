@@ -559,6 +559,37 @@ TEST_F(Forwarder, PayloadsQueuedBeyondThePipesAreCopiedInOrder) {
   EXPECT_EQ(fwd_->stats().protocol_errors, 0u);
 }
 
+TEST_F(Forwarder, SplicingToARankThatWentAwayIsAnErrorNotASignal) {
+  // splice() into a closed socket raises SIGPIPE unless the relay thread
+  // blocks it; this test process does not ignore SIGPIPE, so a raised one
+  // would kill it. The sender is told its peer is gone and zipperd serves on.
+  fwd::Config cfg = base_config();
+  cfg.conn_credits = 256;
+  cfg.max_memory = 64u << 20;
+  cfg.splice = true;
+  start(cfg);
+  auto [a, b] = join_pair(1);
+  b->set_paused(true);
+  const auto data = pattern(4, 60000);
+  for (std::uint64_t i = 0; i < 200; ++i) a->send(eager(1, 0, 1, i, data.size()), data);
+  pump_for(all(), milliseconds(100));
+  EXPECT_GT(fwd_->stats().spliced_frames, 0u);
+  drop(*b);  // frames still queued and in pipes for it
+  for (std::uint64_t i = 200; i < 220; ++i) a->send(eager(1, 0, 1, i, data.size()), data);
+  bool told = false;
+  for (int i = 0; i < 400 && !told; ++i) {
+    const auto f = next(*a);
+    ASSERT_TRUE(f) << "no PEER_GONE";
+    told = f->hdr.type == FrameType::kError;
+  }
+  EXPECT_TRUE(told);
+  // zipperd is alive: a new job relays spliced frames byte-exact.
+  auto [c, d] = join_pair(2);
+  c->send(eager(2, 0, 1, 1, data.size()), data);
+  const Frame f = expect(*d, FrameType::kEager);
+  EXPECT_EQ(f.payload, data);
+}
+
 TEST_F(Forwarder, CreditsAreReturnedSoManyFramesGetThrough) {
   start();
   auto [a, b] = join_pair(1);
