@@ -19,7 +19,8 @@ fi
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$src" $(pkg-config --cflags libsodium))
 srcs=("$src/tests/fuzz/$target.cpp" "$src/proto/frame.cpp" "$src/proto/auth.cpp"
-      "$src/proto/endpoint.cpp" "$src/proto/frame_assembler.cpp" "$src/proto/tcp/tcp_link.cpp")
+      "$src/proto/endpoint.cpp" "$src/proto/frame_assembler.cpp" "$src/proto/payload_pipe.cpp"
+      "$src/proto/tcp/tcp_link.cpp")
 bin=$work/$target
 if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$src/proto" -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1) ]]; then
     echo "building $target with $cxx (ASan + UBSan + libFuzzer)"
