@@ -1187,6 +1187,32 @@ TEST_F(Forwarder, HalfReceivedFrameTimesOutAndFreesItsMemory) {
   expect_error(next(*b), ErrorCode::kPeerGone, 1, 0, 1);
 }
 
+TEST_F(Forwarder, HalfReceivedSplicedFrameTimesOutAndFreesItsPipe) {
+  // As above with splice on: the first 10 bytes went into a pipe, the frame
+  // never completes. The connection times out, the pipe (bytes still in it)
+  // is closed, and a later frame gets a clean pipe and arrives byte-exact.
+  fwd::Config cfg = base_config();
+  cfg.frame_timeout_ms = 300;
+  cfg.splice = true;
+  start(cfg);
+  auto [a, b] = join_pair(1);
+  auto h = eager(1, 0, 1, 1, 60000);
+  h.payload_len = 60000;
+  std::array<std::byte, proto::kHeaderSize> wire;
+  proto::encode_header(h, wire);
+  ASSERT_EQ(::write(a->fd(), wire.data(), wire.size()), static_cast<ssize_t>(wire.size()));
+  ASSERT_EQ(::write(a->fd(), wire.data(), 10), 10);
+  EXPECT_TRUE(wait_closed(*a, milliseconds(5000)));
+  EXPECT_GE(fwd_->stats().timeouts, 1u);
+  EXPECT_GE(fwd_->stats().spliced_frames, 1u);
+  expect_error(next(*b), ErrorCode::kPeerGone, 1, 0, 1);
+  auto [c, d] = join_pair(2);
+  const auto data = pattern(8, 60000);
+  c->send(eager(2, 0, 1, 1, data.size()), data);
+  const Frame f = expect(*d, FrameType::kEager);
+  EXPECT_EQ(f.payload, data);
+}
+
 TEST_F(Forwarder, RankWhoseJobNeverCompletesTimesOut) {
   fwd::Config cfg = base_config();
   cfg.ready_timeout_ms = 300;
