@@ -189,7 +189,7 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     Payload out{std::span<std::byte>(buf ? buf->data : nullptr, hdr.payload_len), std::move(owner)};
     // The buffer still accounts for the bytes (pools, credit, the job's
     // share) when they travel in a pipe instead.
-    if (bytes >= PipePool::kMinPayload && conn_->link->splices() &&
+    if (f_.cfg_.splice && bytes >= PipePool::kMinPayload && conn_->link->splices() &&
         (hdr.type == FrameType::kChunk || hdr.type == FrameType::kEager)) {
       if (auto dest = conn_->job->lookup(hdr.dst); dest && dest->link->splices())
         out.pipe = f_.pipes_->acquire(bytes);
