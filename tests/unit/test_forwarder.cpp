@@ -456,56 +456,6 @@ TEST_F(Forwarder, RendezvousChunkStreamRelayedByteExact) {
 // splice() through pipes (pipe_pool.h), smaller ones are copied; without it
 // all are copied. Four pairs in both directions interleave frames of both kinds; every
 // byte and the per-pair order must survive either way.
-void relay_mixed_sizes_both_ways(fwd::Forwarder& f, const std::vector<FrameClient*>& r,
-                                 const std::function<void(FrameClient&, const FrameHeader&,
-                                                          const std::vector<std::byte>&)>& send,
-                                 const std::function<bool(const std::function<bool()>&)>& pump,
-                                 bool splice) {
-  // Ranks 0, 1 on A and 2, 3 on B; each sends to its partner on the other side.
-  const std::uint32_t partner[4] = {2, 3, 0, 1};
-  const std::size_t sizes[] = {16384, 16383, 65536, 40007, 1, 20000, 65535, 0};
-  constexpr int kRounds = 6;
-  std::size_t spliceable = 0, frames = 0;
-  for (int round = 0; round < kRounds; ++round)
-    for (std::size_t k = 0; k < std::size(sizes); ++k)
-      for (std::uint32_t src = 0; src < 4; ++src) {
-        const std::uint64_t seq = round * std::size(sizes) + k;
-        const std::size_t len = sizes[(k + src) % std::size(sizes)];
-        send(*r[src], eager(1, src, partner[src], seq, len), pattern(src * 1000 + seq, len));
-        ++frames;
-        if (len >= fwd::PipePool::kMinPayload) ++spliceable;
-      }
-  const std::size_t per_rank = frames / 4;
-  ASSERT_TRUE(pump([&] {
-    for (FrameClient* c : r)
-      if (c->inbox().size() < per_rank) return false;
-    return true;
-  }));
-  for (std::uint32_t dst = 0; dst < 4; ++dst) {
-    const std::uint32_t src = partner[dst];
-    std::uint64_t seq = 0;
-    while (auto got = r[dst]->pop()) {
-      ASSERT_EQ(got->hdr.type, FrameType::kEager);
-      ASSERT_EQ(got->hdr.src, src);
-      ASSERT_EQ(got->hdr.seq, seq) << "order broken from rank " << src << " to " << dst;
-      const std::size_t len = sizes[(seq % std::size(sizes) + src) % std::size(sizes)];
-      ASSERT_EQ(got->payload.size(), len);
-      ASSERT_EQ(pattern_mismatch(src * 1000 + seq, got->payload), std::string::npos)
-          << "frame " << seq << " from rank " << src << ", " << len << " bytes";
-      ++seq;
-    }
-    EXPECT_EQ(seq, per_rank);
-  }
-  const fwd::Stats st = f.stats();
-  EXPECT_EQ(st.frames_relayed, frames);
-  EXPECT_EQ(st.protocol_errors, 0u);
-  if (splice) {
-    EXPECT_EQ(st.spliced_frames, spliceable);  // 64 pipes: enough for every frame in flight
-  } else {
-    EXPECT_EQ(st.spliced_frames, 0u);
-  }
-}
-
 TEST_F(Forwarder, SplicedAndCopiedPayloadsInterleavedBothWaysByteExact) {
   for (const bool splice : {true, false}) {
     SCOPED_TRACE(splice ? "splice on" : "splice off");
@@ -515,12 +465,50 @@ TEST_F(Forwarder, SplicedAndCopiedPayloadsInterleavedBothWaysByteExact) {
     std::vector<FrameClient*> r;
     for (std::uint32_t v = 0; v < 4; ++v) r.push_back(&join(v < 2 ? kA : kB, 1, v, 2, 2));
     for (FrameClient* c : r) expect(*c, FrameType::kJobReady);
-    relay_mixed_sizes_both_ways(
-        *fwd_, r,
-        [&](FrameClient& c, const FrameHeader& h, const std::vector<std::byte>& d) {
-          send_gated(c, h, d);
-        },
-        [&](const std::function<bool()>& pred) { return pump_until(all(), pred); }, splice);
+    // Ranks 0, 1 on A and 2, 3 on B; each sends to its partner on the other side.
+    const std::uint32_t partner[4] = {2, 3, 0, 1};
+    const std::size_t sizes[] = {16384, 16383, 65536, 40007, 1, 20000, 65535, 0};
+    constexpr int kRounds = 6;
+    std::size_t spliceable = 0, frames = 0;
+    for (int round = 0; round < kRounds; ++round)
+      for (std::size_t k = 0; k < std::size(sizes); ++k)
+        for (std::uint32_t src = 0; src < 4; ++src) {
+          const std::uint64_t seq = round * std::size(sizes) + k;
+          const std::size_t len = sizes[(k + src) % std::size(sizes)];
+          send_gated(*r[src], eager(1, src, partner[src], seq, len),
+                     pattern(src * 1000 + seq, len));
+          ++frames;
+          if (len >= fwd::PipePool::kMinPayload) ++spliceable;
+        }
+    const std::size_t per_rank = frames / 4;
+    ASSERT_TRUE(pump_until(all(), [&] {
+      for (FrameClient* c : r)
+        if (c->inbox().size() < per_rank) return false;
+      return true;
+    }));
+    for (std::uint32_t dst = 0; dst < 4; ++dst) {
+      const std::uint32_t src = partner[dst];
+      std::uint64_t seq = 0;
+      while (auto got = r[dst]->pop()) {
+        ASSERT_EQ(got->hdr.type, FrameType::kEager);
+        ASSERT_EQ(got->hdr.src, src);
+        ASSERT_EQ(got->hdr.seq, seq) << "order broken from rank " << src << " to " << dst;
+        const std::size_t len = sizes[(seq % std::size(sizes) + src) % std::size(sizes)];
+        ASSERT_EQ(got->payload.size(), len);
+        ASSERT_EQ(pattern_mismatch(src * 1000 + seq, got->payload), std::string::npos)
+            << "frame " << seq << " from rank " << src << ", " << len << " bytes";
+        ++seq;
+      }
+      EXPECT_EQ(seq, per_rank);
+    }
+    const fwd::Stats st = fwd_->stats();
+    EXPECT_EQ(st.frames_relayed, frames);
+    EXPECT_EQ(st.protocol_errors, 0u);
+    if (splice) {
+      EXPECT_EQ(st.spliced_frames, spliceable);  // 64 pipes: enough for every frame in flight
+    } else {
+      EXPECT_EQ(st.spliced_frames, 0u);
+    }
     fwd_->stop();
     clients_.clear();
     fwd_.reset();
