@@ -48,6 +48,17 @@
       against measured time of every measured candidate) and
       DIR/tune-<collective>.png (tuned vs built-in rules per size).
 
+  zipper-bench npb --npb-src DIR [--kernels ep,cg,mg,is,lu] [--classes S]
+                   [--layouts 2+2] [--modes native_a,native_b,zipper]
+                   [--ported-src DIR] [--repeat N] [--rate-a R --rate-b R]
+                   [--out-dir DIR]
+      The NAS Parallel Benchmarks comparison (docs/performance.md): builds the
+      unmodified NPB-MPI tree in a copy with plain mpicc/mpif90, runs native
+      in A, native in B (X+Y ranks each) and X+Y through zipperd under
+      zipper-run --transparent; every run must verify. Writes DIR/npb.csv,
+      DIR/npb-ratios.csv and DIR/npb.png (time against processes, one panel
+      per kernel).
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Needs root (network namespaces) like the drivers it runs; the plots need
 python3-matplotlib (without it, only the CSV and the table are written).
@@ -61,6 +72,8 @@ import re
 import subprocess
 import sys
 import time
+
+import zipper_bench_npb  # beside this file (sys.path[0] is its real directory)
 
 BIN = os.path.dirname(os.path.realpath(__file__))  # installed: libexec/zipper, through bin's link
 
@@ -623,7 +636,8 @@ def main():
     t.add_argument("--rate-b", default="4gbit")
     t.add_argument("--quick", action="store_true")
     t.add_argument("--out-dir", default="tune")
-    for sp in (p, c, t):
+    n = zipper_bench_npb.add_parser(sub)
+    for sp in (p, c, t, n):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -632,6 +646,8 @@ def main():
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
+    if args.cmd == "npb":
+        return zipper_bench_npb.run(args, tool, pyplot, write_csv, read_csv)
     {"p2p": p2p, "coll": coll, "tune": tune}[args.cmd](args, extra)
 
 
