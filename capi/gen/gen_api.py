@@ -2,7 +2,8 @@
 """Generates libmmpi's MMPI_ twins of the MPI-3.1 C API, their Fortran
 bindings and docs/api-coverage.md, and checks a built library against them.
 
-  gen_api.py --mpi-h mpi.h --root SRC [--header H] [--source C] [--fortran F]
+  gen_api.py --mpi-h mpi.h --root SRC [--header H] [--impl-header H] [--source C]
+             [--fortran F]
              [--coverage MD] [--check-coverage MD]
              [--check-exports libmmpi.so] [--check-fortran-exports libmmpi_mpifh.so]
 
@@ -111,6 +112,7 @@ def main():
     ap.add_argument("--root", required=True, help="source tree (classification, scan)")
     ap.add_argument("--header")
     ap.add_argument("--source")
+    ap.add_argument("--impl-header")
     ap.add_argument("--fortran")
     ap.add_argument("--coverage")
     ap.add_argument("--check-coverage")
@@ -128,6 +130,8 @@ def main():
     problems = [f"MMPI_{n}: hand-written but not an MPI-3.1 function" for n in extra]
     if a.header:
         write(a.header, gen_c.header(protos, entries))
+    if a.impl_header:
+        write(a.impl_header, gen_c.impl_header(protos, entries))
     if a.source:
         write(a.source, gen_c.source(protos, entries))
     if fortran is not None:
