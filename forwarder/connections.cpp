@@ -115,6 +115,8 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
           send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
                      "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
     }
+  } else if (conn->said_bye) {
+    spdlog::debug("connection from {} ended before admission: {}", conn->link->peer(), why);
   } else {
     warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
                  why);

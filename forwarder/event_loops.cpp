@@ -129,7 +129,9 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   }
   set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
-    note_protocol_error(conn);
+    // A connection closed in order while its frames were handled (a probe's
+    // BYE after HELLO) broke no rule.
+    if (!conn->said_bye) note_protocol_error(conn);
     close_conn(conn, "protocol violation");
   } else if (st == LinkStatus::kClosed) {
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");

@@ -21,6 +21,12 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
   if (!conn->job) {
     if (hdr.type == FrameType::kHello) return on_hello(conn, hdr, payload);
     if (hdr.type == FrameType::kAuth) return on_auth(conn, payload);
+    // HELLO then BYE: a launcher's probe (zipper-run) that saw the CHALLENGE
+    // and leaves; not a protocol error, logged at debug only.
+    if (hdr.type == FrameType::kBye && conn->hello_seen) {
+      conn->said_bye = true;
+      return close_conn(conn, "BYE after HELLO (a probe)");
+    }
     send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq,
                "a connection must be admitted (HELLO, AUTH) before anything else");
     note_protocol_error(conn);
