@@ -78,6 +78,8 @@ in_root apt-get install -y -qq --no-install-recommends "/tmp/${deb##*/}" >>"$wor
 echo "installed with apt in $(($(date +%s) - t0)) s: $(in_root dpkg-query -W -f='${Package} ${Version} ${Status}' zipper)"
 in_root getent passwd zipper || fail "postinst did not create user zipper"
 in_root zipperd --version
+# zipper-run (Python) from the package: its zipper_run package and python3 dependency.
+in_root zipper-run --version || fail "zipper-run from the package does not start"
 
 # ---- start zipperd from the package, as the service user
 mkdir -p "$root/run/zipper"

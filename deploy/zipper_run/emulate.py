@@ -1,0 +1,586 @@
+"""zipper-emulate: build the emulated two-cluster topology of docs/launch-contract.md
+out of network namespaces, veth pairs and Linux bridges.
+
+    netns zipper       brA, brB (bridges); zA 10.201.0.254/24, zB 10.202.0.254/24
+                       (veth, peers zA-br / zB-br are bridge ports); ip_forward=0
+    netns clusterA<i>  eth0 10.201.0.<i>/24, peer vA<i> is a port on brA
+    netns clusterB<i>  eth0 10.202.0.<i>/24, peer vB<i> is a port on brB
+
+With --zippers K > 1 the bridges move to netns zfabric and netns zipper<j>
+(j = 1..K) holds zA 10.201.0.<255-j>/24 and zB 10.202.0.<255-j>/24 (peers
+zA<j>-br / zB<j>-br are bridge ports). There are no cross-subnet routes, so A
+and B talk only through a user-space process (zipperd) in a zipper namespace.
+Every node namespace gets a cgroup with an equal CPU share where the machine
+allows it (cgroup v2 cpu controller, else the cgroup v1 cpu hierarchy).
+"""
+
+import datetime
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from . import emulation
+
+PROG = "zipper-emulate"
+STATE_VERSION = "1"
+ZNS = "zipper"
+FABRIC_NS = "zfabric"
+MAX_NODES = 250
+MAX_ZIPPERS = 16
+TBF_BURST = "256kb"
+TBF_LATENCY = "50ms"
+CGROUP_V2 = "/sys/fs/cgroup"
+CGROUP_V1_CPU = "/sys/fs/cgroup/cpu"
+
+
+def state_dir():
+    return emulation.state_dir()
+
+
+USAGE = f"""\
+Usage: {PROG} COMMAND [OPTIONS]
+
+Build the emulated two-cluster topology used by zipper-run (see
+docs/launch-contract.md): netns '{ZNS}' with bridges brA/brB and NICs
+zA 10.201.0.254/24 and zB 10.202.0.254/24 (ip_forward=0, no routes between
+the subnets), node namespaces clusterA1..N (eth0 10.201.0.<i>/24) and
+clusterB1..M (eth0 10.202.0.<i>/24). With --zippers K > 1: K bridge nodes
+zipper1..zipperK, zipper<j> dual-homed with zA 10.201.0.<255-j> and
+zB 10.202.0.<255-j>, and the bridges in netns '{FABRIC_NS}'.
+
+Commands:
+  up [--nodes-a N] [--nodes-b M] [--zippers K] [--rate-a RATE] [--rate-b RATE]
+     [--rate-zipper RATE] [--force]
+        Create the topology (default: 1 node per cluster, 1 bridge node, no
+        shaping). RATE is a tc rate such as 1gbit or 500mbit; it installs
+        'tbf rate RATE burst {TBF_BURST} latency {TBF_LATENCY}' on every node's eth0,
+        on the bridge port facing each node and on zA/zB. --rate-zipper
+        shapes each bridge node's ports instead, both ways (zA/zB and the
+        bridge ports facing them), so that they can be slower than the
+        clusters. Each node namespace gets a cgroup with an equal CPU share
+        (cgroup v2 cpu controller, else cgroup v1 cpu); without either,
+        zipper-run falls back to a session per mpirun.
+        Idempotent: does nothing if the same topology is already up,
+        tears down and rebuilds if it differs.
+  down [--force]
+        Remove the namespaces, the node cgroups and the state file (no error
+        if absent).
+  Neither up nor down tears down namespaces in which processes still run
+  (e.g. another user's mpirun) unless --force is given.
+  status
+        Print the topology. Exit 0 if it is up, 3 if it is not.
+  check Exit 0 if this machine can build namespaces; otherwise print a
+        one-line reason and exit 77 (the automake/ctest 'skip' code).
+  -h, --help
+        Show this help.
+
+State is recorded in STATE_DIR/state, STATE_DIR being $ZIPPER_EMULATE_STATE_DIR
+or /run/zipper-emulate.
+"""
+
+
+class Error(Exception):
+    """printed as 'zipper-emulate: error: MSG', exit 1."""
+
+
+def info(msg):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def need_cmd(name):
+    if not shutil.which(name):
+        raise Error(f"required command '{name}' not found in PATH")
+
+
+def need_root():
+    if os.geteuid() != 0:
+        raise Error("must run as root (network namespaces need CAP_SYS_ADMIN/CAP_NET_ADMIN)")
+
+
+def run(*argv):
+    """Run a command; on failure show it with its output and raise Error."""
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    if r.returncode != 0:
+        out = r.stdout.strip()
+        raise Error(f"command failed: {' '.join(argv)}" + (f"\n{out}" if out else ""))
+    return r.stdout
+
+
+def run_opt(*argv):
+    """Best effort (e.g. IPv6 compiled out)."""
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def is_ours(ns):
+    return ns in (ZNS, FABRIC_NS) or bool(re.fullmatch(r"(cluster[AB]|zipper)[0-9]+", ns))
+
+
+def our_netns():
+    """The emulation's namespaces that exist."""
+    try:
+        names = os.listdir(emulation.NETNS_DIR)
+    except OSError:
+        return []
+    return sorted((n for n in names if is_ours(n)), key=_natural)
+
+
+def _natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"([0-9]+)", s)]
+
+
+def valid_rate(r):
+    # tc itself does the final validation.
+    return bool(re.fullmatch(r"[0-9]+(\.[0-9]+)?([kKmMgGtT]i?)?(bit|bps)?", r))
+
+
+def valid_count(v, most):
+    return bool(re.fullmatch(r"[1-9][0-9]*", v)) and int(v) <= most
+
+
+class Lock:
+    """The exclusive emulation lock (zipper-run waits on it while we build)."""
+
+    def __enter__(self):
+        os.makedirs(state_dir(), exist_ok=True)
+        self.fd = os.open(os.path.join(state_dir(), "lock"),
+                          os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        import time
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Error(f"could not lock {state_dir()}/lock within 60 s "
+                                f"(another {PROG} running?)") from None
+                time.sleep(0.1)
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+
+# ---------------------------------------------------------------- state file
+FIELDS = ("NODES_A", "NODES_B", "RATE_A", "RATE_B", "ZIPPERS", "RATE_ZIPPER", "CGROUP")
+
+
+def read_state():
+    """The state file as a dict (a state without ZIPPERS is a one-bridge one), or None."""
+    try:
+        with open(os.path.join(state_dir(), "state")) as f:
+            st = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    except OSError:
+        return None
+    st.setdefault("ZIPPERS", "1")
+    for k in FIELDS:
+        st.setdefault(k, "")
+    return st
+
+
+def write_state(cfg, cgroup):
+    path = os.path.join(state_dir(), "state")
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(f"VERSION={STATE_VERSION}\n")
+        for k in FIELDS[:-1]:
+            f.write(f"{k}={cfg[k]}\n")
+        f.write(f"CGROUP={cgroup}\n")
+        f.write(f"CREATED={datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')}\n")
+    os.replace(tmp, path)
+
+
+def zipper_ns(j, k):
+    return ZNS if k == 1 else f"zipper{j}"
+
+
+def topology_matches(cfg):
+    """Is exactly the requested topology up? (cheap: the state and a few ip calls)"""
+    st = read_state()
+    if not st or st.get("VERSION") != STATE_VERSION or any(st[k] != cfg[k] for k in FIELDS[:-1]):
+        return False
+    na, nb, k = int(cfg["NODES_A"]), int(cfg["NODES_B"]), int(cfg["ZIPPERS"])
+    want = {f"clusterA{i}" for i in range(1, na + 1)} | {f"clusterB{i}" for i in range(1, nb + 1)}
+    want |= {ZNS} if k == 1 else {FABRIC_NS} | {f"zipper{j}" for j in range(1, k + 1)}
+    if set(our_netns()) != want:
+        return False
+    brns = ZNS if k == 1 else FABRIC_NS
+    r = subprocess.run(["ip", "-n", brns, "-o", "link", "show"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    if r.returncode != 0 or " brA:" not in r.stdout or " brB:" not in r.stdout:
+        return False
+    r = subprocess.run(["ip", "-n", zipper_ns(k, k), "-o", "link", "show"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    return r.returncode == 0 and " zA@" in r.stdout and " zB@" in r.stdout
+
+
+# ---------------------------------------------------------------- build
+def new_netns(ns):
+    run("ip", "netns", "add", ns)
+    run("ip", "-n", ns, "link", "set", "lo", "up")
+    # No IPv6: keeps the links quiet (no router solicitations, MLD) and makes
+    # sure nothing sneaks across the zipper via link-local addresses.
+    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
+    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1")
+
+
+def no_forwarding(ns):
+    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=0")
+    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=0")
+
+
+def shape(ns, dev, rate):
+    if rate:
+        run("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
+            "burst", TBF_BURST, "latency", TBF_LATENCY)
+
+
+def build_cluster(c, net, n, rate, k, rate_zipper):
+    br = f"br{c}"
+    brns = ZNS if k == 1 else FABRIC_NS
+    run("ip", "-n", brns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0")
+    run("ip", "-n", brns, "link", "set", br, "up")
+    # Each zipper's own NIC: veth zX <-> zX-br (k = 1) or zX<j>-br, a bridge port.
+    for j in range(1, k + 1):
+        zns = zipper_ns(j, k)
+        port = f"z{c}-br" if k == 1 else f"z{c}{j}-br"
+        if k == 1:
+            run("ip", "-n", zns, "link", "add", f"z{c}", "type", "veth", "peer", "name", port)
+        else:
+            run("ip", "-n", brns, "link", "add", port, "type", "veth", "peer", "name", f"z{c}",
+                "netns", zns)
+        run("ip", "-n", brns, "link", "set", port, "master", br)
+        run("ip", "-n", brns, "link", "set", port, "up")
+        run("ip", "-n", zns, "addr", "add", f"10.{net}.0.{255 - j}/24", "dev", f"z{c}")
+        run("ip", "-n", zns, "link", "set", f"z{c}", "up")
+        if rate_zipper:
+            shape(zns, f"z{c}", rate_zipper)  # zipper -> net
+            shape(brns, port, rate_zipper)  # net -> zipper
+        else:
+            shape(zns, f"z{c}", rate)
+    for i in range(1, n + 1):
+        ns, port = f"cluster{c}{i}", f"v{c}{i}"
+        new_netns(ns)
+        run("ip", "-n", brns, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
+        run("ip", "-n", brns, "link", "set", port, "master", br)
+        run("ip", "-n", brns, "link", "set", port, "up")
+        run("ip", "-n", ns, "addr", "add", f"10.{net}.0.{i}/24", "dev", "eth0")
+        run("ip", "-n", ns, "link", "set", "eth0", "up")
+        shape(ns, "eth0", rate)  # node -> net
+        shape(brns, port, rate)  # net -> node
+
+
+# ---------------------------------------------------------------- cgroups
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def make_cgroups(nodes):
+    """One cgroup per emulated node with the default (equal) CPU weight, so that
+    every node gets an equal share whatever its session or autogroup.
+    Returns the base directory, or "" when the machine offers no cpu controller."""
+    why = ""
+    base = ""
+    try:
+        if os.path.exists(os.path.join(CGROUP_V2, "cgroup.controllers")):
+            if "cpu" not in open(os.path.join(CGROUP_V2, "cgroup.controllers")).read().split():
+                why = "cgroup v2 has no cpu controller here"
+            else:
+                base = os.path.join(CGROUP_V2, "zipper-emulate")
+                _write(os.path.join(CGROUP_V2, "cgroup.subtree_control"), "+cpu")
+                os.makedirs(base, exist_ok=True)
+                _write(os.path.join(base, "cgroup.subtree_control"), "+cpu")
+        elif os.access(os.path.join(CGROUP_V1_CPU, "cgroup.procs"), os.W_OK):
+            base = os.path.join(CGROUP_V1_CPU, "zipper-emulate")
+            os.makedirs(base, exist_ok=True)
+        else:
+            why = "no cgroup v2 cpu controller and no writable cgroup v1 cpu hierarchy"
+        if not why:
+            for ns in nodes:
+                os.makedirs(os.path.join(base, ns), exist_ok=True)
+    except OSError as e:
+        why = f"{e.filename}: {e.strerror}"
+    if why:
+        info(f"no per-node cgroups ({why}); zipper-run and zipper-netns-rsh fall back to a "
+             "session per mpirun and per node")
+        remove_cgroups()
+        return ""
+    return base
+
+
+def remove_cgroups():
+    """Best effort: a cgroup that still holds a process stays."""
+    for base in (os.path.join(CGROUP_V2, "zipper-emulate"), os.path.join(CGROUP_V1_CPU, "zipper-emulate")):
+        if not os.path.isdir(base):
+            continue
+        for d in os.listdir(base):
+            if os.path.exists(os.path.join(base, d, "cgroup.procs")):
+                try:
+                    os.rmdir(os.path.join(base, d))
+                except OSError:
+                    pass
+        try:
+            os.rmdir(base)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- teardown
+def busy_procs():
+    """(pid, comm) of processes running inside any of our namespaces."""
+    pids = set()
+    for ns in our_netns():
+        r = subprocess.run(["ip", "netns", "pids", ns], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        pids |= {int(p) for p in r.stdout.split() if p.isdigit()}
+    pids.discard(os.getpid())
+    out = []
+    for p in sorted(pids):
+        try:
+            comm = open(f"/proc/{p}/comm").read().strip()
+        except OSError:
+            comm = "?"
+        out.append((p, comm))
+    return out
+
+
+def check_not_busy(force, what):
+    """Refuse to tear down namespaces that are in use, unless --force."""
+    if force:
+        return
+    procs = busy_procs()
+    if procs:
+        shown = ",".join(f"{p} {c}" for p, c in procs[:5]) + (", ..." if len(procs) > 5 else "")
+        raise Error(f"cannot {what}: {len(procs)} process(es) still run in the emulated namespaces "
+                    f"({shown}); wait for them or use --force (they keep running in detached namespaces)")
+
+
+def do_down():
+    failed = False
+    for ns in our_netns():
+        r = subprocess.run(["ip", "netns", "delete", ns], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        # It may have vanished meanwhile; only complain if it is still there.
+        if r.returncode != 0 and emulation.netns_exists(ns):
+            info(f"could not delete netns {ns}")
+            failed = True
+    remove_cgroups()
+    try:
+        os.unlink(os.path.join(state_dir(), "state"))
+    except FileNotFoundError:
+        pass
+    return not failed
+
+
+# ---------------------------------------------------------------- commands
+def parse_opts(args, valued, flags):
+    """--opt VALUE / --opt=VALUE for `valued`, bare `flags`; returns a dict."""
+    out = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-h", "--help"):
+            print(USAGE, end="")
+            sys.exit(0)
+        name, eq, val = a.partition("=")
+        if name in valued:
+            if not eq:
+                if i + 1 >= len(args):
+                    raise Error(f"option {a} needs a value")
+                i += 1
+                val = args[i]
+            out[name] = val
+        elif a in flags:
+            out[a] = True
+        else:
+            raise Error(f"unknown argument '{a}' (see --help)")
+        i += 1
+    return out
+
+
+def cmd_up(args):
+    o = parse_opts(args, ("--nodes-a", "--nodes-b", "--rate-a", "--rate-b", "--zippers", "--rate-zipper"),
+                   ("--force",))
+    cfg = {"NODES_A": o.get("--nodes-a", "1"), "NODES_B": o.get("--nodes-b", "1"),
+           "RATE_A": o.get("--rate-a", ""), "RATE_B": o.get("--rate-b", ""),
+           "ZIPPERS": o.get("--zippers", "1"), "RATE_ZIPPER": o.get("--rate-zipper", "")}
+    for opt, key in (("--nodes-a", "NODES_A"), ("--nodes-b", "NODES_B")):
+        if not valid_count(cfg[key], MAX_NODES):
+            raise Error(f"{opt} must be an integer in 1..{MAX_NODES}, got '{cfg[key]}'")
+    for opt, key in (("--rate-a", "RATE_A"), ("--rate-b", "RATE_B"), ("--rate-zipper", "RATE_ZIPPER")):
+        if cfg[key] and not valid_rate(cfg[key]):
+            raise Error(f"{opt}: '{cfg[key]}' is not a tc rate (e.g. 1gbit, 500mbit)")
+    if not valid_count(cfg["ZIPPERS"], MAX_ZIPPERS):
+        raise Error(f"--zippers must be an integer in 1..{MAX_ZIPPERS}, got '{cfg['ZIPPERS']}'")
+    na, nb, k = int(cfg["NODES_A"]), int(cfg["NODES_B"]), int(cfg["ZIPPERS"])
+    if na + k > 254 or nb + k > 254:  # nodes use .1..N, bridge nodes .254 downwards
+        raise Error("--nodes-a/--nodes-b plus --zippers must stay below 255 addresses")
+    need_root()
+    need_cmd("ip")
+    if cfg["RATE_A"] or cfg["RATE_B"] or cfg["RATE_ZIPPER"]:
+        need_cmd("tc")
+    with Lock():
+        if topology_matches(cfg):
+            return 0
+        if our_netns() or os.path.exists(os.path.join(state_dir(), "state")):
+            check_not_busy(o.get("--force"), "rebuild the emulation (it differs from the requested one)")
+            info("existing emulation differs from the requested one; rebuilding")
+            if not do_down():
+                raise Error("could not remove the old emulation")
+        try:
+            infra = [ZNS] if k == 1 else [FABRIC_NS] + [f"zipper{j}" for j in range(1, k + 1)]
+            for ns in infra:
+                new_netns(ns)
+                no_forwarding(ns)
+            build_cluster("A", 201, na, cfg["RATE_A"], k, cfg["RATE_ZIPPER"])
+            build_cluster("B", 202, nb, cfg["RATE_B"], k, cfg["RATE_ZIPPER"])
+            cgroup = make_cgroups([ns for ns in our_netns() if ns != FABRIC_NS])
+            write_state(cfg, cgroup)
+        except BaseException:
+            info("build failed; removing partial topology")
+            do_down()
+            raise
+    zs = ZNS if k == 1 else f"zipper1..{k}"
+    extra = "".join(s for s in (
+        f", A shaped to {cfg['RATE_A']}" if cfg["RATE_A"] else "",
+        f", B shaped to {cfg['RATE_B']}" if cfg["RATE_B"] else "",
+        f", bridge nodes shaped to {cfg['RATE_ZIPPER']}" if cfg["RATE_ZIPPER"] else "",
+        f", node cgroups in {cgroup}" if cgroup else ""))
+    info(f"up: {zs} + clusterA1..{na} + clusterB1..{nb}{extra}")
+    return 0
+
+
+def cmd_down(args):
+    o = parse_opts(args, (), ("--force",))
+    need_root()
+    need_cmd("ip")
+    with Lock():
+        check_not_busy(o.get("--force"), "remove the emulation")
+        if not do_down():
+            raise Error("some namespaces could not be removed")
+    return 0
+
+
+def _print_ns(ns):
+    print(f"  {ns}")
+    r = subprocess.run(["ip", "-n", ns, "-br", "addr", "show"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    for line in r.stdout.splitlines():
+        if not line.startswith("lo "):
+            print(f"    {line}")
+    if shutil.which("tc"):
+        r = subprocess.run(["tc", "-n", ns, "qdisc", "show"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        for line in r.stdout.splitlines():
+            if " tbf " in line:
+                print(f"    {line}")
+
+
+def cmd_status(args):
+    if args:
+        if args[0] in ("-h", "--help"):
+            print(USAGE, end="")
+            return 0
+        raise Error("status takes no arguments")
+    need_cmd("ip")
+    nss = our_netns()
+    state = os.path.join(state_dir(), "state")
+    if not nss:
+        print("emulation: down (no zipper/cluster namespaces)")
+        if os.path.exists(state):
+            print(f"warning: stale state file {state}")
+        return 3
+    st = read_state()
+    if st:
+        print(f"emulation: up (state {state})")
+        print(f"  cluster A: {st['NODES_A']} node(s), rate {st['RATE_A'] or 'unshaped'}")
+        print(f"  cluster B: {st['NODES_B']} node(s), rate {st['RATE_B'] or 'unshaped'}")
+        print(f"  bridge nodes: {st['ZIPPERS']}, rate {st['RATE_ZIPPER'] or 'as the clusters'}")
+        print(f"  node cgroups: {st['CGROUP'] or 'none (a session per mpirun instead)'}")
+        if not topology_matches(st):
+            print(f"warning: namespaces do not match the state file; run '{PROG} up' to rebuild")
+    else:
+        print(f"emulation: namespaces present but no state file (not built by {PROG} up?)")
+    for brns in (ZNS, FABRIC_NS):
+        if not emulation.netns_exists(brns):
+            continue
+        r = subprocess.run(["ip", "netns", "exec", brns, "cat", "/proc/sys/net/ipv4/ip_forward"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        print(f"  {brns}: ip_forward={r.stdout.strip() or '?'}")
+        r = subprocess.run(["ip", "-n", brns, "-o", "link", "show", "type", "bridge_slave"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for line in r.stdout.splitlines():
+            m = re.match(r"^[0-9]+: ([^:@]+)(@[^:]*)?:.* master ([^ ]+)", line)
+            if m:
+                print(f"    bridge port {m.group(1)} -> {m.group(3)}")
+    print("namespaces:")
+    for ns in nss:
+        _print_ns(ns)
+    return 0
+
+
+def cmd_check(args):
+    if args:
+        if args[0] in ("-h", "--help"):
+            print(USAGE, end="")
+            return 0
+        raise Error("check takes no arguments")
+
+    def no(why):
+        print(f"{PROG}: cannot emulate: {why}")
+        return 77
+
+    for c in ("ip", "unshare", "taskset"):
+        if not shutil.which(c):
+            return no(f"command '{c}' not found")
+    if os.geteuid() != 0:
+        return no("not root")
+    if subprocess.run(["ip", "netns", "list"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        return no("'ip netns list' fails")
+    t = f"zipper-check-{os.getpid()}"
+
+    def attempt(argv):
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return r.returncode == 0, r.stdout.strip().replace("\n", " ")
+
+    ok, err = attempt(["ip", "netns", "add", t])
+    if not ok:
+        return no(f"'ip netns add' fails: {err}")
+    try:
+        for argv, what in ((["ip", "-n", t, "link", "add", "zc0", "type", "veth", "peer", "name", "zc1"],
+                            "cannot create veth"),
+                           (["ip", "-n", t, "link", "add", "zcbr", "type", "bridge"], "cannot create bridge"),
+                           (["ip", "netns", "exec", t, "unshare", "--uts", "true"],
+                            "'ip netns exec' / 'unshare --uts' fails")):
+            ok, err = attempt(argv)
+            if not ok:
+                return no(f"{what}: {err}")
+    finally:
+        run_opt("ip", "netns", "delete", t)
+    print("ok: network namespaces, veth and bridges are usable")
+    return 0
+
+
+def main(argv):
+    if not argv:
+        print(USAGE, end="", file=sys.stderr)
+        return 2
+    cmd, args = argv[0], argv[1:]
+    commands = {"up": cmd_up, "down": cmd_down, "status": cmd_status, "check": cmd_check}
+    if cmd in ("-h", "--help", "help"):
+        print(USAGE, end="")
+        return 0
+    if cmd not in commands:
+        print(f"{PROG}: error: unknown command '{cmd}'", file=sys.stderr)
+        print(USAGE, end="", file=sys.stderr)
+        return 2
+    try:
+        return commands[cmd](args)
+    except Error as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,255 @@
+"""zipper-run's main: set up, start the forwarders, run both clusters, clean up.
+
+Whatever the outcome, everything zipper-run started is stopped and its
+temporary directory is removed.
+"""
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import emulation, mpirun, options, supervise, version, zipperd
+from .util import PROG, Fatal, UsageError, find_bin, quote_cmd, say
+
+
+class Run:
+    """State of one run, for cleanup."""
+
+    def __init__(self, o, self_dir):
+        self.o = o
+        self.self_dir = self_dir
+        self.work = ""
+        self.bridges = []
+        self.procs = {}
+        self.sigs = None
+
+
+def _secret_var():
+    """Name of the variable that carries the job secret to the ranks; makes one if none."""
+    if os.environ.get("MMPI_JOB_SECRET"):
+        return "MMPI_JOB_SECRET"
+    if os.environ.get("MMPI_JOB_SECRET_FILE"):
+        return "MMPI_JOB_SECRET_FILE"
+    os.environ["MMPI_JOB_SECRET"] = secrets.token_hex(32)
+    return "MMPI_JOB_SECRET"
+
+
+def _ensure_emulation(o):
+    """True if the emulation must be created; Fatal if it is too small."""
+    emulation.wait_unlocked()
+    k = int(o.zippers)
+    if emulation.count_zippers() == 0:
+        return True
+    ha, hb, hz = emulation.count_nodes("A"), emulation.count_nodes("B"), emulation.count_zippers()
+    na, nb = int(o.nodes_a), int(o.nodes_b)
+    if ha < na or hb < nb or hz < k:
+        raise Fatal(f"the emulation has {ha} node(s) in cluster A, {hb} in cluster B and {hz} "
+                    f"bridge node(s), but --nodes-a {na} --nodes-b {nb} --zippers {k} was asked; "
+                    f"rebuild it with 'zipper-emulate up --nodes-a {max(ha, na)} --nodes-b "
+                    f"{max(hb, nb)} --zippers {max(hz, k)}' (or 'zipper-emulate down' and let "
+                    f"{PROG} create it)")
+    return False
+
+
+def _emulate_cmd(bin_, o):
+    cmd = [bin_, "up", "--nodes-a", o.nodes_a, "--nodes-b", o.nodes_b]
+    return cmd + (["--zippers", o.zippers] if o.zippers != "1" else [])
+
+
+def _preexec(cgroup_procs):
+    """In the child, before exec: join the emulated node's cgroup (if any)."""
+    if not cgroup_procs:
+        return None
+    return lambda: emulation.join_cgroup(cgroup_procs)
+
+
+def _run(r):
+    o = r.o
+    job_id = o.job_id or os.environ.get("MMPI_JOB_ID") or str(secrets.randbits(64))
+    os.environ["MMPI_JOB_ID"] = job_id
+    secret_var = _secret_var()
+    pass_env = mpirun.passed_env(os.environ)
+
+    base = os.environ.get("TMPDIR") or "/tmp"
+    if o.dry_run:
+        r.work = os.path.join(base, "zipper-run.XXXXXX")
+    else:
+        try:
+            r.work = tempfile.mkdtemp(prefix="zipper-run.", dir=base)
+        except OSError as e:
+            raise Fatal(f"cannot create a temp dir in {base}: {e.strerror}") from None
+
+    if not o.dry_run and not shutil.which(o.mpirun):
+        raise Fatal(f"mpirun not found ('{o.mpirun}'); use --mpirun PATH")
+
+    rsh_bin = emulate_bin = None
+    emu_up = False
+    if o.mode == "emulated":
+        if not o.dry_run and os.geteuid() != 0:
+            raise Fatal("--emulated mode needs root (network namespaces); use --local to run without")
+        rsh_bin = find_bin("zipper-netns-rsh", o.netns_rsh, "ZIPPER_NETNS_RSH", r.self_dir)
+        if not rsh_bin:
+            raise Fatal("zipper-netns-rsh not found: pass --netns-rsh PATH or set $ZIPPER_NETNS_RSH")
+        emu_up = _ensure_emulation(o)
+        if emu_up:
+            emulate_bin = find_bin("zipper-emulate", o.zipper_emulate, "ZIPPER_EMULATE", r.self_dir)
+            if not emulate_bin:
+                raise Fatal("zipper-emulate not found: pass --zipper-emulate PATH or set $ZIPPER_EMULATE")
+
+    preload = version.transparent_lib(r.self_dir) if o.transparent else None
+
+    r.bridges, will_start, zbin = zipperd.plan(o, r.work, r.self_dir)
+    cmds, heads = {}, {}
+    for c, np in (("A", o.np_low), ("B", o.np_high)):
+        if int(np) > 0:
+            fwd = [br.fwd_a if c == "A" else br.fwd_b for br in r.bridges]
+            cmds[c], heads[c] = mpirun.build(o, c, fwd, secret_var, pass_env, r.work, rsh_bin, preload)
+
+    if o.dry_run:
+        _dry_run(o, r, cmds, will_start, emu_up, emulate_bin)
+        return 0
+
+    if emu_up:
+        say("no emulation found; creating it")
+        if subprocess.call(_emulate_cmd(emulate_bin, o)) != 0:
+            raise Fatal("zipper-emulate up failed")
+    if o.mode == "emulated":
+        for c in cmds:
+            np = int(o.np_low if c == "A" else o.np_high)
+            with open(os.path.join(r.work, f"hostfile-{c.lower()}"), "w") as f:
+                f.write(mpirun.hostfile_text(c, int(o.nodes_a if c == "A" else o.nodes_b), np))
+    if o.mode == "local":
+        for c in cmds:
+            os.mkdir(os.path.join(r.work, f"ompi-{c.lower()}"), 0o700)
+
+    if will_start:
+        zipperd.start(o, r.bridges, zbin)
+    elif o.mode == "cluster" and not o.standalone:
+        for br in r.bridges:
+            va, _ = zipperd.probe_addr("", br.fwd_a, 0)
+            vb, _ = zipperd.probe_addr("", br.fwd_b, 1)
+            if va != 0 or vb != 0:
+                say(f"warning: no forwarder answers at {br.fwd_a.text} / {br.fwd_b.text} from this "
+                    "host (it may just be unreachable from here); continuing")
+    elif o.no_zipperd and o.mode != "cluster":
+        for br in r.bridges:
+            if zipperd.probe_addr(br.probe_ns_a, br.fwd_a, 0)[0] != 0:
+                say(f"warning: --no-zipperd but no zipperd answers at {br.fwd_a.text}")
+
+    if o.mode == "emulated":
+        fair = all(emulation.node_cgroup(h) for h in heads.values())
+        if not fair:
+            say("note: no per-node cgroups from zipper-emulate (cgroup v2 unavailable?); "
+                "each mpirun runs in a session of its own instead")
+    r.sigs.running = True
+    for c in ("A", "B"):
+        if c in cmds:
+            cg = emulation.node_cgroup(heads[c]) if o.mode == "emulated" else None
+            # Each mpirun in a session of its own (an autogroup of its own).
+            r.procs[c] = subprocess.Popen(cmds[c], stdin=None if c == "A" else subprocess.DEVNULL,
+                                          start_new_session=True, preexec_fn=_preexec(cg))
+    return supervise.supervise(o, r.procs, r.bridges, r.sigs)
+
+
+def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
+    print(f"# {PROG} dry run: mode {o.mode}, job id and secret in the environment, "
+          f"low={o.np_low} high={o.np_high}")
+    if o.standalone:
+        print("# standalone: no zipperd, MMPI_FORWARDER unset")
+    else:
+        fa = ",".join(b.fwd_a.text for b in r.bridges)
+        fb = ",".join(b.fwd_b.text for b in r.bridges)
+        print(f"# forwarder: A={fa} B={fb}")
+    if o.mode == "emulated":
+        if emu_up:
+            print("# emulation missing; would create it:")
+            print(quote_cmd(_emulate_cmd(emulate_bin or "zipper-emulate", o)))
+        else:
+            print(f"# emulation present: {emulation.count_nodes('A')} node(s) in A, "
+                  f"{emulation.count_nodes('B')} in B, {emulation.count_zippers()} bridge node(s)")
+    if will_start:
+        for br in r.bridges:
+            if o.mode == "cluster":
+                print(f"# zipperd on {o.zipper_host} (pid file in a private mktemp -d directory there):")
+                cmd = zipperd._ssh(o) + ["-n", o.zipper_host, quote_cmd(br.cmd[1:])]
+            else:
+                print(f"# zipperd, unless one already answers at {br.fwd_a.text} / {br.fwd_b.text} "
+                      f"(wait for pid file, {o.zipperd_wait} s max):")
+                cmd = br.cmd
+            print(f"{quote_cmd(cmd)} </dev/null >{quote_cmd([br.log])} 2>&1 &")
+    elif not o.standalone:
+        print(f"# zipperd not started by {PROG} (assumed to be serving)")
+    for c in cmds:
+        if o.mode == "emulated":
+            path = os.path.join(r.work, f"hostfile-{c.lower()}")
+            np = int(o.np_low if c == "A" else o.np_high)
+            print(f"# {path}:")
+            for line in mpirun.hostfile_text(c, int(o.nodes_a if c == "A" else o.nodes_b), np).splitlines():
+                print(f"#   {line}")
+    for c, group in (("A", "low"), ("B", "high")):
+        if c in cmds:
+            np = o.np_low if c == "A" else o.np_high
+            print(f"# cluster {c} ({group} group, {np} rank(s)):")
+            print(quote_cmd(cmds[c]) + (" &" if c == "A" else " </dev/null &"))
+    if int(o.timeout):
+        print(f"# timeout: {o.timeout} s (exit 124)")
+
+
+def _cleanup(r, code):
+    """Stop what is still running, stop our zipperd, remove the temp dir."""
+    if r.sigs:
+        r.sigs.ignore()
+    live = [p for p in r.procs.values() if p.poll() is None]
+    for p in live:
+        p.terminate()
+    for p in live:
+        zipperd.wait_or_kill(p, options.KILL_AFTER)
+    for br in r.bridges:
+        zipperd.stop(r.o, br)
+    for br in r.bridges:
+        if code == 0 or not br.started:
+            continue
+        if not br.log_is_default:
+            say(f"zipperd log: {br.log}")
+        elif not br.log_shown and os.path.isfile(br.log) and os.path.getsize(br.log) > 0:
+            say("zipperd log (the temp dir is removed; keep the log with --zipperd-log PATH):")
+            zipperd.show_log(br.log, 20)
+    if r.work and not r.o.dry_run and os.path.isdir(r.work):
+        shutil.rmtree(r.work, ignore_errors=True)
+
+
+def main(argv, self_dir):
+    """Entry point: returns the exit status."""
+    try:
+        o = options.parse_args(argv)
+    except options.HelpRequested as h:
+        print(options.USAGE if h.what == "help" else f"{PROG} (zipper) {version.VERSION}", end="" if h.what == "help" else "\n")
+        return 0
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"Try '{PROG} --help'.", file=sys.stderr)
+        return e.code
+    r = Run(o, self_dir)
+    code = 1
+    try:
+        r.sigs = supervise.Signals()
+        options.validate(o)
+        code = _run(r)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"Try '{PROG} --help'.", file=sys.stderr)
+        code = e.code
+    except Fatal as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        code = e.code
+    except supervise.Interrupted as e:
+        code = e.code
+    finally:
+        try:
+            _cleanup(r, code)
+        except supervise.Interrupted:
+            pass
+    return code

@@ -1,0 +1,95 @@
+"""The two mpirun commands of one run, cluster A (low group) and cluster B (high).
+
+The job id and the secret travel by environment: `mpirun -x NAME` exports
+zipper-run's own value and never shows it on a command line (ps).
+"""
+
+import os
+import re
+
+from . import addresses, emulation
+from .util import ncpus
+
+SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+# Set by zipper-run itself; the caller's values are not passed on.
+OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
+            "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
+
+
+def passed_env(environ):
+    """MMPI_* variables of the caller that every rank gets (sorted)."""
+    return sorted(v for v in environ if v.startswith("MMPI_") and v not in OWN_VARS)
+
+
+def _user_has(o, pattern):
+    rx = re.compile(pattern)
+    return any(rx.search(a) for a in o.mpirun_args + o.mpirun_args_a + o.mpirun_args_b)
+
+
+def hostfile_text(cluster, nodes, np):
+    slots = (np + nodes - 1) // nodes
+    return "".join(f"cluster{cluster}{i} slots={slots}\n" for i in range(1, nodes + 1))
+
+
+def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload):
+    """argv for cluster 'A' or 'B'. `fwd` is the list of that side's Addresses
+    (MMPI_FORWARDER), `preload` the transparent library or None."""
+    low = cluster == "A"
+    np = int(o.np_low if low else o.np_high)
+    extra = o.mpirun_args_a if low else o.mpirun_args_b
+    env = list(SITE_ENV)
+    m = [o.mpirun, "-np", str(np), "--oversubscribe"]
+    x = []
+    if not o.standalone:
+        x += ["-x", f"MMPI_FORWARDER={addresses.join(fwd)}"]
+    x += ["-x", "MMPI_JOB_ID", "-x", secret_var, "-x", f"MMPI_GROUP={'low' if low else 'high'}",
+          "-x", f"MMPI_NP_LOW={o.np_low}", "-x", f"MMPI_NP_HIGH={o.np_high}"]
+    if preload:
+        x += ["-x", f"LD_PRELOAD={preload}", "-x", "MMPI_TRANSPARENT=1"]
+    for v in pass_env:
+        x += ["-x", v]
+    for v in o.env:
+        x += ["-x", v if "=" in v else f"{v}={os.environ[v]}"]
+
+    head = ""
+    if o.mode == "emulated":
+        nodes = int(o.nodes_a if low else o.nodes_b)
+        head = f"cluster{cluster}1"
+        hf = os.path.join(work, f"hostfile-{cluster.lower()}")
+        m += ["--hostfile", hf, "--mca", "plm_rsh_agent", rsh_bin, "--mca", "plm_rsh_no_tree_spawn", "1",
+              "--mca", "btl", "tcp,vader,self", "--mca", "btl_tcp_if_include", "eth0",
+              "--mca", "oob_tcp_if_include", "eth0"]
+        if not _user_has(o, r"^-?-(bind-to|bind_to|bind-to-core|bind-to-socket)"):
+            m += ["--bind-to", "none"]
+        if not _user_has(o, r"^-?-(map-by|npernode|npersocket|ppr|bynode|byslot|rankfile|rf)$"):
+            m += ["--map-by", "node"]
+        if o.no_pin:
+            env.append("ZIPPER_RSH_NO_PIN=1")
+        # For zipper-netns-rsh: the node cgroups as seen from outside the namespaces.
+        env.append(f"ZIPPER_RSH_ROOT=/proc/{os.getpid()}/root")
+    elif o.mode == "local":
+        if not _user_has(o, r"^-?-(bind-to|bind_to)"):
+            m += ["--bind-to", "none"]
+        # Both mpiruns run on this host at once: each gets its own session
+        # directory base, or their mkdir of /tmp/ompi.HOST.UID races and one
+        # fails with "File exists" (orte_session_dir).
+        m += ["--mca", "orte_tmpdir_base", os.path.join(work, f"ompi-{cluster.lower()}")]
+    else:
+        m += ["--hostfile", o.hostfile_a if low else o.hostfile_b]
+    # All emulated/local ranks share this host's cores: waiting ranks that
+    # spin would starve the others (a 4-rank barrier: 10 ms instead of 0.2-2).
+    if (o.mode != "cluster" and int(o.np_low) + int(o.np_high) > ncpus()
+            and not _user_has(o, r"^mpi_yield_when_idle$")):
+        m += ["--mca", "mpi_yield_when_idle", "1"]
+    if o.tag_output:
+        m.append("--tag-output")
+    m += x + o.mpirun_args + extra + o.program
+
+    cmd = []
+    if o.mode == "emulated":
+        cmd = ["ip", "netns", "exec", head, "unshare", "--uts"]
+        cpu = None if o.no_pin else emulation.cpu_for_host(head)
+        if cpu is not None:
+            cmd += ["taskset", "-c", str(cpu)]
+        cmd += ["sh", "-c", 'hostname "$0" && exec "$@"', head]
+    return cmd + ["env"] + env + m, head

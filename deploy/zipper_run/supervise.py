@@ -1,0 +1,179 @@
+"""Running both clusters: signals, --timeout, --grace, and the exit status.
+
+Exit status: 0 if both mpiruns exit 0, else the first non-zero one; 124 on
+--timeout; 128+N when zipper-run got signal N (SIGINT, SIGTERM, SIGHUP are
+forwarded to both mpiruns as SIGTERM; a second signal sends SIGKILL).
+"""
+
+import os
+import select
+import signal
+import subprocess
+import time
+
+from . import zipperd
+from .options import KILL_AFTER
+from .util import say
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(Exception):
+    """A signal arrived before the ranks were started: exit 128+N after cleanup."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def status(rc):
+    """Popen returncode as a shell would report it (128+N for signal N)."""
+    return 128 - rc if rc < 0 else rc
+
+
+class Signals:
+    """Signal handling in two phases: during setup a signal raises Interrupted;
+    while the ranks run it is queued and wakes the supervisor's select()."""
+
+    def __init__(self):
+        self.running = False
+        self.pending = []
+        self.first = None
+        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
+        for s in SIGNALS:
+            signal.signal(s, self._handler)
+
+    def _handler(self, signum, _frame):
+        if self.first is None:
+            self.first = signum
+        if not self.running:
+            raise Interrupted(signum)
+        self.pending.append(signum)
+
+    def ignore(self):
+        """From cleanup on: signals no longer interrupt the stopping sequence."""
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+
+    @property
+    def fd(self):
+        return self._r
+
+    def drain(self):
+        try:
+            while os.read(self._r, 512):
+                pass
+        except BlockingIOError:
+            pass
+        out, self.pending = self.pending, []
+        return out
+
+
+def _pidfd(proc):
+    try:
+        return os.pidfd_open(proc.pid)
+    except OSError:
+        return None
+
+
+def _term(procs, sig=signal.SIGTERM):
+    for p in procs:
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+            except OSError:
+                pass
+
+
+def supervise(o, clusters, bridges, sigs):
+    """Wait for the mpiruns of `clusters` ({'A': Popen, 'B': Popen}) while
+    watching our zipperd (`bridges`). Returns the exit status."""
+    live = dict(clusters)  # name -> Popen
+    for br in bridges:
+        if br.proc:
+            live[f"zipperd{br.index}"] = br.proc
+    fds = {name: _pidfd(p) for name, p in live.items()}
+    rcs = {}
+    now = time.monotonic
+    timeout_at = now() + int(o.timeout) if int(o.timeout) else None
+    grace_at = kill_at = None
+    first_fail = None
+    timed_out = terminating = False
+
+    def mpiruns():
+        return [p for n, p in live.items() if n in ("A", "B")]
+
+    try:
+        while any(n in live for n in ("A", "B")):
+            t = now()
+            if timeout_at is not None and t >= timeout_at:
+                timeout_at, timed_out, terminating = None, True, True
+                say(f"timeout of {o.timeout} s reached; killing both clusters")
+                _term(mpiruns())
+                kill_at = t + KILL_AFTER
+            if grace_at is not None and t >= grace_at:
+                grace_at, terminating = None, True
+                say(f"killing the remaining cluster after a {o.grace} s grace period")
+                _term(mpiruns())
+                kill_at = t + KILL_AFTER
+            if kill_at is not None and t >= kill_at:
+                kill_at = None
+                if any(p.poll() is None for p in mpiruns()):
+                    say("mpirun did not stop after SIGTERM; sending SIGKILL")
+                _term(mpiruns(), signal.SIGKILL)
+            for signum in sigs.drain():
+                name = signal.Signals(signum).name
+                if not terminating:
+                    terminating = True
+                    say(f"got {name}; stopping both clusters")
+                    _term(mpiruns())
+                    kill_at = now() + KILL_AFTER
+                else:
+                    say(f"got {name} again; killing")
+                    _term(mpiruns(), signal.SIGKILL)
+
+            deadlines = [d for d in (timeout_at, grace_at, kill_at) if d is not None]
+            wait = max(0.0, min(deadlines) - now()) if deadlines else 1.0
+            watch = [sigs.fd] + [fd for fd in fds.values() if fd is not None]
+            try:
+                select.select(watch, [], [], min(wait, 1.0) + 0.001)
+            except InterruptedError:
+                pass
+            for name, p in list(live.items()):
+                rc = p.poll()
+                if rc is None:
+                    continue
+                rc = status(rc)
+                del live[name]
+                if fds.get(name) is not None:
+                    os.close(fds.pop(name))
+                if name in ("A", "B"):
+                    rcs[name] = rc
+                    other = "B" if name == "A" else "A"
+                    if rc != 0:
+                        if first_fail is None:
+                            first_fail = rc
+                        if not terminating:
+                            say(f"cluster {name} (mpirun) exited with status {rc}")
+                            if other in live and grace_at is None:
+                                if int(o.grace) > 0:
+                                    say(f"cluster {other} gets {o.grace} s to finish before it is killed")
+                                grace_at = now() + int(o.grace)
+                else:
+                    br = bridges[int(name[7:]) - 1]
+                    br.proc, br.died = None, True
+                    if not terminating:
+                        say(f"zipperd exited unexpectedly with status {rc}; log ({br.log}):")
+                        zipperd.show_log(br.log, 20)
+                        if grace_at is None:
+                            grace_at = now() + int(o.grace)
+    finally:
+        for fd in fds.values():
+            if fd is not None:
+                os.close(fd)
+    if timed_out:
+        return 124
+    if sigs.first is not None:
+        return 128 + sigs.first
+    return first_fail if first_fail is not None else 0
