@@ -15,8 +15,9 @@ if [[ $mode == emulated ]]; then
     "$bin/zipper-emulate" up --nodes-a "$na" --nodes-b "$nb" --force >/dev/null
     args+=(--emulated --nodes-a "$na" --nodes-b "$nb")
 else
-    # A port of our own, so that it never meets an emulation's zipperd.
-    args+=(--local --port 7479)
+    # A port of our own, so that it never meets an emulation's zipperd nor
+    # another run's on this shared host (zipper-run would use that one).
+    args+=(--local --port "$((20000 + RANDOM % 20000))")
 fi
 # Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
 for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
