@@ -19,6 +19,7 @@ import fcntl
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -567,6 +568,7 @@ def cmd_check(args):
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `zipper-emulate status | head`
     if not argv:
         print(USAGE, end="", file=sys.stderr)
         return 2

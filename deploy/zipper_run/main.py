@@ -109,7 +109,11 @@ def _run(r):
             cmds[c], heads[c] = mpirun.build(o, c, fwd, secret_var, pass_env, r.work, rsh_bin, preload)
 
     if o.dry_run:
-        _dry_run(o, r, cmds, will_start, emu_up, emulate_bin)
+        try:
+            _dry_run(o, r, cmds, will_start, emu_up, emulate_bin)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `zipper-run --dry-run ... | head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
     if emu_up:
