@@ -10,6 +10,7 @@ signal. The remote pid file lives in a private directory (mktemp -d, 0700).
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from . import addresses, emulation, probe
 from .options import KILL_AFTER
 from .util import Fatal, say, quote_cmd, find_bin
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PROBE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
 
 
@@ -212,13 +214,18 @@ def _start_one(o, br):
         logf = open(br.log, "ab")
     except OSError as e:
         raise Fatal(f"cannot write zipperd log '{br.log}': {e.strerror}") from None
-    with logf:
-        # A session of its own: the terminal's SIGINT reaches zipper-run only,
-        # which stops the ranks first, then zipperd.
-        cg = emulation.node_cgroup(br.node) if br.node else None
-        br.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                   start_new_session=True,
-                                   preexec_fn=(lambda: emulation.join_cgroup(cg)) if cg else None)
+    cg = emulation.node_cgroup(br.node) if br.node else None
+    # Signals wait until the child is recorded (cleanup must know it).
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        with logf:
+            # A session of its own: the terminal's SIGINT reaches zipper-run
+            # only, which stops the ranks first, then zipperd.
+            br.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                       start_new_session=True,
+                                       preexec_fn=(lambda: emulation.join_cgroup(cg)) if cg else None)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
     deadline = time.monotonic() + int(o.zipperd_wait)
     while True:
         if remote:

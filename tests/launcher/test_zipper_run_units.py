@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Unit tests of the zipper_run package (no processes started): forwarder
+address lists, option validation and its exit codes, the CPU of an emulated
+node, the zipper protocol probe's frames, and the mpirun command's
+environment (the secret only by name).
+
+usage: test_zipper_run_units.py PACKAGE_PARENT_DIR
+"""
+
+import os
+import struct
+import sys
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1))
+from zipper_run import addresses, emulation, mpirun, options, probe  # noqa: E402
+from zipper_run.util import UsageError  # noqa: E402
+
+
+def parsed(*argv):
+    return options.validate(options.parse_args(list(argv)))
+
+
+class Addresses(unittest.TestCase):
+    def test_single_and_list(self):
+        a = addresses.parse_addr("verbs:[fe80::1]:7471")
+        self.assertEqual((a.scheme, a.host, a.port, a.listen), ("verbs", "fe80::1", 7471, "verbs:[fe80::1]:7471"))
+        self.assertEqual(addresses.parse_addr("tcp:zip-a:7470").listen, "zip-a:7470")
+        lst = addresses.parse_list("10.201.0.254:7470,verbs:10.201.0.253:7471")
+        self.assertEqual([x.port for x in lst], [7470, 7471])
+        self.assertEqual(addresses.join(lst), "10.201.0.254:7470,verbs:10.201.0.253:7471")
+
+    def test_bad(self):
+        for bad in ("host", "host:0", "host:65536", "a:1,", ",a:1", "a:1,,b:2", "ud:a:1", ""):
+            self.assertIsNone(addresses.parse_list(bad), bad)
+
+
+class Options(unittest.TestCase):
+    def test_forms(self):
+        o = parsed("-x2", "--np-high=3", "--local", "--mpirun-args", "--mca a b", "--", "prog", "-x")
+        self.assertEqual((o.np_low, o.np_high, o.mode, o.port), ("2", "3", "local", "7470"))
+        self.assertEqual(o.mpirun_args, ["--mca", "a", "b"])
+        self.assertEqual(o.program, ["prog", "-x"])
+        o = parsed("-x", "1", "-y", "1", "--zipperd-arg", "--log-level", "prog")
+        self.assertEqual((o.zipperd_args, o.program, o.mode), (["--log-level"], ["prog"], "emulated"))
+
+    def test_usage_errors(self):
+        bad = [("-x", "1", "--", "p"), ("-x", "0", "-y", "1", "--", "p"), ("-x", "1", "-y", "1"),
+               ("-x", "1", "-y", "1", "--local", "--emulated", "--", "p"),
+               ("-x", "1", "-y", "1", "--zippers", "0", "--", "p"),
+               ("-x", "1", "-y", "1", "--local", "--zippers", "2", "--port", "65535", "--", "p"),
+               ("-x", "1", "-y", "1", "--zippers", "2", "--zipperd-listen", "A=h:1", "--", "p"),
+               ("-x", "1", "-y", "1", "--local", "--forwarder-a", "h:1,h:2", "--forwarder-b", "h:3", "--", "p"),
+               ("-x", "1", "-y", "1", "--job-id", "18446744073709551616", "--", "p"),
+               ("-x", "1", "-y", "1", "--bogus", "--", "p"), ("-x", "1", "-y", "1", "--local=1", "--", "p")]
+        for argv in bad:
+            with self.assertRaises(UsageError, msg=argv) as cm:
+                parsed(*argv)
+            self.assertEqual(cm.exception.code, 2)
+
+    def test_cluster_lists(self):
+        hf = os.path.abspath(__file__)
+        o = parsed("-x", "1", "-y", "1", "--hostfile-a", hf, "--hostfile-b", hf, "--forwarder-a",
+                   "a1:7470,a2:7470", "--forwarder-b", "b1:7470,b2:7470", "--", "p")
+        self.assertEqual((o.mode, o.zippers, [x.host for x in o.fwd_b]), ("cluster", "2", ["b1", "b2"]))
+        with self.assertRaises(UsageError):  # --zipper-host starts one bridge node
+            parsed("-x", "1", "-y", "1", "--hostfile-a", hf, "--hostfile-b", hf, "--forwarder-a", "a1:1,a2:1",
+                   "--forwarder-b", "b1:1,b2:1", "--zipper-host", "h", "--", "p")
+        with self.assertRaises(UsageError):
+            parsed("-x", "1", "-y", "1", "--hostfile-a", hf, "--hostfile-b", hf, "--forwarder-a", "a:1",
+                   "--forwarder-b", "b:1", "--zippers", "2", "--", "p")
+
+
+class Emulation(unittest.TestCase):
+    def test_cpu_for_host(self):
+        n = emulation.ncpus()
+        self.assertEqual(emulation.cpu_for_host("clusterA1"), 0)
+        self.assertEqual(emulation.cpu_for_host("clusterB1"), 1 % n)
+        self.assertEqual(emulation.cpu_for_host("clusterA3"), 2 % n)
+        self.assertEqual(emulation.cpu_for_host("zipper2"), 2 % n)
+        self.assertIsNone(emulation.cpu_for_host("zipper"))
+
+    def test_bridge_addresses(self):
+        self.assertEqual([emulation.zipper_addr("A", i) for i in (1, 2, 3)],
+                         ["10.201.0.254", "10.201.0.253", "10.201.0.252"])
+        self.assertEqual(emulation.zipper_addr("B", 1), "10.202.0.254")
+
+
+class Probe(unittest.TestCase):
+    def test_frames(self):
+        hello = probe.hello_frame(1)
+        self.assertEqual(len(hello), 64 + 16)
+        magic, version, ftype, _, job, src = struct.unpack_from("<IHBBQI", hello)
+        self.assertEqual((magic, version, ftype, job, src), (0x5A495050, 1, 1, 0, 1))
+        self.assertEqual(struct.unpack_from("<IIII", hello, 64), (1, 1, 1, 0))
+        self.assertTrue(probe.is_zipper_header(probe.bye_frame()))
+        self.assertFalse(probe.is_zipper_header(b"HTTP/1.0 400 Bad Request\r\n" + b" " * 64))
+        self.assertFalse(probe.is_zipper_header(probe.bye_frame()[:63]))
+
+
+class Mpirun(unittest.TestCase):
+    def test_secret_by_name_and_forwarder_list(self):
+        o = parsed("-x", "1", "-y", "2", "--local", "--zippers", "2", "--port", "7000", "--", "p")
+        fwd = [addresses.parse_addr("127.0.0.1:7000"), addresses.parse_addr("127.0.0.1:7001")]
+        os.environ["MMPI_JOB_SECRET"] = "ab" * 32
+        cmd, _ = mpirun.build(o, "B", fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
+        self.assertIn("MMPI_FORWARDER=127.0.0.1:7000,127.0.0.1:7001", cmd)
+        self.assertIn("MMPI_JOB_SECRET", cmd)
+        self.assertFalse(any("ab" * 32 in a for a in cmd))
+        self.assertIn("MMPI_GROUP=high", cmd)
+        self.assertEqual(cmd[cmd.index("-np") + 1], "2")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
