@@ -282,7 +282,8 @@ def _write(path, text):
 
 def make_cgroups(nodes):
     """One cgroup per emulated node with the default (equal) CPU weight, so that
-    every node gets an equal share whatever its session or autogroup.
+    every node gets an equal share whatever its session or autogroup; their
+    parent weighs as many default tasks as there are nodes.
     Returns the base directory, or "" when the machine offers no cpu controller."""
     why = ""
     base = ""
@@ -303,6 +304,12 @@ def make_cgroups(nodes):
         if not why:
             for ns in nodes:
                 os.makedirs(os.path.join(base, ns), exist_ok=True)
+            # The emulation as a whole weighs what its nodes would as separate
+            # tasks beside the host's other work (one default weight each).
+            if base.startswith(CGROUP_V1_CPU):
+                _write(os.path.join(base, "cpu.shares"), str(1024 * len(nodes)))
+            else:
+                _write(os.path.join(base, "cpu.weight"), str(min(10000, 100 * len(nodes))))
     except OSError as e:
         why = f"{e.filename}: {e.strerror}"
     if why:
@@ -426,6 +433,12 @@ def cmd_up(args):
         need_cmd("tc")
     with Lock():
         if topology_matches(cfg):
+            # Up already (perhaps built by an older zipper-emulate): make the
+            # node cgroups if they are missing.
+            nodes = [ns for ns in our_netns() if ns != FABRIC_NS]
+            st = read_state()
+            if not st["CGROUP"] or not all(os.path.isdir(os.path.join(st["CGROUP"], n)) for n in nodes):
+                write_state(cfg, make_cgroups(nodes))
             return 0
         if our_netns() or os.path.exists(os.path.join(state_dir(), "state")):
             check_not_busy(o.get("--force"), "rebuild the emulation (it differs from the requested one)")
