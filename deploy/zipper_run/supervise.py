@@ -8,7 +8,6 @@ forwarded to both mpiruns as SIGTERM; a second signal sends SIGKILL).
 import os
 import select
 import signal
-import subprocess
 import time
 
 from . import zipperd

@@ -199,6 +199,11 @@ def start(o, bridges, zbin):
         _start_one(o, br)
 
 
+def _zipperd_env():
+    """zipper-run's environment without the job's secret: zipperd never needs it."""
+    return {k: v for k, v in os.environ.items() if k not in ("MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE")}
+
+
 def _start_one(o, br):
     """Start br's zipperd and wait for its pid file (written once it listens)."""
     remote = o.mode == "cluster"
@@ -222,7 +227,7 @@ def _start_one(o, br):
             # A session of its own: the terminal's SIGINT reaches zipper-run
             # only, which stops the ranks first, then zipperd.
             br.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                       start_new_session=True,
+                                       start_new_session=True, env=_zipperd_env(),
                                        preexec_fn=(lambda: emulation.join_cgroup(cg)) if cg else None)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -18,7 +18,6 @@ Exit 77 when not root or setpriv is missing.
 """
 
 import os
-import re
 import socket
 import stat
 import subprocess
