@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Unit tests of the zipper_run package (no processes started): forwarder
 address lists, option validation and its exit codes, the CPU of an emulated
-node, the zipper protocol probe's frames, and the mpirun command's
-environment (the secret only by name).
+node, zipper-emulate's argument checks, the zipper protocol probe's frames,
+and the mpirun command's environment (the secret only by name).
 
 usage: test_zipper_run_units.py PACKAGE_PARENT_DIR
 """
@@ -96,6 +96,38 @@ class Probe(unittest.TestCase):
         self.assertTrue(probe.is_zipper_header(probe.bye_frame()))
         self.assertFalse(probe.is_zipper_header(b"HTTP/1.0 400 Bad Request\r\n" + b" " * 64))
         self.assertFalse(probe.is_zipper_header(probe.bye_frame()[:63]))
+
+
+class Emulate(unittest.TestCase):
+    """zipper-emulate's argument checks (they come before anything is built)."""
+
+    def run_emulate(self, *argv):
+        from zipper_run import emulate
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = emulate.main(list(argv))
+        return rc, err.getvalue()
+
+    def test_bad_arguments(self):
+        for argv, what in ((("up", "--zippers", "0"), "--zippers"), (("up", "--zippers", "17"), "--zippers"),
+                           (("up", "--rate-zipper", "fast"), "--rate-zipper"),
+                           (("up", "--nodes-a", "250", "--zippers", "5"), "255 addresses"),
+                           (("up", "--nodes-b=0"), "--nodes-b"), (("up", "--bogus"), "unknown argument"),
+                           (("down", "--bogus"), "unknown argument")):
+            rc, err = self.run_emulate(*argv)
+            self.assertEqual(rc, 1, argv)
+            self.assertIn(what, err, argv)
+        self.assertEqual(self.run_emulate("frobnicate")[0], 2)
+        self.assertEqual(self.run_emulate()[0], 2)
+
+    def test_ours(self):
+        from zipper_run import emulate
+        for ns in ("zipper", "zfabric", "zipper3", "clusterA12", "clusterB1"):
+            self.assertTrue(emulate.is_ours(ns), ns)
+        for ns in ("zipper-check-1", "clusterC1", "zipperx", "other"):
+            self.assertFalse(emulate.is_ours(ns), ns)
 
 
 class Mpirun(unittest.TestCase):
