@@ -170,18 +170,20 @@ def _remote_mkdtemp(o):
 
 
 def _remote_identity(o, br, zbin):
-    """(pid, exe, start time) of the zipperd whose pid file is in br.remote_dir;
-    Fatal unless that process runs the zipperd binary zipper-run started."""
+    """(pid, exe, start time) of the zipperd zipper-run started: the remote shell
+    wrote its own pid ($$) into the private directory before exec'ing zipperd, so
+    zipperd's own pid file is never trusted. Fatal unless that process runs the
+    zipperd binary."""
     d = quote_cmd([br.remote_dir])
-    r = _ssh_run(o, f'p=$(cat {d}/zipperd.pid) && case $p in ""|*[!0-9]*) exit 3;; esac && '
+    r = _ssh_run(o, f'p=$(cat {d}/launched.pid) && case $p in ""|*[!0-9]*) exit 3;; esac && '
                     f'echo "$p" && readlink /proc/$p/exe && sed "s/.*) //" /proc/$p/stat | cut -d" " -f20 && '
                     f'readlink -f "$(command -v {quote_cmd([zbin])})"')
     f = r.stdout.split("\n")
     if r.returncode != 0 or len(f) < 4 or not f[0].isdigit() or not f[2].isdigit():
-        raise Fatal(f"zipperd on {o.zipper_host}: its pid file names no running process")
+        raise Fatal(f"zipperd on {o.zipper_host}: the process zipper-run started is gone")
     if f[1] != f[3]:
-        raise Fatal(f"zipperd on {o.zipper_host}: its pid file names pid {f[0]}, which runs "
-                    f"'{f[1]}', not '{f[3]}'; not using (or signalling) it")
+        raise Fatal(f"zipperd on {o.zipper_host}: pid {f[0]} runs '{f[1]}', not '{f[3]}'; "
+                    "not using (or signalling) it")
     return (f[0], f[1], f[2])
 
 
@@ -210,7 +212,8 @@ def _start_one(o, br):
     if remote:
         br.remote_dir = _remote_mkdtemp(o)
         script = quote_cmd(br.cmd[1:]).replace("@DIR@", br.remote_dir)
-        cmd = _ssh(o) + ["-n", o.zipper_host, "exec " + script]
+        d = quote_cmd([br.remote_dir])
+        cmd = _ssh(o) + ["-n", o.zipper_host, f"echo $$ > {d}/launched.pid && exec {script}"]
     else:
         cmd = br.cmd
     say(f"starting zipperd: {quote_cmd(cmd)}")
@@ -279,7 +282,7 @@ def _stop_remote(o, br):
             say(r.stderr.strip().replace("zipper-run: ", "") or "remote zipperd not signalled")
     if br.remote_dir:
         d = quote_cmd([br.remote_dir])
-        _ssh_run(o, f"rm -f {d}/zipperd.pid; rmdir {d}")
+        _ssh_run(o, f"rm -f {d}/zipperd.pid {d}/launched.pid; rmdir {d}")
 
 
 def stop(o, br):
