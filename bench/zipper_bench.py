@@ -584,7 +584,8 @@ def coll_bars(plt, args, data, b, sel, predictions):
     ax.set_xticks(xs)
     ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
     ax.set_ylabel("latency (us)")
-    ax.set_title(f"{b} at {size_label(max(size, 1))}B, {data['layout']} through zipperd "
+    at = "" if b == "barrier" else f" at {size_label(max(size, 1))}B"
+    ax.set_title(f"{b}{at}, {data['layout']} through zipperd "
                  f"(A {data['rate_a']}, B {data['rate_b']})", fontsize=9)
     ax.legend(fontsize=7)
     png = os.path.join(args.out_dir, f"coll-{b}.png")
