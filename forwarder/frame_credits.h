@@ -1,9 +1,8 @@
-// Credit accounting for one client connection, as in Lustre LNet peer
-// credits: credit is counted in frames (each frame holds one pool buffer,
-// whatever its size), and the client may have at most `granted` frames
-// inside zipperd (--conn-credits); zipperd returns a frame's credit once it
-// has written the frame onwards (or dropped it). The constructor's argument
-// is that number of frames, despite its name.
+// Credit of one client connection, counted in frames, as Lustre LNet's peer
+// credits count router buffers: the client may have at most `granted` frames
+// inside zipperd (each frame holds one pool buffer while there); zipperd
+// returns a frame's credit once it has written the frame onwards (or dropped
+// it). The wire's credit fields carry these frame counts (proto::credit_cost).
 #pragma once
 
 #include <atomic>
@@ -11,12 +10,13 @@
 
 namespace zipper::forwarder {
 
-class CreditAccount {
+class FrameCredits {
  public:
-  explicit CreditAccount(std::uint64_t granted_bytes) : granted_(granted_bytes) {}
+  /// granted_frames: the connection's grant (--conn-credits), frames.
+  explicit FrameCredits(std::uint64_t granted_frames) : granted_(granted_frames) {}
 
-  /// Charges one incoming frame (`cost` frames, 1). False when the client
-  /// overran its grant: a protocol violation.
+  /// Charges one incoming frame (`cost` frames). False when the client overran
+  /// its grant: a protocol violation.
   bool charge(std::uint64_t cost) {
     const std::uint64_t in_use = in_use_.fetch_add(cost) + cost;
     return in_use <= granted_;
