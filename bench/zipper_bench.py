@@ -7,7 +7,7 @@
                    [--local | --hostfile-a F --hostfile-b F --forwarder-a ADDR
                     --forwarder-b ADDR] [--link tcp|verbs] [--mpirun-args ARGS]
                    [--perftest SERVER_DEV,CLIENT_DEV,SERVER_IP [--perftest-gid N]]
-                   [--out-dir DIR]
+                   [--repeat N] [--out-dir DIR]
       OSU-style point-to-point three ways, all launched by zipper-run (its
       one zipperd lifecycle): native_a = osu_<bench>_native, 2 ranks in
       cluster A (zipper-run --standalone -y 0); native_b likewise in B (-x 0);
@@ -28,6 +28,12 @@
       in MB/s = 10^6 B/s;
       fwd_over_sum_native for latency only), prints the forwarded/native
       ratios and draws DIR/p2p-<bench>.png (forwarded vs native per size).
+      --repeat N runs every job N times: the CSV holds the median and the
+      <mode>_min / <mode>_max of the N runs, the plots draw the median and
+      shade the spread. Latency ratio plots mark 1.0 (as fast as native)
+      and 2.0 (store-and-forward: two native hops one after the other).
+      Runs are labelled by where they ran: shaped, unshaped (emulated),
+      local (--local) or real (--hostfile-a/-b).
 
   zipper-bench coll [--layout X+Y] [--bench LIST] [--sizes MIN:MAX]
                     [--rate-a R --rate-b R] [--out-dir DIR]
@@ -38,7 +44,8 @@
       links shaped by zipper-emulate. zipper-tune --measure-only measures the
       links first and gives the model's prediction per algorithm. Writes
       DIR/coll.csv and DIR/coll.json, draws DIR/coll-<bench>.png (measured
-      points, the model's prediction as lines, native for reference).
+      points, the model's prediction as lines, native for reference; with
+      one size, bars per algorithm, measured beside the model).
 
   zipper-bench tune [--layout X+Y] [--rate-a R --rate-b R] [--quick]
                     [--out-dir DIR] [-- ZIPPER-TUNE-ARGS]
@@ -68,6 +75,8 @@
       is killed or stopped (total time and time to traffic flowing again).
 
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
+Exit status: 0 done, 1 a run failed (its output is shown; the CSV and plots
+of the other runs are still written), 2 usage error.
 Needs root (network namespaces) like the drivers it runs; the plots need
 python3-matplotlib (without it, only the CSV and the table are written).
 """
@@ -77,6 +86,7 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -85,6 +95,12 @@ import zipper_bench_npb  # beside this file (sys.path[0] is its real directory)
 import zipper_bench_rails
 
 BIN = os.path.dirname(os.path.realpath(__file__))  # installed: libexec/zipper, through bin's link
+VERSION = "@PROJECT_VERSION@"  # set by CMake when built; the source tree says so
+
+
+def usage_error(msg):
+    print(f"zipper-bench: {msg}", file=sys.stderr)
+    sys.exit(2)
 
 
 def run_driver(cmd):
@@ -262,17 +278,20 @@ def p2p_measure(args, links, path):
             # splice(), not copied), beside the default copying relay.
             extra = ["--zipperd-arg", "--splice", "--zipperd-arg", "true"] \
                 if m == "forwarded_splice" else []
-            cpu0, t0 = busy_cpu_seconds(), time.monotonic()
-            rc, text = launch(where + extra, x, y, [tool(prog)] + bopts, standalone,
-                              args.timeout, args.mpirun_args)
-            # Whole job, launch included: how many of the host's cores the
-            # mode kept busy (all of them = CPU-bound, not link-bound).
-            cores[(b, m)] = (busy_cpu_seconds() - cpu0) / (time.monotonic() - t0)
-            if rc != 0:
-                sys.stdout.write(text)
-                failed.append(f"{b}.{m}")
-            for size, v in osu_rows(text).items():
-                values[(b, size, m)] = v
+            busy = []
+            for n in range(args.repeat):
+                cpu0, t0 = busy_cpu_seconds(), time.monotonic()
+                rc, text = launch(where + extra, x, y, [tool(prog)] + bopts, standalone,
+                                  args.timeout, args.mpirun_args)
+                # Whole job, launch included: how many of the host's cores the
+                # mode kept busy (all of them = CPU-bound, not link-bound).
+                busy.append((busy_cpu_seconds() - cpu0) / (time.monotonic() - t0))
+                if rc != 0:
+                    sys.stdout.write(text)
+                    failed.append(f"{b}.{m}" + (f".run{n + 1}" if args.repeat > 1 else ""))
+                for size, v in osu_rows(text).items():
+                    values.setdefault((b, size, m), []).append(v)
+            cores[(b, m)] = statistics.median(busy)
         if args.perftest:
             for size in sweep_sizes(args.message_size):
                 if size == 0:
@@ -281,16 +300,19 @@ def p2p_measure(args, links, path):
                 if v is None:
                     failed.append(f"{b}.perftest.{size}")
                 else:
-                    values[(b, size, "perftest")] = v
+                    values[(b, size, "perftest")] = [v]
     def ratio(a, c):
         return f"{a / c:.3f}" if a is not None and c else ""
     rows = []
     for b, size in sorted({(k[0], k[1]) for k in values}, key=lambda k: (benches.index(k[0]), k[1])):
-        v = {m: values.get((b, size, m))
-             for m in ("native_a", "native_b", "forwarded", "forwarded_splice", "perftest")}
+        runs_of = {m: values.get((b, size, m)) for m in RUN_MODES + ("perftest",)}
+        # Medians of the --repeat runs; the spread goes to <mode>_min/_max.
+        v = {m: statistics.median(r) if r else None for m, r in runs_of.items()}
         f = v["forwarded"]
         rows.append({"benchmark": b, "size_bytes": size,
                      **{m: ("" if v[m] is None else v[m]) for m in v},
+                     **{f"{m}_{k}": (fn(runs_of[m]) if runs_of[m] else "")
+                        for m in RUN_MODES for k, fn in (("min", min), ("max", max))},
                      "fwd_over_native_a": ratio(f, v["native_a"]),
                      "fwd_over_native_b": ratio(f, v["native_b"]),
                      "fwd_over_sum_native": ratio(f, (v["native_a"] or 0) + (v["native_b"] or 0))
@@ -305,34 +327,40 @@ def p2p_measure(args, links, path):
     return not failed
 
 
+RUN_MODES = ("native_a", "native_b", "forwarded", "forwarded_splice")
 P2P_FIELDS = ["benchmark", "size_bytes", "native_a", "native_b", "forwarded", "fwd_over_native_a",
               "fwd_over_native_b", "fwd_over_sum_native", "perftest", "fwd_over_perftest",
               "forwarded_splice", "splice_over_native_a", "cores_busy_native_a",
-              "cores_busy_native_b", "cores_busy_forwarded", "cores_busy_forwarded_splice"]
+              "cores_busy_native_b", "cores_busy_forwarded", "cores_busy_forwarded_splice"] + \
+    [f"{m}_{k}" for m in RUN_MODES for k in ("min", "max")]
 
 
 def p2p(args, extra):
     for b in args.bench.split(","):
         if b not in ("latency", "bw", "bibw"):
-            sys.exit(f"zipper-bench: --bench takes latency, bw and bibw, not '{b}'")
+            usage_error(f"--bench takes latency, bw and bibw, not '{b}'")
     for m in args.modes.split(","):
         if m not in ("native_a", "native_b", "forwarded", "forwarded_splice"):
-            sys.exit("zipper-bench: --modes takes native_a, native_b, forwarded and "
-                     f"forwarded_splice, not '{m}'")
+            usage_error("--modes takes native_a, native_b, forwarded and "
+                    f"forwarded_splice, not '{m}'")
     real = [args.hostfile_a, args.hostfile_b, args.forwarder_a, args.forwarder_b]
     if any(real[:2]) and not all(real):
-        sys.exit("zipper-bench: real clusters need --hostfile-a, --hostfile-b, --forwarder-a "
-                 "and --forwarder-b")
+        usage_error("real clusters need --hostfile-a, --hostfile-b, --forwarder-a "
+                    "and --forwarder-b")
     if args.local and args.hostfile_a:
-        sys.exit("zipper-bench: --local and --hostfile-a/-b are exclusive")
+        usage_error("--local and --hostfile-a/-b are exclusive")
     if args.perftest and len(args.perftest.split(",")) != 3:
-        sys.exit(f"zipper-bench: --perftest wants SERVER_DEV,CLIENT_DEV,SERVER_IP, got '{args.perftest}'")
+        usage_error(f"--perftest wants SERVER_DEV,CLIENT_DEV,SERVER_IP, got '{args.perftest}'")
     os.makedirs(args.out_dir, exist_ok=True)
     merged, ok = [], True
-    settings = args.links.split(",") if not (args.local or args.hostfile_a) else ["real"]
+    if args.repeat < 1:
+        usage_error(f"--repeat must be at least 1, got {args.repeat}")
+    # Named by where the runs happen: a --local run is not a real cluster.
+    settings = (["local"] if args.local else ["real"] if args.hostfile_a
+                else args.links.split(","))
     for links in settings:
-        if links not in ("shaped", "unshaped", "real"):
-            sys.exit(f"zipper-bench: --links takes shaped and unshaped, not '{links}'")
+        if links not in ("shaped", "unshaped", "real", "local"):
+            usage_error(f"--links takes shaped and unshaped, not '{links}'")
         out = os.path.join(args.out_dir, f"p2p-{links}.csv")
         if not args.replot:
             ok &= p2p_measure(args, links, out)
@@ -358,7 +386,8 @@ def p2p(args, extra):
                 continue
             fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True,
                                               gridspec_kw={"height_ratios": [3, 2]})
-            for links, style in (("shaped", "-"), ("unshaped", "--"), ("real", "-")):
+            for links, style in (("shaped", "-"), ("unshaped", "--"), ("real", "-"),
+                                 ("local", "-")):
                 sel = sorted((r for r in rows if r["links"] == links),
                              key=lambda r: int(r["size_bytes"]))
                 if not sel:
@@ -366,20 +395,36 @@ def p2p(args, extra):
                 for col, colour in (("native_a", "tab:blue"), ("native_b", "tab:green"),
                                     ("forwarded", "tab:red"), ("forwarded_splice", "tab:orange"),
                                     ("perftest", "tab:grey")):
-                    pts = [(max(int(r["size_bytes"]), 1), float(r[col])) for r in sel if r[col]]
+                    # .get: CSVs from before a column existed still plot.
+                    pts = [(max(int(r["size_bytes"]), 1), float(r[col])) for r in sel
+                           if r.get(col)]
                     if pts:
                         top.plot([p[0] for p in pts], [p[1] for p in pts], style, color=colour,
                                  marker=".", label=f"{col} ({links})")
+                    # The spread of --repeat runs: min to max around the median.
+                    spread = [(max(int(r["size_bytes"]), 1), float(r[f"{col}_min"]),
+                               float(r[f"{col}_max"])) for r in sel
+                              if r.get(f"{col}_min") and r.get(f"{col}_max")]
+                    if spread and any(lo != hi for _, lo, hi in spread):
+                        top.fill_between([p[0] for p in spread], [p[1] for p in spread],
+                                         [p[2] for p in spread], color=colour, alpha=0.2,
+                                         linewidth=0)
                 pts = [(max(int(r["size_bytes"]), 1), float(r["fwd_over_native_a"])) for r in sel
-                       if r["fwd_over_native_a"]]
+                       if r.get("fwd_over_native_a")]
                 bottom.plot([p[0] for p in pts], [p[1] for p in pts], style, color="tab:red",
                             marker=".", label=f"forwarded / native A ({links})")
             top.set_xscale("log", base=2)
             top.set_yscale("log")
             top.set_ylabel(unit)
-            top.set_title(f"osu_{bench}: native inside a cluster vs forwarded through zipperd")
+            spread = any(r.get(f"{m}_min") != r.get(f"{m}_max") for r in rows for m in RUN_MODES)
+            runs = ",\nmedian of repeated runs (shaded: min to max)" if spread else ""
+            top.set_title(f"osu_{bench}: native inside a cluster vs forwarded through zipperd{runs}",
+                          fontsize=9)
             top.legend(fontsize=7)
-            bottom.axhline(1.0, color="grey", linewidth=0.8)
+            bottom.axhline(1.0, color="grey", linewidth=0.8, label="1.0: as fast as native")
+            if bench == "latency":
+                bottom.axhline(2.0, color="grey", linewidth=0.8, linestyle=":",
+                               label="2.0: store-and-forward (two native hops)")
             bottom.set_xlabel("message size (bytes)")
             bottom.set_ylabel("ratio")
             bottom.legend(fontsize=7)
@@ -504,8 +549,11 @@ def coll(args, extra):
     if not plt:
         return
     for b in sorted({r["bench"] for r in rows}):
-        fig, ax = plt.subplots(figsize=(8, 5))
         sel = [r for r in rows if r["bench"] == b]
+        if len({int(r["size"]) for r in sel}) == 1:
+            coll_bars(plt, args, data, b, sel, predictions)
+            continue
+        fig, ax = plt.subplots(figsize=(8, 5))
         confs = sorted({(r["algorithm"], str(r["n"])) for r in sel})
         for i, (alg, n) in enumerate(confs):
             colour = f"C{i % 10}"
@@ -532,6 +580,41 @@ def coll(args, extra):
         plt.close(fig)
         print(f"zipper-bench: wrote {png}")
 
+
+
+def coll_bars(plt, args, data, b, sel, predictions):
+    """One size: a bar per configuration, measured beside the model."""
+    size = int(sel[0]["size"])
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(sel) + 2), 5))
+    labels, measured, model = [], [], []
+    for r in sel:
+        labels.append(r["algorithm"] + (f" n={r['n']}" if r["n"] else ""))
+        measured.append(float(r["avg_us"]))
+        pred = r["predicted_us"]
+        if pred == "":
+            pred = next((p["predicted_us"] for p in predictions if p["collective"] == b
+                         and p["algorithm"] == r["algorithm"] and str(p["n"] or "") == str(r["n"])
+                         and max(p["bytes"], 1) == max(size, 1)), "")
+        model.append(float(pred) if pred != "" else None)
+    xs = list(range(len(labels)))
+    width = 0.4
+    ax.bar([x - width / 2 for x in xs], measured, width, color="tab:blue", label="measured")
+    with_model = [(x, m) for x, m in zip(xs, model) if m is not None]
+    if with_model:
+        ax.bar([x + width / 2 for x, _ in with_model], [m for _, m in with_model], width,
+               color="tab:orange", label="model (pLogP)")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("latency (us)")
+    at = "" if b == "barrier" else f" at {size_label(max(size, 1))}B"
+    ax.set_title(f"{b}{at}, {data['layout']} through zipperd "
+                 f"(A {data['rate_a']}, B {data['rate_b']})", fontsize=9)
+    ax.legend(fontsize=7)
+    png = os.path.join(args.out_dir, f"coll-{b}.png")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    print(f"zipper-bench: wrote {png}")
 
 
 def tune(args, extra):
@@ -608,43 +691,64 @@ def tune(args, extra):
         print(f"zipper-bench: wrote {png}")
 
 def main():
+    version = VERSION if not VERSION.startswith("@") else "(source tree)"
     ap = argparse.ArgumentParser(prog="zipper-bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"zipper-bench {version}")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("p2p", help="point-to-point, shaped and unshaped side by side")
-    p.add_argument("--links", default="shaped,unshaped")
-    p.add_argument("--bench", default="latency,bw,bibw")
-    p.add_argument("--modes", default="native_a,native_b,forwarded")
-    p.add_argument("-m", "--message-size", default="", help="[MIN:]MAX bytes (osu -m)")
-    p.add_argument("-i", "--iterations", type=int, default=0)
-    p.add_argument("-x", "--warmup", type=int, default=0)
-    p.add_argument("-W", "--window", type=int, default=0)
-    p.add_argument("--rate-a", default="1gbit")
-    p.add_argument("--rate-b", default="4gbit")
-    p.add_argument("--local", action="store_true")
-    p.add_argument("--hostfile-a", default="")
-    p.add_argument("--hostfile-b", default="")
-    p.add_argument("--forwarder-a", default="")
-    p.add_argument("--forwarder-b", default="")
-    p.add_argument("--link", choices=("tcp", "verbs"), default="tcp")
-    p.add_argument("--mpirun-args", default="")
-    p.add_argument("--perftest", default="", help="SERVER_DEV,CLIENT_DEV,SERVER_IP")
-    p.add_argument("--perftest-gid", type=int, default=None)
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    p = sub.add_parser("p2p", help="point-to-point, shaped and unshaped side by side",
+                       formatter_class=fmt)
+    p.add_argument("--links", default="shaped,unshaped",
+                   help="emulated link settings to run, comma-separated: shaped (TBF at "
+                   "--rate-a/--rate-b), unshaped")
+    p.add_argument("--bench", default="latency,bw,bibw", help="OSU benchmarks, comma-separated")
+    p.add_argument("--modes", default="native_a,native_b,forwarded",
+                   help="runs per benchmark, comma-separated (also forwarded_splice)")
+    p.add_argument("-m", "--message-size", default="",
+                   help="[MIN:]MAX bytes (osu -m; empty: 1:4194304)")
+    p.add_argument("-i", "--iterations", type=int, default=0,
+                   help="timed iterations per size (osu -i; 0: OSU's default)")
+    p.add_argument("-x", "--warmup", type=int, default=0,
+                   help="warm-up iterations per size (osu -x; 0: OSU's default)")
+    p.add_argument("-W", "--window", type=int, default=0,
+                   help="messages in flight for bw/bibw (osu -W; 0: OSU's default, 64)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="runs of every job: the CSV gives the median and min/max, the plots "
+                   "shade the spread")
+    p.add_argument("--rate-a", default="1gbit", help="cluster A's link rate when shaped (tc rate)")
+    p.add_argument("--rate-b", default="4gbit", help="cluster B's link rate when shaped (tc rate)")
+    p.add_argument("--local", action="store_true",
+                   help="everything on this host over loopback (zipper-run --local)")
+    p.add_argument("--hostfile-a", default="", help="real clusters: cluster A's mpirun hostfile")
+    p.add_argument("--hostfile-b", default="", help="real clusters: cluster B's mpirun hostfile")
+    p.add_argument("--forwarder-a", default="", help="zipperd's address for cluster A, HOST:PORT")
+    p.add_argument("--forwarder-b", default="", help="zipperd's address for cluster B, HOST:PORT")
+    p.add_argument("--link", choices=("tcp", "verbs"), default="tcp",
+                   help="link to zipperd for forwarder addresses without a scheme")
+    p.add_argument("--mpirun-args", default="", help="extra mpirun arguments (zipper-run)")
+    p.add_argument("--perftest", default="",
+                   help="SERVER_DEV,CLIENT_DEV,SERVER_IP: add ib_send_lat / ib_write_bw")
+    p.add_argument("--perftest-gid", type=int, default=None, help="GID index for perftest (-x)")
     p.add_argument("--timeout", type=int, default=1800, help="limit per run, seconds")
-    p.add_argument("--out-dir", default="bench-p2p")
-    c = sub.add_parser("coll", help="collectives per algorithm and n vs native, with the model")
-    c.add_argument("--layout", default="4+4")
-    c.add_argument("--bench", default="barrier,bcast,reduce,allreduce,alltoall,alltoallv")
-    c.add_argument("--sizes", default="4:1048576", help="[MIN:]MAX bytes (osu -m)")
-    c.add_argument("--rate-a", default="1gbit")
-    c.add_argument("--rate-b", default="4gbit")
-    c.add_argument("--out-dir", default="bench-coll")
-    t = sub.add_parser("tune", help="zipper-tune on the emulation, with plots of its report")
-    t.add_argument("--layout", default="4+4")
-    t.add_argument("--rate-a", default="1gbit")
-    t.add_argument("--rate-b", default="4gbit")
-    t.add_argument("--quick", action="store_true")
-    t.add_argument("--out-dir", default="tune")
+    p.add_argument("--out-dir", default="bench-p2p", help="where the CSV and plots go")
+    c = sub.add_parser("coll", help="collectives per algorithm and n vs native, with the model",
+                       formatter_class=fmt)
+    c.add_argument("--layout", default="4+4", help="X+Y ranks in clusters A and B")
+    c.add_argument("--bench", default="barrier,bcast,reduce,allreduce,alltoall,alltoallv",
+                   help="OSU collective benchmarks, comma-separated")
+    c.add_argument("--sizes", default="4:1048576",
+                   help="[MIN:]MAX bytes (osu -m; MIN:MIN gives one size, drawn as bars)")
+    c.add_argument("--rate-a", default="1gbit", help="cluster A's link rate (tc rate)")
+    c.add_argument("--rate-b", default="4gbit", help="cluster B's link rate (tc rate)")
+    c.add_argument("--out-dir", default="bench-coll", help="where the CSV, JSON and plots go")
+    t = sub.add_parser("tune", help="zipper-tune on the emulation, with plots of its report",
+                       formatter_class=fmt)
+    t.add_argument("--layout", default="4+4", help="X+Y ranks in clusters A and B")
+    t.add_argument("--rate-a", default="1gbit", help="cluster A's link rate (tc rate)")
+    t.add_argument("--rate-b", default="4gbit", help="cluster B's link rate (tc rate)")
+    t.add_argument("--quick", action="store_true", help="zipper-tune --quick: a few minutes")
+    t.add_argument("--out-dir", default="tune", help="where the tuning file, report and plots go")
     n = zipper_bench_npb.add_parser(sub)
     st, fo = zipper_bench_rails.add_parsers(sub)
     for sp in (p, c, t, n, st, fo):

@@ -101,7 +101,10 @@ int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
   if (h == MPI_ERRORS_ARE_FATAL) {
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) std::snprintf(text, sizeof text, "%d", rc);
+    if (rc == MPI_ERR_OTHER && rt->engine().link_lost())
+      std::snprintf(text, sizeof text, "MPI_ERR_OTHER: the link to zipperd is lost");
+    else if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+      std::snprintf(text, sizeof text, "%d", rc);
     std::fprintf(stderr,
                  "mmpi[rank %d]: %s on %s failed: %s; MPI_ERRORS_ARE_FATAL: aborting the job\n",
                  rt->rank(), fn, comm_label(*c).c_str(), text);

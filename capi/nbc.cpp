@@ -52,6 +52,7 @@ int launch(const char* what, std::unique_ptr<Schedule> s, MPI_Request* request) 
   if (int rc = s->start()) return finish_named(what, "schedule", t, rc);
   auto r = std::make_unique<Request>();
   r->kind = RequestKind::kProgressable;
+  r->comm = t.comm;  // its errors go to this communicator's handler
   r->progressable = std::move(s);
   *request = to_handle(std::move(r));
   return MPI_SUCCESS;

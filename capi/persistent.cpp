@@ -121,6 +121,7 @@ int init(Op op, const void* buf, int count, MPI_Datatype type, int peer, int tag
   install_progress_hook();
   auto r = std::make_unique<Request>();
   r->kind = RequestKind::kProgressable;
+  r->comm = c;  // its errors go to this communicator's handler
   r->progressable = std::make_unique<PersistentOp>(op, buf, count, type, peer, tag, comm);
   *request = to_handle(std::move(r));
   return MPI_SUCCESS;

@@ -95,14 +95,14 @@ class Engine final : public PointToPoint, private FrameHandler {
   bool connect() { return channel_.connect(*this); }
   /// Closes the channel (see Channel::close).
   void close() { channel_.close(*this); }
+  /// The link to zipperd failed (it was up once): nothing crosses clusters.
+  bool link_lost() const { return link_lost_; }
 
  private:
   std::optional<proto::Payload> payload_dest(const proto::FrameHeader& h) override;
   void on_data_frame(const proto::FrameHeader& h, proto::Payload payload) override;
   bool on_peer_gone(int vrank, const std::string& why) override;
   void on_link_failed() override;
-  /// The link to zipperd failed (it was up once): nothing crosses clusters.
-  bool link_lost() const { return link_lost_; }
 
   bool valid_world(int w) const { return w >= 0 && w < world_size_; }
   bool is_local_world(int w) const { return w >= local_lo_ && w < local_hi_; }

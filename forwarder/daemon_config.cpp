@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <functional>
+#include <map>
 
 namespace zipper::forwarder {
 
@@ -420,17 +421,50 @@ std::vector<SettingInfo> settings() {
   return out;
 }
 
+namespace {
+
+// What --help shows as the value of a setting's flag.
+std::string value_name(const Setting& s) {
+  static const std::map<std::string, std::string> by_flag = {
+      {"--pools", "SIZE:COUNT,..."},  {"--auth", "secret|munge"},
+      {"--log-level", "LEVEL"},       {"--pid-file", "PATH"},
+      {"--control-socket", "PATH"},   {"--metrics-listen", "HOST:PORT"},
+      {"--munge-socket", "PATH,..."}, {"--listen", "NAME=ADDRESS"},
+      {"--hello-timeout", "SECONDS"}, {"--keepalive", "SECONDS"}};
+  if (auto it = by_flag.find(s.info.flag); it != by_flag.end()) return it->second;
+  switch (s.shape) {
+    case Shape::kSize:
+      return "BYTES";
+    case Shape::kInteger:
+      return "N";
+    case Shape::kSeconds:
+      return "SECONDS";
+    case Shape::kBool:
+      return "true|false";
+    default:
+      return "TEXT";
+  }
+}
+
+}  // namespace
+
 void add_options(CLI::App& app, CommandLine& out) {
+  const DaemonConfig defaults;
   for (const auto& s : table()) {
     const std::string flag = s.info.flag;
-    const std::string help = s.info.help + " [file: " + s.info.key + "]";
+    const std::string def = s.get(defaults);
+    std::string help = s.info.help + " [file: " + s.info.key + "]";
+    if (def.empty()) help += " (default: none)";
+    CLI::Option* o = nullptr;
     if (s.shape == Shape::kListen || s.shape == Shape::kList) {
-      app.add_option_function<std::vector<std::string>>(
+      o = app.add_option_function<std::vector<std::string>>(
           flag, [&out, flag](const std::vector<std::string>& v) { out[flag] = v; }, help);
     } else {
-      app.add_option_function<std::string>(
+      o = app.add_option_function<std::string>(
           flag, [&out, flag](const std::string& v) { out[flag] = {v}; }, help);
     }
+    o->type_name(value_name(s));
+    if (!def.empty()) o->default_str(def);
   }
 }
 

@@ -72,14 +72,23 @@ int main(int argc, char** argv) {
   fw::CommandLine cli;
   app.add_option("--config", config_file,
                  "TOML settings file, e.g. /etc/zipper/zipperd.toml; flags override its keys")
+      ->type_name("PATH")
       ->check(CLI::ExistingFile);
   app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
   app.set_version_flag("--version", std::string("zipperd ") + fw::build_info().version);
   fw::add_options(app, cli);
   app.footer(
       "Signals: SIGHUP re-reads --config and applies log.level (other changes need a restart);\n"
-      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md.");
-  CLI11_PARSE(app, argc, argv);
+      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md.\n"
+      "Exit status: 0 stopped cleanly (or --check-config passed), 1 failure while running\n"
+      "(a listener cannot bind, ...), 2 usage or settings error.");
+  // Exit codes: 0 success (also --help, --version), 2 usage or settings
+  // error, 1 failure at run time (docs/operations.md).
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   fw::DaemonConfig cfg;
   try {

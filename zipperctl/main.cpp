@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   std::string socket = env ? env : "/run/zipper/zipperd.sock";
   bool as_json = false;
   app.add_option("-s,--socket", socket, "zipperd's control socket ($ZIPPER_CONTROL_SOCKET)")
+      ->type_name("PATH")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print the answer as JSON (stable field names, for scripts)");
   app.set_version_flag("--version", std::string("zipperctl ") + ZIPPER_VERSION);
@@ -35,7 +36,9 @@ int main(int argc, char** argv) {
   bool wait = false;
   int wait_s = 0;
   drain->add_flag("--wait", wait, "return once no job is running");
-  drain->add_option("--timeout", wait_s, "with --wait: give up after this many seconds (0: never)");
+  drain->add_option("--timeout", wait_s, "with --wait: give up after this many seconds (0: never)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
   auto* resume = app.add_subcommand("resume", "end a drain: admit new jobs again");
   auto* set = app.add_subcommand("set", "change a setting at run time");
   std::string key, value;
@@ -43,7 +46,11 @@ int main(int argc, char** argv) {
   set->add_option("value", value, "trace, debug, info, warn or error")->required();
   auto* metrics = app.add_subcommand(
       "metrics", "print Prometheus text (node_exporter textfile collector alternative)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help, --version: 0; usage: 2
+  }
 
   try {
     namespace ctl = zipper::ctl;

@@ -11,17 +11,22 @@ p=$(mktemp -d)
 trap 'rm -rf "$p"' EXIT
 cmake --install "$build" --prefix "$p" >/dev/null
 unit=$p/lib/systemd/system/zipperd.service
-grep -q "^ExecStart=$p/bin/zipperd --config /etc/zipper/zipperd.toml$" "$unit" ||
-    { echo "FAIL: ExecStart does not name the installed zipperd"; exit 1; }
+grep -q "^ExecStart=$p/bin/zipperd --config $p/etc/zipper/zipperd.toml$" "$unit" ||
+    { echo "FAIL: ExecStart does not name the installed zipperd and PREFIX/etc settings"; exit 1; }
 # verify runs man(1) for Documentation=: point it at the installed pages.
 out=$(MANPATH=$p/share/man systemd-analyze verify "$unit" 2>&1) || { echo "FAIL: $out"; exit 1; }
 [[ -z $out ]] || { echo "FAIL: systemd-analyze verify said: $out"; exit 1; }
 echo "systemd-analyze verify $unit: clean"
-for m in man8/zipperd.8 man8/zipperctl.8 man1/zipper-run.1; do
-    [[ -s $p/share/man/$m ]] || { echo "FAIL: no man page $m"; exit 1; }
-    grep -q '^\.SH OPTIONS\|^\.SH DESCRIPTION' "$p/share/man/$m" || { echo "FAIL: $m is empty"; exit 1; }
+# A man page for every command in bin.
+pages=()
+for cmd in "$p"/bin/*; do
+    name=${cmd##*/}
+    m=$(ls "$p"/share/man/man[18]/"$name".[18] 2>/dev/null | head -1)
+    [[ -n $m && -s $m ]] || { echo "FAIL: no man page for bin/$name"; exit 1; }
+    grep -q '^\.SH OPTIONS\|^\.SH DESCRIPTION' "$m" || { echo "FAIL: $m is empty"; exit 1; }
+    pages+=("$name")
 done
-echo "man pages: zipperd(8) zipperctl(8) zipper-run(1)"
+echo "man pages: ${pages[*]}"
 "$p/bin/zipperd" --config "$p/etc/zipper/zipperd.toml" --listen A=127.0.0.1:1 --check-config >/dev/null ||
     { echo "FAIL: the example settings do not parse"; exit 1; }
 if ls "$p/bin" | grep -q '^osu_'; then echo "FAIL: osu_* in bin: $(ls "$p/bin")"; exit 1; fi

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Command-line contract of the installed tools (issue 20, docs/operations.md
+"Exit status"): --version prints NAME VERSION and exits 0; a usage or
+settings error exits 2; a failure at run time exits 1; --help shows defaults
+and units. zipper-bench --replot on synthetic data draws the plots: bars for
+one collective size (measured beside the model), the spread of --repeat runs,
+the 1.0 / 2.0 references on latency ratios, and a --local run labelled
+"local", never "(real)".
+
+  test_cli.py BIN_DIR VERSION
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = VERSION = None
+
+
+def run(*cmd, env=None):
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, **(env or {})))
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+class Versions(unittest.TestCase):
+    def test_version(self):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench"):
+            r = run(tool(name), "--version")
+            self.assertEqual(r.returncode, 0, f"{name} --version: {r.stderr}")
+            self.assertEqual(r.stdout.strip(), f"{name} {VERSION}", name)
+
+    def test_usage_errors_exit_2(self):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench"):
+            r = run(tool(name), "--no-such-option")
+            self.assertEqual(r.returncode, 2, f"{name}: {r.stdout}{r.stderr}")
+        self.assertEqual(run(tool("zipperd"), "--listen", "A=127.0.0.1:0", "--conn-credits",
+                             "1", "--check-config").returncode, 2)
+        self.assertEqual(run(tool("zipperd")).returncode, 2)  # no listener
+        self.assertEqual(run(tool("zipper-bench"), "p2p", "--bench", "nope").returncode, 2)
+        self.assertEqual(run(tool("zipper-bench"), "p2p", "--repeat", "0", "--local",
+                             "--replot").returncode, 2)
+        self.assertEqual(run(tool("zipper-tune"), "--reevaluate", "/nonexistent").returncode, 2)
+
+    def test_runtime_failures_exit_1(self):
+        r = run(tool("zipperctl"), "--socket", "/nonexistent/zipperd.sock", "status")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot connect", r.stderr)
+        # A listener that cannot bind: the settings are fine, the run fails.
+        with tempfile.TemporaryDirectory() as d:
+            r = run(tool("zipperd"), "--listen", "A=192.0.2.1:1", "--pid-file",
+                    os.path.join(d, "pid"))
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+
+    def test_help_shows_defaults_and_units(self):
+        r = run(tool("zipperd"), "--help")
+        self.assertEqual(r.returncode, 0)
+        for text in ("--conn-credits N=64", "--max-memory BYTES=", "--ready-timeout SECONDS=",
+                     "--metrics-listen HOST:PORT", "(default: none)", "Exit status"):
+            self.assertIn(text, r.stdout)
+        self.assertNotIn(" TEXT ", r.stdout)
+        r = run(tool("zipper-tune"), "--help")
+        for text in ("--max-bytes BYTES=4194304", "--report PATH=zipper-tune.json", "Exit status"):
+            self.assertIn(text, r.stdout)
+        r = run(tool("zipper-bench"), "p2p", "--help")
+        self.assertIn("(default: 1800)", r.stdout)
+        self.assertIn("--repeat", r.stdout)
+
+
+def bench_python():
+    """The interpreter zipper-bench runs with (its #! line)."""
+    with open(tool("zipper-bench")) as f:
+        return f.readline()[2:].strip()
+
+
+class Plots(unittest.TestCase):
+    def setUp(self):
+        if run(bench_python(), "-c", "import matplotlib").returncode != 0:
+            self.skipTest("python3-matplotlib not installed for zipper-bench's interpreter")
+
+    def test_coll_one_size_draws_bars(self):
+        with tempfile.TemporaryDirectory() as d:
+            rows = [dict(bench="bcast", algorithm=a, n=n, size=1048576, avg_us=us,
+                         predicted_us=p, ratio_vs_native="")
+                    for a, n, us, p in (("native", "", 900.0, ""), ("auto", "", 1500.0, ""),
+                                        ("vandegeijn", "", 1400.0, 1300.0),
+                                        ("two_level", 2, 1700.0, 1600.0))]
+            with open(os.path.join(d, "coll.json"), "w") as f:
+                json.dump({"layout": "2+2", "rate_a": "1gbit", "rate_b": "4gbit", "rows": rows,
+                           "predictions": []}, f)
+            r = run(tool("zipper-bench"), "coll", "--replot", "--out-dir", d)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertGreater(os.path.getsize(os.path.join(d, "coll-bcast.png")), 1000)
+            with open(tool("zipper-bench")) as f:
+                self.assertIn("coll_bars", f.read())
+
+    def test_p2p_local_with_spread(self):
+        with tempfile.TemporaryDirectory() as d:
+            fields = ["benchmark", "size_bytes", "native_a", "native_b", "forwarded",
+                      "fwd_over_native_a", "forwarded_min", "forwarded_max", "native_a_min",
+                      "native_a_max"]
+            with open(os.path.join(d, "p2p-local.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=fields, restval="")
+                w.writeheader()
+                for size in (1, 1024, 65536):
+                    w.writerow(dict(benchmark="latency", size_bytes=size, native_a=2.0,
+                                    native_b=2.1, forwarded=5.0, fwd_over_native_a="2.500",
+                                    forwarded_min=4.5, forwarded_max=6.0, native_a_min=1.9,
+                                    native_a_max=2.2))
+            r = run(tool("zipper-bench"), "p2p", "--local", "--replot", "--bench", "latency",
+                    "--out-dir", d)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertGreater(os.path.getsize(os.path.join(d, "p2p-latency.png")), 1000)
+            with open(os.path.join(d, "p2p.csv")) as f:
+                merged = list(csv.DictReader(f))
+            self.assertEqual({m["links"] for m in merged}, {"local"})
+
+
+if __name__ == "__main__":
+    BIN, VERSION = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
