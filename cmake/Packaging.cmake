@@ -14,8 +14,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # RelWithDebInfo binaries carry their debug info; the package does not.
 set(CPACK_STRIP_FILES ON)
-# zipper-run and its helpers are bash and need mpirun and ip.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash, openmpi-bin, iproute2")
+# zipper-run and its helpers are bash and need mpirun and ip; zipperd serves
+# /metrics with libmicrohttpd (shlibdeps finds it too; named for clarity).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash, openmpi-bin, iproute2, libmicrohttpd12")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_CURRENT_LIST_DIR}/../deploy/service/postinst
   ${CMAKE_CURRENT_LIST_DIR}/../deploy/service/conffiles)

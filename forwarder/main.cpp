@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
     fw::Forwarder fwd(cfg.forwarder);
     fwd.start();
     fw::ControlCommands commands(fwd, set_log_level);
-    std::unique_ptr<fw::RequestServer> control, metrics;
+    std::unique_ptr<fw::RequestServer> control;
+    std::unique_ptr<fw::MetricsServer> metrics;
     if (!cfg.control_socket.empty()) {
       // 0660: the service user and its group (the admins) may connect.
       control = std::make_unique<fw::RequestServer>(
@@ -129,11 +130,11 @@ int main(int argc, char** argv) {
     if (!cfg.metrics_listen.empty()) {
       auto fd = fw::listen_tcp(cfg.metrics_listen);
       spdlog::info("metrics at http://{}/metrics", fw::bound_address(fd.get()));
-      metrics = std::make_unique<fw::RequestServer>(
-          std::move(fd), "\r\n\r\n", [&](const std::string& req) {
-            return fw::metrics_http_answer(
-                req, [&] { return fw::prometheus_text(fwd.snapshot(), fw::build_info()); });
-          });
+      fw::MetricsOptions opt;
+      opt.per_job_series = cfg.metrics_job_series != "none";
+      metrics = std::make_unique<fw::MetricsServer>(std::move(fd), [&fwd, opt] {
+        return fw::prometheus_text(fwd.snapshot(), fw::build_info(), opt);
+      });
     }
     if (!cfg.pid_file.empty()) std::ofstream(cfg.pid_file) << getpid() << "\n";
     fw::notify::ready(status_line(fwd));
