@@ -276,14 +276,14 @@ const std::vector<Setting>& table() {
           [](DaemonConfig & c) -> auto& { return c.forwarder.max_connections; }),
       integer(
           "limits.max_job_connections_share", "--max-job-connections-share",
-          "percent of --max-connections one job's layout x+y may claim (larger layouts are "
-          "refused)",
+          "percent of --max-connections one job's layout x+y may claim; larger layouts are "
+          "refused (default 50)",
           false, 1, 100,
           [](DaemonConfig & c) -> auto& { return c.forwarder.max_job_connections_share; }),
       integer(
           "limits.max_jobs_per_user", "--max-jobs-per-user",
           "jobs at once per MUNGE uid (--auth munge), else per source address of a job's "
-          "first rank",
+          "first rank (default 16)",
           false, 1, 1 << 20,
           [](DaemonConfig & c) -> auto& { return c.forwarder.max_jobs_per_user; }),
       seconds(

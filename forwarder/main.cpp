@@ -77,8 +77,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("zipperd ") + fw::build_info().version);
   fw::add_options(app, cli);
   app.footer(
+      "Shares: per pool class a job holds at most max(1, buffers / jobs) and never the class's\n"
+      "reserve (1/8); at most --conn-credits frames wait for one rank (its senders pause);\n"
+      "a layout at most --max-job-connections-share of --max-connections; at most\n"
+      "--max-jobs-per-user jobs per MUNGE uid or source address. Idle complete jobs are kept.\n"
       "Signals: SIGHUP re-reads --config and applies log.level (other changes need a restart);\n"
-      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md.");
+      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md\n"
+      "and docs/security.md.");
   CLI11_PARSE(app, argc, argv);
 
   fw::DaemonConfig cfg;
