@@ -15,8 +15,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # RelWithDebInfo binaries carry their debug info; the package does not.
 set(CPACK_STRIP_FILES ON)
 # zipper-run, zipper-emulate and zipper-netns-rsh are Python 3 (standard
-# library); they need mpirun, ip and tc (iproute2), taskset and unshare.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3, openmpi-bin, iproute2, util-linux")
+# library); they need mpirun, ip and tc (iproute2), taskset and unshare. zipperd
+# serves /metrics with libmicrohttpd (shlibdeps finds it too; named for clarity).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3, openmpi-bin, iproute2, util-linux, libmicrohttpd12")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${CMAKE_CURRENT_LIST_DIR}/../deploy/service/postinst
   ${CMAKE_CURRENT_LIST_DIR}/../deploy/service/conffiles)

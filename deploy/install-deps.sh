@@ -6,7 +6,7 @@ PKGS=(
   build-essential cmake pkg-config clang-format
   libopenmpi-dev openmpi-bin gfortran
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
-  libsystemd-dev help2man prometheus jq curl debootstrap
+  libsystemd-dev libmicrohttpd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
   libsodium-dev libmunge-dev munge clang libclang-rt-14-dev
   iproute2 util-linux procps python3 python3-matplotlib

@@ -14,6 +14,22 @@ using proto::LinkStatus;
 using proto::OutFrame;
 using proto::Payload;
 
+namespace {
+
+// Whose job it is, for --max-jobs-per-user: the MUNGE uid, else the source
+// address (the peer without its port).
+std::string owner_of(const Connection& c, const std::optional<std::uint32_t>& uid) {
+  if (uid) return "uid " + std::to_string(*uid);
+  std::string peer = c.link->peer();
+  if (const auto colon = peer.rfind(':');
+      colon != std::string::npos && colon > 0 &&
+      peer.find_first_not_of("0123456789", colon + 1) == std::string::npos)
+    peer.resize(colon);
+  return "address " + peer;
+}
+
+}  // namespace
+
 void Forwarder::refuse(const std::shared_ptr<Connection>& conn, ErrorCode code,
                        const std::string& why) {
   if (code == ErrorCode::kAuth)
@@ -94,10 +110,9 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
 }
 
 void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req) {
-  if (draining() && !registry_.contains(req.job_id)) {
-    refused_draining_.fetch_add(1, std::memory_order_relaxed);
-    return refuse(conn, ErrorCode::kBadHello, "zipperd is draining for maintenance: no new jobs");
-  }
+  // Draining: only ranks of a job that exists (its id and secret) join.
+  req.may_create = !draining();
+  req.owner = owner_of(*conn, req.uid);
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
   ack.hdr.job_id = req.job_id;
@@ -112,11 +127,13 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   auto r = registry_.join(req, conn);
   if (!r.job) {
     conn->link->set_max_payload(kPreHelloMaxPayload);
+    // Counted once per job, not per rank.
+    if (r.draining && r.first_refusal) refused_draining_.fetch_add(1, std::memory_order_relaxed);
     return refuse(conn, ErrorCode::kBadHello, r.error);
   }
   share_.set_jobs(registry_.job_count());
-  spdlog::info("job {}: rank {} of {}+{} connected from {}", r.job->log_name(), req.vrank,
-               req.np_low, req.np_high, conn->link->peer());
+  info_limited("admit", r.job->label(), "job {}: rank {} of {}+{} connected from {}",
+               r.job->label(), req.vrank, req.np_low, req.np_high, conn->link->peer());
   if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;
@@ -126,7 +143,8 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
     send_control(c, std::move(f));
   };
   if (r.now_ready) {
-    spdlog::info("job {}: all {} ranks connected", r.job->log_name(), r.job->size());
+    info_limited("ready", r.job->label(), "job {}: all {} ranks connected", r.job->label(),
+                 r.job->size());
     for (auto& c : r.job->members()) ready(c);
   } else if (r.ready) {
     ready(conn);

@@ -153,13 +153,28 @@ BufferPool::~BufferPool() {
   for (auto& k : classes_) ::munmap(k.base, k.mapped);
 }
 
-std::optional<BufferPool::Buffer> BufferPool::acquire(std::uint32_t bytes) {
+std::uint32_t BufferPool::share(std::size_t cls, std::uint32_t tenants) const {
+  const std::uint32_t buffers = classes_.at(cls).cfg.buffers;
+  const std::uint32_t most = buffers - std::max<std::uint32_t>(1, buffers / 8);
+  if (tenants <= 1) return most;
+  return std::min(most, std::max<std::uint32_t>(1, buffers / tenants));
+}
+
+std::optional<BufferPool::Buffer> BufferPool::acquire(std::uint32_t bytes, PoolTenant* tenant,
+                                                      std::uint32_t tenants, bool* at_share) {
   std::lock_guard lk(mu_);
   std::size_t fit = 0;
   while (fit < classes_.size() && classes_[fit].cfg.buffer_bytes < bytes) ++fit;
+  if (tenant && tenant->held.size() < classes_.size()) tenant->held.resize(classes_.size(), 0);
+  bool any_empty = false;
   for (std::size_t i = fit; i < classes_.size(); ++i) {
     Class& k = classes_[i];
-    if (k.free.empty()) continue;
+    if (k.free.empty()) {
+      any_empty = true;
+      continue;
+    }
+    if (tenant && tenant->held[i] >= share(i, tenants)) continue;
+    if (tenant) ++tenant->held[i];
     const std::uint32_t idx = k.free.back();
     k.free.pop_back();
     ++k.taken;
@@ -170,13 +185,15 @@ std::optional<BufferPool::Buffer> BufferPool::acquire(std::uint32_t bytes) {
     return Buffer{k.base + std::size_t{idx} * k.cfg.buffer_bytes, k.cfg.buffer_bytes,
                   static_cast<std::uint16_t>(i), idx};
   }
-  if (fit < classes_.size()) ++classes_[fit].exhausted;
+  if (fit < classes_.size() && any_empty) ++classes_[fit].exhausted;
+  if (at_share) *at_share = !any_empty && fit < classes_.size();
   return std::nullopt;
 }
 
-void BufferPool::release(const Buffer& b) {
+void BufferPool::release(const Buffer& b, PoolTenant* tenant) {
   std::lock_guard lk(mu_);
   Class& k = classes_.at(b.cls);
+  if (tenant && b.cls < tenant->held.size() && tenant->held[b.cls] > 0) --tenant->held[b.cls];
   k.free.push_back(b.index);
   in_use_bytes_ -= k.cfg.buffer_bytes;
 }

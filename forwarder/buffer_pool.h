@@ -55,11 +55,24 @@ struct PoolClassStats {
   std::uint32_t peak = 0;       // most buffers in use at once
   std::uint64_t taken = 0;      // buffers handed out since start
   std::uint64_t borrowed = 0;   // of those, taken from this class for a smaller payload
-  std::uint64_t exhausted = 0;  // requests that found this and every larger class empty
+  std::uint64_t exhausted = 0;  // requests refused while a class that fits was empty
+};
+
+/// One tenant's (a job's) buffers by class, for the per-class shares.
+/// Read and written under the pool's lock only.
+struct PoolTenant {
+  std::vector<std::uint32_t> held;  // buffers held, by class
 };
 
 /// A fixed set of buffers, mapped and faulted in at construction.
 /// Thread-safe: any thread may acquire and release.
+///
+/// Shares per class (as LNet sizes router buffer pools per network): with n
+/// tenants registered, one tenant may hold at most max(1, buffers / n)
+/// buffers of a class, and never the class's reserve (an eighth, at least
+/// one buffer), which stays free for the others. So a job that pins buffers
+/// (payloads that never come, a destination that never reads) cannot take a
+/// whole class, and a job that arrives later always finds buffers.
 class BufferPool {
  public:
   /// A buffer handed out by acquire(); give it back with release().
@@ -82,8 +95,16 @@ class BufferPool {
   /// A buffer of at least `bytes` bytes from the smallest class that fits and
   /// has one free; a larger class lends one when the fitting class is empty.
   /// nullopt when every class that fits is empty (the caller pauses).
-  std::optional<Buffer> acquire(std::uint32_t bytes);
-  void release(const Buffer& b);
+  std::optional<Buffer> acquire(std::uint32_t bytes) { return acquire(bytes, nullptr, 1, nullptr); }
+  /// As above, for `tenant` while `tenants` tenants share the pool: classes
+  /// where the tenant holds its share are skipped. nullopt sets *at_share
+  /// (when given) to true if only the tenant's shares stood in the way (its
+  /// own releases will let it go on), false if a class was empty.
+  std::optional<Buffer> acquire(std::uint32_t bytes, PoolTenant* tenant, std::uint32_t tenants,
+                                bool* at_share);
+  void release(const Buffer& b, PoolTenant* tenant = nullptr);
+  /// Buffers of class `cls` one of `tenants` tenants may hold.
+  std::uint32_t share(std::size_t cls, std::uint32_t tenants) const;
 
   /// Largest buffer (bytes).
   std::uint32_t max_buffer() const;

@@ -54,6 +54,17 @@ struct Connection {
   // (0: parked by the global budget); receive thread only.
   std::uint64_t share_wait = 0;
   int park_kind = 0;  // 0 not parked, 1 by the budget, 2 by the job's share (Forwarder::set_parked)
+  // Job::releases when it parked at its job's share or behind a full
+  // destination: it retries once that moved (receive thread only).
+  std::uint64_t park_epoch = 0;
+  // Frames inside zipperd on their way to this client, counted from their
+  // header on: at most its credit's worth (--conn-credits) before the senders
+  // pause, so a client that does not read cannot fill the pools.
+  std::atomic<std::uint32_t> inbound{0};
+  // The destination of the last frame received (receive thread only; weak:
+  // two connections must not keep each other alive).
+  std::weak_ptr<Connection> last_dest;
+  std::uint32_t last_dest_rank = ~0u;
   bool credit_exhausted = false;  // last frame left no room for a largest frame (receive thread)
 
   // Counters for zipperctl and /metrics (relaxed; see traffic_counters.h).

@@ -103,24 +103,45 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   if (conn->job) {
     const bool orderly = conn->said_bye;
     if (orderly)
-      spdlog::debug("connection of {} ended: {}", conn->name(), why);
+      spdlog::debug("job {}: connection of {} ended: {}", conn->job->label(), conn->name(), why);
     else
-      warn_limited("ended", "job {}: connection of {} ended: {}", conn->job->log_name(),
-                   conn->name(), why);
-    registry_.leave(conn);
+      warn_limited("ended", "job {}: connection of {} ended: {}", conn->job->label(), conn->name(),
+                   why);
+    const auto left = registry_.leave(conn);
     share_.set_jobs(registry_.job_count());
-    if (!orderly) {
-      for (auto& other : conn->job->members())
-        if (!other->doomed)
-          send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
-                     "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
-    }
+    if (!orderly) announce_departure(conn, why);
+    if (left.finished) log_job_end(*conn->job);
   } else if (conn->said_bye) {
     spdlog::debug("connection from {} ended before admission: {}", conn->link->peer(), why);
   } else {
     warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
                  why);
   }
+}
+
+void Forwarder::announce_departure(const std::shared_ptr<Connection>& conn,
+                                   const std::string& why) {
+  const auto about = conn->job->depart_unannounced(conn->vrank);
+  if (!about) return;  // the job was told it is broken already
+  const std::string text =
+      *about == Job::kAllRanks
+          ? "more than " + std::to_string(Job::kAnnouncedDepartures) +
+                " ranks of the job disconnected without BYE; the job is broken and further "
+                "departures are not announced"
+          : "rank " + std::to_string(conn->vrank) + " disconnected: " + why;
+  for (auto& other : conn->job->members())
+    if (!other->doomed) send_error(other, ErrorCode::kPeerGone, *about, 0, text);
+}
+
+void Forwarder::log_job_end(const Job& job) {
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - job.created).count();
+  const Traffic up = job.from_low.load(), down = job.from_high.load();
+  info_limited("job-end", "",
+               "job {}: ended after {:.1f} s; {}+{} ranks; relayed {} bytes in {} "
+               "frames low to high, {} bytes in {} frames high to low",
+               job.label(), secs, job.np_low(), job.np_high(), up.bytes, up.frames, down.bytes,
+               down.frames);
 }
 
 }  // namespace zipper::forwarder

@@ -275,6 +275,18 @@ const std::vector<Setting>& table() {
           "limits.max_connections", "--max-connections",
           "client connections at once, admitted or not", false, 1, 1 << 24,
           [](DaemonConfig & c) -> auto& { return c.forwarder.max_connections; }),
+      integer(
+          "limits.max_job_connections_share", "--max-job-connections-share",
+          "percent of --max-connections one job's layout x+y may claim; larger layouts are "
+          "refused (default 50)",
+          false, 1, 100,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.max_job_connections_share; }),
+      integer(
+          "limits.max_jobs_per_user", "--max-jobs-per-user",
+          "jobs at once per MUNGE uid (--auth munge), else per source address of a job's "
+          "first rank (default 16)",
+          false, 1, 1 << 20,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.max_jobs_per_user; }),
       seconds(
           "timeouts.ready", "--ready-timeout",
           "seconds an admitted rank waits for the rest of its job before it is closed", false,
@@ -305,6 +317,11 @@ const std::vector<Setting>& table() {
           "metrics.listen", "--metrics-listen",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: none", false,
           [](DaemonConfig & c) -> auto& { return c.metrics_listen; }),
+      text("metrics.job_series", "--metrics-job-series",
+           "'label': per-job series, named by the job's hashed label (never its id); 'none': "
+           "totals only",
+           false, [](DaemonConfig & c) -> auto& { return c.metrics_job_series; },
+           {"label", "none"}),
   };
   return t;
 }

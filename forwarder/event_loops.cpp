@@ -47,13 +47,13 @@ void Forwarder::recv_loop(Side& side) {
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
-          // A job at its fair share stays parked until its own frames
-          // leave; waking it for every other job's release would cost a
-          // pass over all its connections per frame.
-          const std::uint64_t share = share_.share();
+          // A connection parked at its job's share (or behind a full
+          // destination of its job) stays parked until one of the job's
+          // frames leaves; waking it for every other job's release would
+          // cost a pass over all its connections per frame.
           for (auto& [cid, c] : side.conns)
-            if (c->parked &&
-                !(c->share_wait > 0 && c->job->memory_held.load() + c->share_wait > share))
+            if (c->parked && !(c->park_kind == 2 &&
+                               c->job->releases.load(std::memory_order_acquire) == c->park_epoch))
               parked.push_back(c);
         }
         for (auto& c : parked) progress_conn(side, c);
@@ -129,9 +129,10 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   }
   set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
-    // A connection closed in order while its frames were handled (a probe's
-    // BYE after HELLO) broke no rule.
-    if (!conn->said_bye) note_protocol_error(conn);
+    // A handler that closed the connection counted its own reason (an
+    // admission refusal is no protocol error: issue 20), and one closed in
+    // order while its frames were handled (a probe's BYE after HELLO) broke no rule.
+    if (sink.violation() && !conn->said_bye) note_protocol_error(conn);
     close_conn(conn, "protocol violation");
   } else if (st == LinkStatus::kClosed) {
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "../proto/munge.h"
@@ -33,7 +34,10 @@ void block_sigpipe() {
 Forwarder::Forwarder(Config cfg)
     : cfg_(std::move(cfg)),
       share_(cfg_.max_memory, 2 * std::uint64_t{cfg_.max_frame}),
-      registry_(cfg_.max_jobs, cfg_.max_ranks) {
+      registry_(cfg_.max_jobs, cfg_.max_ranks,
+                static_cast<std::uint32_t>(std::uint64_t{cfg_.max_connections} *
+                                           cfg_.max_job_connections_share / 100),
+                cfg_.max_jobs_per_user) {
   if (cfg_.listen.empty()) throw std::invalid_argument("at least one --listen is required");
   if (cfg_.max_frame < 1024 || cfg_.max_frame > proto::kMaxPayloadLimit)
     throw std::invalid_argument("max frame must be between 1 KiB and 64 MiB");
@@ -48,8 +52,13 @@ Forwarder::Forwarder(Config cfg)
     throw std::invalid_argument("auth must be 'secret' or 'munge', got '" + cfg_.auth + "'");
   if (cfg_.max_ranks < 2 || cfg_.max_ranks > (1u << 24))
     throw std::invalid_argument("max ranks must be between 2 and 16777216");
-  if (cfg_.max_jobs == 0 || cfg_.max_connections == 0)
-    throw std::invalid_argument("max jobs and max connections must be positive");
+  if (cfg_.max_jobs == 0 || cfg_.max_connections == 0 || cfg_.max_jobs_per_user == 0)
+    throw std::invalid_argument("max jobs, max jobs per user and max connections must be positive");
+  if (cfg_.max_job_connections_share < 1 || cfg_.max_job_connections_share > 100)
+    throw std::invalid_argument("a job's share of the connections must be 1 to 100 percent");
+  if (std::uint64_t{cfg_.max_connections} * cfg_.max_job_connections_share / 100 < 2)
+    throw std::invalid_argument(
+        "a job's share of --max-connections must allow a 1+1 job (at least 2 connections)");
   if (cfg_.hello_timeout_ms <= 0 || cfg_.ready_timeout_ms <= 0 || cfg_.frame_timeout_ms <= 0 ||
       cfg_.accept_pause_ms <= 0 || cfg_.keepalive_s < 0)
     throw std::invalid_argument("timeouts must be positive (keepalive 0 = off)");
@@ -84,10 +93,15 @@ void Forwarder::start() {
       "pools (at most {} bytes): {}",
       cfg_.conn_credits, cfg_.max_frame, cfg_.max_memory, pool_->describe());
   spdlog::info(
-      "admission: auth {}, at most {} jobs of at most {} ranks, {} connections; each job may "
-      "hold at least {} bytes and a fair share of {} bytes; ranks must use their group's side: {}",
-      cfg_.auth, cfg_.max_jobs, cfg_.max_ranks, cfg_.max_connections, share_.share(),
-      cfg_.max_memory, cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
+      "admission: auth {}, at most {} jobs ({} per user), {} connections, a job's layout at "
+      "most {} ranks ({} % of the connections); each job may hold at least {} bytes and a fair "
+      "share of {} bytes, and per pool class its share of the buffers; ranks must use their "
+      "group's side: {}",
+      cfg_.auth, cfg_.max_jobs, cfg_.max_jobs_per_user, cfg_.max_connections,
+      std::min<std::uint64_t>(cfg_.max_ranks, std::uint64_t{cfg_.max_connections} *
+                                                  cfg_.max_job_connections_share / 100),
+      cfg_.max_job_connections_share, share_.share(), cfg_.max_memory,
+      cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
   spdlog::info(
       "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
       "accept pause on EMFILE {} ms",

@@ -41,8 +41,8 @@
 #include "buffer_pool.h"
 #include "job_memory_share.h"
 #include "job_registry.h"
+#include "log_limiter.h"
 #include "pipe_pool.h"
-#include "warn_limiter.h"
 
 namespace zipper::proto::auth {
 class MungeVerifier;
@@ -76,6 +76,11 @@ struct Config {
   std::uint32_t max_ranks = 65536;        // largest layout x+y a job may claim
   std::uint32_t max_jobs = 64;            // jobs served at once
   std::uint32_t max_connections = 16384;  // client connections at once, admitted or not
+  // A job's layout x+y may claim at most this percentage of max_connections.
+  std::uint32_t max_job_connections_share = 50;
+  // Jobs at once per owner: the MUNGE uid with --auth munge, else the source
+  // address of the job's first rank.
+  std::uint32_t max_jobs_per_user = 16;
   int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
@@ -104,10 +109,11 @@ struct Stats {
   std::vector<PoolClassStats> pools;
   std::uint64_t spliced_frames = 0;  // payloads relayed by splice() (pipe_pool.h)
   std::uint64_t spliced_bytes = 0;
-  std::uint64_t auth_failures = 0;       // AUTH frames refused
-  std::uint64_t refused_admissions = 0;  // hellos refused (limits, layout, side, slot)
-  std::uint64_t timeouts = 0;            // connections closed by a timeout
-  std::uint64_t accept_pauses = 0;       // times accepting paused for lack of descriptors
+  std::uint64_t auth_failures = 0;  // AUTH frames refused
+  std::uint64_t refused_admissions =
+      0;                            // ranks refused admission (limits, layout, side, slot, drain)
+  std::uint64_t timeouts = 0;       // connections closed by a timeout
+  std::uint64_t accept_pauses = 0;  // times accepting paused for lack of descriptors
 };
 
 class Forwarder {
@@ -133,8 +139,10 @@ class Forwarder {
   /// pools, for zipperctl and /metrics. Thread-safe; takes the side and
   /// registry locks briefly.
   Snapshot snapshot() const;
-  /// Draining: hellos of jobs not yet known are refused (kBadHello, "draining"),
-  /// ranks of running jobs are still admitted; running jobs finish normally.
+  /// Draining: every new job is refused (kBadHello, "draining"), even one
+  /// that names a running job's id with a secret of its own; ranks of running
+  /// jobs (the same id and secret) are still admitted, and running jobs
+  /// finish normally.
   void set_draining(bool on);
   bool draining() const { return draining_.load(std::memory_order_relaxed); }
   /// One counter per receive and send loop, advanced on every round (a round
@@ -162,16 +170,29 @@ class Forwarder {
   void sweep(Side& side);
   void set_parked(Connection& c, bool on);
   void pause_accepting(Side& side, int err);
-  /// Logs a warning unless too many of its kind came lately (WarnLimiter).
+  /// Logs a warning unless too many of its kind came lately (LogLimiter).
   template <typename... Args>
   void warn_limited(const std::string& kind, fmt::format_string<Args...> f, Args&&... args);
+  /// Logs at info unless too many of its kind, or of its kind for `job`,
+  /// came lately: admissions, departures and job ends are counted beyond that.
+  template <typename... Args>
+  void info_limited(const std::string& kind, const std::string& job, fmt::format_string<Args...> f,
+                    Args&&... args);
+  /// Reports the lines the limiters held back (from the sweep).
+  void report_suppressed();
+  /// Tells the job's other ranks that `conn`'s rank left without BYE: one
+  /// notice per rank for the first departures, then one saying the job is
+  /// broken, then none (Job::depart_unannounced).
+  void announce_departure(const std::shared_ptr<Connection>& conn, const std::string& why);
+  /// The job ended: one info line with its duration and bytes.
+  void log_job_end(const Job& job);
   void send_error(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
                   std::uint32_t about_rank, std::uint64_t seq, const std::string& text);
   void send_control(const std::shared_ptr<Connection>& conn, proto::OutFrame frame);
   void return_credit(const std::shared_ptr<Connection>& conn, std::uint64_t cost);
   void wake_all_receivers();
   /// Returns a pool buffer and wakes receivers paused for lack of one.
-  void release_buffer(const BufferPool::Buffer& b);
+  void release_buffer(const BufferPool::Buffer& b, PoolTenant* tenant);
   void note_protocol_error(const std::shared_ptr<Connection>& conn);
 
   Config cfg_;
@@ -184,7 +205,8 @@ class Forwarder {
   JobRegistry registry_;
   std::unique_ptr<proto::auth::KeyPair> keys_;  // sealed job secrets are opened with it
   std::vector<std::unique_ptr<proto::auth::MungeVerifier>> munge_;  // per side, --auth munge
-  WarnLimiter warn_limiter_;
+  LogLimiter warn_limiter_{10, 10, std::chrono::seconds(10)};
+  LogLimiter info_limiter_{5, 2, std::chrono::seconds(60)};
   std::vector<std::unique_ptr<Side>> sides_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> started_{false};

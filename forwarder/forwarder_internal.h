@@ -28,6 +28,9 @@ inline constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
 /// AUTH with a MUNGE credential.
 inline constexpr std::uint32_t kPreHelloMaxPayload = 4096;
 
+/// The connection serving rank `vrank` of `c`'s job, or nullptr; remembers
+/// the last answer (receive thread of `c` only).
+std::shared_ptr<Connection> destination_of(Connection& c, std::uint32_t vrank);
 /// epoll_ctl(ADD); throws std::runtime_error on failure.
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id);
 /// Wakes the loop waiting on eventfd `efd`.
@@ -71,13 +74,14 @@ struct Forwarder::Side {
 template <typename... Args>
 void Forwarder::warn_limited(const std::string& kind, fmt::format_string<Args...> f,
                              Args&&... args) {
-  std::uint64_t suppressed = 0;
-  if (!warn_limiter_.allow(kind, &suppressed)) return;
-  if (suppressed > 0)
-    spdlog::warn("({} similar warnings suppressed) {}", suppressed,
-                 fmt::format(f, std::forward<Args>(args)...));
-  else
-    spdlog::warn(f, std::forward<Args>(args)...);
+  if (warn_limiter_.allow(kind)) spdlog::warn(f, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void Forwarder::info_limited(const std::string& kind, const std::string& job,
+                             fmt::format_string<Args...> f, Args&&... args) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  if (info_limiter_.allow(kind, job)) spdlog::info(f, std::forward<Args>(args)...);
 }
 
 }  // namespace zipper::forwarder

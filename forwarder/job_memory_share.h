@@ -19,6 +19,10 @@ class JobMemoryShare {
 
   /// Number of registered jobs (updated by the forwarder on join and leave).
   void set_jobs(std::uint64_t n) { jobs_.store(n == 0 ? 1 : n, std::memory_order_relaxed); }
+  /// Registered jobs (at least 1).
+  std::uint32_t jobs() const {
+    return static_cast<std::uint32_t>(jobs_.load(std::memory_order_relaxed));
+  }
   /// Bytes one job may hold now.
   std::uint64_t share() const {
     const std::uint64_t s = limit_ / jobs_.load(std::memory_order_relaxed);

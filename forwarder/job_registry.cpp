@@ -1,6 +1,25 @@
 #include "job_registry.h"
 
+#include <sodium.h>
+
+#include <cstring>
+
 namespace zipper::forwarder {
+
+std::string Job::job_label(std::uint64_t id, const proto::auth::Fingerprint& fp) {
+  unsigned char in[8 + sizeof fp];
+  for (int i = 0; i < 8; ++i) in[i] = static_cast<unsigned char>(id >> (8 * i));
+  std::memcpy(in + 8, fp.data(), sizeof fp);
+  unsigned char h[6];
+  crypto_generichash(h, sizeof h, in, sizeof in, nullptr, 0);
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : h) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
 
 std::vector<std::shared_ptr<Connection>> Job::members() const {
   std::lock_guard lk(mu_);
@@ -17,6 +36,10 @@ std::string JobRegistry::check_layout(std::uint32_t np_low, std::uint32_t np_hig
     return "invalid layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
            " (each group at least 1, at most " + std::to_string(max_ranks_) +
            " ranks in all: --max-ranks)";
+  if (n > max_layout_)
+    return "layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
+           " needs more than one job's share of connections (at most " +
+           std::to_string(max_layout_) + " ranks: --max-job-connections-share)";
   if (vrank >= n)
     return "rank " + std::to_string(vrank) + " outside layout " + std::to_string(np_low) + "+" +
            std::to_string(np_high);
@@ -41,13 +64,27 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   if (it != jobs_.end()) {
     job = it->second;
   } else {
+    if (!req.may_create) {
+      r.draining = true;
+      r.error = "zipperd is draining for maintenance: no new jobs";
+      if (refused_draining_.size() >= 4096) refused_draining_.clear();  // bounded
+      r.first_refusal = refused_draining_.insert(Key{req.job_id, req.fingerprint}).second;
+      return r;
+    }
     if (jobs_.size() >= max_jobs_) {
       r.error = "zipperd serves its maximum of " + std::to_string(max_jobs_) +
                 " jobs (--max-jobs); try again later";
       return r;
     }
+    auto& mine = jobs_per_owner_[req.owner];
+    if (mine >= max_jobs_per_owner_) {
+      r.error = "zipperd serves the maximum of " + std::to_string(max_jobs_per_owner_) +
+                " jobs for " + req.owner + " (--max-jobs-per-user); try again later";
+      return r;
+    }
+    ++mine;  // a new job's first join cannot fail below: it matches the job it made
     job = std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.np_low, req.np_high,
-                                req.uid);
+                                req.uid, req.owner);
     jobs_.emplace(Key{req.job_id, req.fingerprint}, job);
   }
   if (job->np_low_ != req.np_low || job->np_high_ != req.np_high) {
@@ -85,8 +122,9 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   return r;
 }
 
-void JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
-  if (!conn->job) return;
+JobRegistry::LeaveResult JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
+  LeaveResult out;
+  if (!conn->job) return out;
   std::lock_guard lk(mu_);
   auto& job = conn->job;
   bool empty = false;
@@ -103,10 +141,15 @@ void JobRegistry::leave(const std::shared_ptr<Connection>& conn) {
     auto it = jobs_.find(Key{job->id(), job->fingerprint_});
     if (it != jobs_.end() && it->second == job) {
       jobs_.erase(it);
+      if (auto o = jobs_per_owner_.find(job->owner());
+          o != jobs_per_owner_.end() && --o->second == 0)
+        jobs_per_owner_.erase(o);
       finished_.push_back(job);
       if (finished_.size() > kFinishedKept) finished_.pop_front();
+      out.finished = true;
     }
   }
+  return out;
 }
 
 bool JobRegistry::contains(std::uint64_t job_id) const {

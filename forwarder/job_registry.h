@@ -6,6 +6,11 @@
 // (proto/auth.h): a party without the secret who claims the same id makes a
 // different job, so a job id cannot be squatted. Rank tables grow with the
 // ranks that actually connect, never with the layout a hello claims.
+//
+// Shares (issue 21): a layout may claim at most a configured part of
+// --max-connections, and one owner (a MUNGE uid, else a source address) may
+// run at most --max-jobs-per-user jobs at once. A complete job is never
+// reaped for being idle: it may compute for hours.
 #pragma once
 
 #include <atomic>
@@ -17,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,6 +30,7 @@
 #include <vector>
 
 #include "../proto/auth.h"
+#include "buffer_pool.h"
 #include "connection.h"
 #include "traffic_counters.h"
 
@@ -32,14 +39,21 @@ namespace zipper::forwarder {
 class Job {
  public:
   Job(std::uint64_t id, const proto::auth::Fingerprint& fp, const proto::auth::Key& key,
-      std::uint32_t np_low, std::uint32_t np_high, std::optional<std::uint32_t> uid)
+      std::uint32_t np_low, std::uint32_t np_high, std::optional<std::uint32_t> uid,
+      std::string owner)
       : id_(id),
         fingerprint_(fp),
         key_(key),
         np_low_(np_low),
         np_high_(np_high),
         uid_(uid),
-        log_name_(proto::auth::log_name(fp)) {}
+        owner_(std::move(owner)),
+        label_(job_label(id, fp)) {}
+
+  /// The job's one label in the log, zipperctl and /metrics: 12 hex digits of
+  /// a BLAKE2b hash of (id, secret fingerprint). It reveals neither, and two
+  /// jobs that share an id (each with its own secret) get different labels.
+  static std::string job_label(std::uint64_t id, const proto::auth::Fingerprint& fp);
 
   std::uint64_t id() const { return id_; }
   std::uint32_t np_low() const { return np_low_; }
@@ -49,8 +63,10 @@ class Job {
   const proto::auth::Key& auth_key() const { return key_; }
   /// MUNGE uid the job is kept to (--auth munge), else nullopt.
   const std::optional<std::uint32_t>& uid() const { return uid_; }
-  /// Name for logs: neither the job id nor anything that reveals the secret.
-  const std::string& log_name() const { return log_name_; }
+  /// See job_label().
+  const std::string& label() const { return label_; }
+  /// Whose job it counts against (--max-jobs-per-user): "uid N" or "address A".
+  const std::string& owner() const { return owner_; }
 
   /// Connection currently serving `vrank`, or nullptr.
   std::shared_ptr<Connection> lookup(std::uint32_t vrank) const {
@@ -82,6 +98,26 @@ class Job {
   std::atomic<std::uint64_t> memory_held{0};
   /// Connections of this job parked because the job is at its share.
   std::atomic<int> share_parked{0};
+  /// Advances whenever one of the job's frames leaves zipperd: a connection
+  /// parked at the job's share (or behind a full destination) retries only
+  /// when it moved.
+  std::atomic<std::uint64_t> releases{0};
+  /// The job's pool buffers by size class (BufferPool's per-class shares).
+  PoolTenant pool_use;
+
+  /// Departures without BYE announced to the other ranks one by one; after
+  /// that, one last notice says the job is broken (kAllRanks) and further
+  /// departures cost nothing (issue 21: no O(N^2) on a mass disconnect).
+  static constexpr std::uint32_t kAnnouncedDepartures = 8;
+  static constexpr std::uint32_t kAllRanks = 0xffffffffu;
+  /// Counts one departure without BYE: returns the rank to announce (the
+  /// departed one, or kAllRanks once), or nullopt when nothing is announced.
+  std::optional<std::uint32_t> depart_unannounced(std::uint32_t vrank) {
+    const std::uint32_t n = unorderly_.fetch_add(1, std::memory_order_relaxed);
+    if (n < kAnnouncedDepartures) return vrank;
+    if (n == kAnnouncedDepartures) return kAllRanks;
+    return std::nullopt;
+  }
 
  private:
   friend class JobRegistry;
@@ -90,7 +126,9 @@ class Job {
   const proto::auth::Key key_;
   const std::uint32_t np_low_, np_high_;
   const std::optional<std::uint32_t> uid_;
-  const std::string log_name_;
+  const std::string owner_;
+  const std::string label_;
+  std::atomic<std::uint32_t> unorderly_{0};
   mutable std::mutex mu_;
   std::unordered_map<std::uint32_t, std::shared_ptr<Connection>> slots_;
   std::unordered_set<std::uint32_t> departed_;  // ranks that left: never admitted again
@@ -99,9 +137,15 @@ class Job {
 
 class JobRegistry {
  public:
-  /// `max_jobs`: jobs at once; `max_ranks`: largest layout x+y accepted.
-  JobRegistry(std::size_t max_jobs, std::uint32_t max_ranks)
-      : max_jobs_(max_jobs), max_ranks_(max_ranks) {}
+  /// `max_jobs`: jobs at once; `max_ranks`: largest layout x+y accepted;
+  /// `max_layout`: largest layout as a share of --max-connections (the
+  /// message names that option); `max_jobs_per_owner`: jobs at once per owner.
+  JobRegistry(std::size_t max_jobs, std::uint32_t max_ranks, std::uint32_t max_layout,
+              std::uint32_t max_jobs_per_owner)
+      : max_jobs_(max_jobs),
+        max_ranks_(max_ranks),
+        max_layout_(max_layout),
+        max_jobs_per_owner_(max_jobs_per_owner) {}
 
   struct JoinRequest {
     std::uint64_t job_id = 0;
@@ -109,6 +153,8 @@ class JobRegistry {
     proto::auth::Key key{};  // used only when this join creates the job
     std::uint32_t np_low = 0, np_high = 0, vrank = 0;
     std::optional<std::uint32_t> uid;  // MUNGE uid of the connecting rank
+    std::string owner;                 // "uid N" with MUNGE, else "address A" of the connection
+    bool may_create = true;            // false while draining: only ranks of existing jobs join
     // Runs under the job's lock just before the connection is published
     // (e.g. queue its HELLO_ACK, so that no JOB_READY another thread sends
     // to the job's members can overtake it).
@@ -117,8 +163,14 @@ class JobRegistry {
   struct JoinResult {
     std::shared_ptr<Job> job;  // null on error
     std::string error;
-    bool now_ready = false;  // this join completed the job: announce JOB_READY to all
-    bool ready = false;      // the job is complete (now or earlier)
+    bool now_ready = false;      // this join completed the job: announce JOB_READY to all
+    bool ready = false;          // the job is complete (now or earlier)
+    bool draining = false;       // refused: a new job while draining
+    bool first_refusal = false;  // draining: the first refused rank of that job (count jobs once)
+  };
+  /// What leave() did.
+  struct LeaveResult {
+    bool finished = false;  // the job's last rank left: the job ended
   };
 
   /// Checks a layout and rank against the limits, before any authentication
@@ -135,7 +187,7 @@ class JobRegistry {
   JoinResult join(const JoinRequest& req, const std::shared_ptr<Connection>& conn);
   /// Removes `conn` from its job (its rank is never admitted again); drops
   /// the job when its last rank leaves.
-  void leave(const std::shared_ptr<Connection>& conn);
+  LeaveResult leave(const std::shared_ptr<Connection>& conn);
   std::size_t job_count() const;
   /// True while job `job_id` has at least one rank connected.
   bool contains(std::uint64_t job_id) const;
@@ -149,10 +201,12 @@ class JobRegistry {
  private:
   using Key = std::pair<std::uint64_t, proto::auth::Fingerprint>;
   const std::size_t max_jobs_;
-  const std::uint32_t max_ranks_;
+  const std::uint32_t max_ranks_, max_layout_, max_jobs_per_owner_;
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<Job>> jobs_;
   std::deque<std::shared_ptr<Job>> finished_;
+  std::map<std::string, std::uint32_t> jobs_per_owner_;
+  std::set<Key> refused_draining_;  // jobs refused while draining (bounded)
 };
 
 }  // namespace zipper::forwarder

@@ -78,8 +78,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("zipperd ") + fw::build_info().version);
   fw::add_options(app, cli);
   app.footer(
+      "Shares: per pool class a job holds at most max(1, buffers / jobs) and never the class's\n"
+      "reserve (1/8); at most --conn-credits frames wait for one rank (its senders pause);\n"
+      "a layout at most --max-job-connections-share of --max-connections; at most\n"
+      "--max-jobs-per-user jobs per MUNGE uid or source address. Idle complete jobs are kept.\n"
       "Signals: SIGHUP re-reads --config and applies log.level (other changes need a restart);\n"
-      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md.\n"
+      "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md\n"
+      "and docs/security.md.\n"
       "Exit status: 0 stopped cleanly (or --check-config passed), 1 failure while running\n"
       "(a listener cannot bind, ...), 2 usage or settings error.");
   // Exit codes: 0 success (also --help, --version), 2 usage or settings
@@ -127,7 +132,8 @@ int main(int argc, char** argv) {
     fw::Forwarder fwd(cfg.forwarder);
     fwd.start();
     fw::ControlCommands commands(fwd, set_log_level);
-    std::unique_ptr<fw::RequestServer> control, metrics;
+    std::unique_ptr<fw::RequestServer> control;
+    std::unique_ptr<fw::MetricsServer> metrics;
     if (!cfg.control_socket.empty()) {
       // 0660: the service user and its group (the admins) may connect.
       control = std::make_unique<fw::RequestServer>(
@@ -138,11 +144,11 @@ int main(int argc, char** argv) {
     if (!cfg.metrics_listen.empty()) {
       auto fd = fw::listen_tcp(cfg.metrics_listen);
       spdlog::info("metrics at http://{}/metrics", fw::bound_address(fd.get()));
-      metrics = std::make_unique<fw::RequestServer>(
-          std::move(fd), "\r\n\r\n", [&](const std::string& req) {
-            return fw::metrics_http_answer(
-                req, [&] { return fw::prometheus_text(fwd.snapshot(), fw::build_info()); });
-          });
+      fw::MetricsOptions opt;
+      opt.per_job_series = cfg.metrics_job_series != "none";
+      metrics = std::make_unique<fw::MetricsServer>(std::move(fd), [&fwd, opt] {
+        return fw::prometheus_text(fwd.snapshot(), fw::build_info(), opt);
+      });
     }
     if (!cfg.pid_file.empty()) std::ofstream(cfg.pid_file) << getpid() << "\n";
     fw::notify::ready(status_line(fwd));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <set>
 
 #ifndef ZIPPER_VERSION
 #define ZIPPER_VERSION "unknown"
@@ -55,7 +56,7 @@ class Writer {
 
 BuildInfo build_info() { return {ZIPPER_VERSION, ZIPPER_GIT_COMMIT}; }
 
-std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
+std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const MetricsOptions& opt) {
   Writer w;
   w.family("zipper_build_info", "gauge", "zipperd build; always 1.");
   w.sample(fmt::format("version=\"{}\",commit=\"{}\"", esc(b.version), esc(b.commit)),
@@ -92,13 +93,22 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
   per_side("zipper_side_connections", "gauge", "Client connections open on this side.",
            [](const SideSnapshot& d) { return d.connections_open; });
 
+  // Per-job series carry the job's label (Job::job_label), never its id, and
+  // at most one series per label: a label both running and in the finished
+  // history (or twice in the history) is shown once, the running one first.
+  std::vector<const JobSnapshot*> jobs;
+  if (opt.per_job_series) {
+    std::set<std::string> seen;
+    for (const auto& j : s.jobs)
+      if (seen.insert(j.label).second) jobs.push_back(&j);
+  }
   const auto per_job = [&](const char* name, const char* help, bool bytes) {
     w.family(name, "counter", help);
-    for (const auto& j : s.jobs) {
-      w.sample(fmt::format("job=\"{}\",direction=\"low_to_high\"", j.id),
-               bytes ? j.from_low.bytes : j.from_low.frames);
-      w.sample(fmt::format("job=\"{}\",direction=\"high_to_low\"", j.id),
-               bytes ? j.from_high.bytes : j.from_high.frames);
+    for (const JobSnapshot* j : jobs) {
+      w.sample(fmt::format("job=\"{}\",direction=\"low_to_high\"", esc(j->label)),
+               bytes ? j->from_low.bytes : j->from_low.frames);
+      w.sample(fmt::format("job=\"{}\",direction=\"high_to_low\"", esc(j->label)),
+               bytes ? j->from_high.bytes : j->from_high.frames);
     }
   };
   per_job("zipper_job_bytes_total",
@@ -106,8 +116,9 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
           true);
   per_job("zipper_job_frames_total", "Frames relayed for a job, by direction.", false);
   w.family("zipper_job_ranks", "gauge", "Ranks of a running job connected to this zipperd.");
-  for (const auto& j : s.jobs)
-    if (!j.finished) w.sample(fmt::format("job=\"{}\"", j.id), std::uint64_t{j.ranks_connected});
+  for (const JobSnapshot* j : jobs)
+    if (!j->finished)
+      w.sample(fmt::format("job=\"{}\"", esc(j->label)), std::uint64_t{j->ranks_connected});
 
   w.family("zipper_credit_stalls_total", "counter",
            "Times a connection's credit ran out, so its client had to wait.");
@@ -126,8 +137,12 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b) {
   w.sample("", s.protocol_errors);
   w.family("zipper_auth_errors_total", "counter", "Connections refused by authentication.");
   w.sample("", s.auth_errors);
-  w.family("zipper_jobs_refused_draining_total", "counter", "New jobs refused while draining.");
+  w.family("zipper_jobs_refused_draining_total", "counter",
+           "New jobs refused while draining (jobs, not ranks; not protocol errors).");
   w.sample("", s.jobs_refused_draining);
+  w.family("zipper_ranks_refused_total", "counter",
+           "Ranks refused admission for any reason (limits, layout, side, slot, drain).");
+  w.sample("", s.ranks_refused);
 
   const auto per_pool = [&](const char* name, const char* help,
                             const std::function<std::uint64_t(const PoolStats&)>& f) {

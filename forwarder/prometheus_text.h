@@ -15,6 +15,14 @@ struct BuildInfo {
 };
 
 BuildInfo build_info();
-std::string prometheus_text(const Snapshot& s, const BuildInfo& build);
+
+struct MetricsOptions {
+  /// Per-job series (zipper_job_*), labelled job="LABEL" with the job's
+  /// hashed label; false (metrics.job_series = "none"): totals only, for a
+  /// /metrics that people outside the jobs can reach.
+  bool per_job_series = true;
+};
+std::string prometheus_text(const Snapshot& s, const BuildInfo& build,
+                            const MetricsOptions& options = {});
 
 }  // namespace zipper::forwarder

@@ -14,26 +14,71 @@ using proto::FrameType;
 using proto::OutFrame;
 using proto::Payload;
 
+namespace {
+bool is_data_frame(FrameType t) {
+  return t == FrameType::kEager || t == FrameType::kRts || t == FrameType::kCts ||
+         t == FrameType::kChunk;
+}
+}  // namespace
+
+std::shared_ptr<Connection> destination_of(Connection& c, std::uint32_t vrank) {
+  if (vrank == c.last_dest_rank)
+    if (auto d = c.last_dest.lock(); d && !d->closed.load(std::memory_order_relaxed)) return d;
+  auto d = c.job->lookup(vrank);
+  c.last_dest = d;
+  c.last_dest_rank = vrank;
+  return d;
+}
+
 std::optional<Payload> Forwarder::RecvSinkImpl::payload_dest(const FrameHeader& hdr) {
   if (fatal_) return std::nullopt;
   if (!conn_->job)
     return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
+  Job& job = *conn_->job;
+  // A client past its grant is at fault whatever the memory: checked first.
+  if (conn_->credit.in_use() + proto::credit_cost(hdr.payload_len) > conn_->credit.granted()) {
+    ++conn_->errors;
+    f_.send_error(
+        conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
+        "client exceeded its credit of " + std::to_string(conn_->credit.granted()) + " frames");
+    fatal_ = violation_ = true;
+    return std::nullopt;
+  }
+  // Read before the checks: a release after them moves it and wakes us.
+  conn_->park_epoch = job.releases.load(std::memory_order_acquire);
+  conn_->share_wait = 0;
+  const std::uint64_t bytes = hdr.payload_len;
+  // A destination holds at most its credit's worth of frames inside zipperd:
+  // its senders pause until it reads (only its own job's releases wake them).
+  auto dest = is_data_frame(hdr.type) ? destination_of(*conn_, hdr.dst) : nullptr;
+  if (dest && dest->inbound.load(std::memory_order_relaxed) >= f_.cfg_.conn_credits) {
+    conn_->share_wait = bytes + 1;
+    f_.warn_limited("destination", "job {}: {} does not read ({} frames wait for it); pausing {}",
+                    job.label(), dest->name(), dest->inbound.load(), conn_->name());
+    return std::nullopt;
+  }
   // The job's fair share first: a job over it parks (only its own frames
   // leaving zipperd let it go on), however many buffers are free.
-  auto& held = conn_->job->memory_held;
-  const std::uint64_t bytes = hdr.payload_len;
-  conn_->share_wait = 0;
+  auto& held = job.memory_held;
   if (bytes > 0 && !f_.share_.try_acquire(held, bytes)) {
     conn_->share_wait = bytes;
     f_.warn_limited("share", "job {} holds its fair share of memory ({} bytes); pausing {}",
-                    conn_->job->log_name(), f_.share_.share(), conn_->name());
+                    job.label(), f_.share_.share(), conn_->name());
     return std::nullopt;
   }
   std::optional<BufferPool::Buffer> buf;
   if (bytes > 0) {
-    buf = f_.pool_->acquire(hdr.payload_len);
-    if (!buf) {  // park until a buffer frees up
+    bool at_share = false;
+    buf = f_.pool_->acquire(hdr.payload_len, &job.pool_use, f_.share_.jobs(), &at_share);
+    if (!buf) {  // park until a buffer frees up (its own job's, when at its class share)
       f_.share_.release(held, bytes);
+      if (at_share) {
+        conn_->share_wait = bytes;
+        f_.warn_limited("class-share",
+                        "job {} holds its share of every pool class a {}-byte frame fits; "
+                        "pausing {}",
+                        job.label(), bytes, conn_->name());
+      }
       return std::nullopt;
     }
   }
@@ -42,11 +87,11 @@ std::optional<Payload> Forwarder::RecvSinkImpl::payload_dest(const FrameHeader& 
     ++conn_->errors;
     conn_->credit.release(cost);
     f_.share_.release(held, bytes);
-    if (buf) f_.pool_->release(*buf);
+    if (buf) f_.pool_->release(*buf, &job.pool_use);
     f_.send_error(
         conn_, ErrorCode::kCreditOverrun, conn_->vrank, hdr.seq,
         "client exceeded its credit of " + std::to_string(conn_->credit.granted()) + " frames");
-    fatal_ = true;
+    fatal_ = violation_ = true;
     return std::nullopt;
   }
   // The client can no longer send a largest frame: it stalls until credit returns.
@@ -63,12 +108,16 @@ std::optional<Payload> Forwarder::RecvSinkImpl::payload_dest(const FrameHeader& 
   // with frames queued for each other would otherwise hold each other (and
   // every buffer queued on them) forever, leaking pool buffers, peers'
   // credit and sockets.
+  if (dest) dest->inbound.fetch_add(1, std::memory_order_relaxed);
   auto owner = std::shared_ptr<void>(
       buf ? static_cast<void*>(buf->data) : nullptr,
-      [&f = f_, w = std::weak_ptr<Connection>(conn_), job = conn_->job, buf, bytes, cost](void*) {
+      [&f = f_, w = std::weak_ptr<Connection>(conn_), wd = std::weak_ptr<Connection>(dest),
+       job = conn_->job, buf, bytes, cost](void*) {
         f.share_.release(job->memory_held, bytes);
+        if (buf) f.release_buffer(*buf, &job->pool_use);
+        if (auto d = wd.lock()) d->inbound.fetch_sub(1, std::memory_order_relaxed);
+        job->releases.fetch_add(1, std::memory_order_acq_rel);
         if (job->share_parked.load(std::memory_order_relaxed) > 0) f.wake_all_receivers();
-        if (buf) f.release_buffer(*buf);
         if (auto c = w.lock()) f.return_credit(c, cost);
       });
   if (hdr.payload_len > 0) {
@@ -80,14 +129,13 @@ std::optional<Payload> Forwarder::RecvSinkImpl::payload_dest(const FrameHeader& 
   // share) when they travel in a pipe instead.
   if (f_.cfg_.splice && bytes >= PipePool::kMinPayload && conn_->link->splices() &&
       (hdr.type == FrameType::kChunk || hdr.type == FrameType::kEager)) {
-    if (auto dest = conn_->job->lookup(hdr.dst); dest && dest->link->splices())
-      out.pipe = f_.pipes_->acquire(bytes);
+    if (dest && dest->link->splices()) out.pipe = f_.pipes_->acquire(bytes);
   }
   return out;
 }
 
-void Forwarder::release_buffer(const BufferPool::Buffer& b) {
-  pool_->release(b);
+void Forwarder::release_buffer(const BufferPool::Buffer& b, PoolTenant* tenant) {
+  pool_->release(b, tenant);
   if (parked_.load(std::memory_order_relaxed) > 0) wake_all_receivers();
 }
 

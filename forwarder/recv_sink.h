@@ -29,13 +29,17 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
     if (conn_->closed) fatal_ = true;
   }
 
+  /// The connection is done: a protocol violation, or a handler closed it
+  /// (e.g. an admission refusal).
   bool fatal() const { return fatal_; }
-  void set_fatal() { fatal_ = true; }
+  /// The client broke the protocol (credit overrun): a protocol error.
+  bool violation() const { return violation_; }
 
  private:
   Forwarder& f_;
   std::shared_ptr<Connection> conn_;
   bool fatal_ = false;
+  bool violation_ = false;
 };
 
 }  // namespace zipper::forwarder

@@ -57,7 +57,7 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
                    std::to_string(conn->job->id()) + " rank " + std::to_string(conn->vrank));
     return close_conn(conn, "spoofed job or rank");
   }
-  auto dest = conn->job->lookup(hdr.dst);
+  auto dest = destination_of(*conn, hdr.dst);
   if (!dest || dest->closed) {
     send_error(conn, ErrorCode::kPeerGone, hdr.dst, hdr.seq,
                "rank " + std::to_string(hdr.dst) + " is not connected");

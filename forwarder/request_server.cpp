@@ -120,7 +120,7 @@ UniqueFd listen_tcp(const std::string& host_port) {
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(fd.get(), res->ai_addr, res->ai_addrlen) != 0)
     throw std::runtime_error(errno_text("cannot bind " + host_port));
-  if (::listen(fd.get(), 16) != 0) throw std::runtime_error(errno_text("listen " + host_port));
+  if (::listen(fd.get(), 128) != 0) throw std::runtime_error(errno_text("listen " + host_port));
   return fd;
 }
 

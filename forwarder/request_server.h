@@ -1,8 +1,9 @@
-// A small blocking request/answer server on its own thread, shared by the
-// control socket (Unix, one JSON line each way) and the metrics endpoint
-// (TCP, HTTP/1.0 GET). One request per connection, served in turn: both are
-// low-rate administrative interfaces, and a client that stalls is cut off
-// after `timeout`.
+// A small blocking request/answer server on its own thread, for the control
+// socket (Unix, mode 0660, one JSON line each way). One request per
+// connection, served in turn: a low-rate administrative interface for the
+// service's own group, and a client that stalls is cut off after `timeout`.
+// (/metrics, reachable by more people, is served by libmicrohttpd:
+// metrics_http.h.)
 #pragma once
 
 #include <chrono>

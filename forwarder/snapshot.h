@@ -22,10 +22,11 @@ struct SideSnapshot {
   std::uint64_t connections_open = 0;
 };
 
-/// One job (all ranks sharing a job id). Kept after its last rank left, in a
-/// short history, so that its final counters stay readable.
+/// One job (its id and secret). Kept after its last rank left, in a short
+/// history, so that its final counters stay readable.
 struct JobSnapshot {
-  std::uint64_t id = 0;
+  std::string label;     // the job's label everywhere (log, zipperctl, /metrics): Job::job_label
+  std::uint64_t id = 0;  // MMPI job id (JSON: a string; never in /metrics or the log)
   std::uint32_t np_low = 0, np_high = 0;  // layout x+y
   std::uint32_t ranks_connected = 0;
   bool finished = false;  // every rank has left
@@ -39,10 +40,10 @@ struct LinkSnapshot {
   std::uint64_t id = 0;
   std::string side;
   std::string peer;
-  std::uint64_t job = 0;  // 0 before hello
+  std::string job;  // the job's label; empty before admission
   std::uint32_t vrank = 0;
-  std::uint64_t credits_granted = 0;  // bytes
-  std::uint64_t credits_in_use = 0;   // bytes the client has inside zipperd now
+  std::uint64_t credits_granted = 0;  // frames (--conn-credits)
+  std::uint64_t credits_in_use = 0;   // frames the client has inside zipperd now
   std::uint64_t queued_bytes = 0;     // bytes queued towards this client
   Traffic received;                   // relayed frames from this client
   Traffic sent;                       // relayed frames to this client
@@ -70,9 +71,10 @@ struct Snapshot {
   Traffic relayed;  // all sides
   std::uint64_t connections_accepted = 0;
   std::uint64_t protocol_errors = 0;
-  std::uint64_t auth_errors = 0;  // refused authentications (AUTH frames that failed)
-  std::uint64_t jobs_refused_draining = 0;
-  std::uint64_t credit_stalls = 0;  // summed over connections, closed ones included
+  std::uint64_t auth_errors = 0;            // refused authentications (AUTH frames that failed)
+  std::uint64_t jobs_refused_draining = 0;  // new jobs (not ranks) refused while draining
+  std::uint64_t ranks_refused = 0;          // ranks refused admission, any reason (drain included)
+  std::uint64_t credit_stalls = 0;          // summed over connections, closed ones included
   std::uint64_t memory_stalls = 0;
   Traffic spliced;  // relayed payloads that moved by splice() (pipe_pool.h), all sides
   std::vector<SideSnapshot> sides;

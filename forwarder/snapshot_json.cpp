@@ -18,6 +18,7 @@ nlohmann::json to_json(const Snapshot& s) {
                    {"protocol_errors", s.protocol_errors},
                    {"auth_errors", s.auth_errors},
                    {"jobs_refused_draining", s.jobs_refused_draining},
+                   {"ranks_refused", s.ranks_refused},
                    {"credit_stalls", s.credit_stalls},
                    {"memory_stalls", s.memory_stalls},
                    {"spliced", traffic(s.spliced)}};
@@ -32,7 +33,8 @@ nlohmann::json to_json(const Snapshot& s) {
   out["status"]["sides"] = sides;
   json jobs = json::array();
   for (const auto& j : s.jobs)
-    jobs.push_back({{"id", j.id},
+    jobs.push_back({{"job", j.label},
+                    {"id", std::to_string(j.id)},  // a string: u64 loses precision in jq
                     {"np_low", j.np_low},
                     {"np_high", j.np_high},
                     {"ranks_connected", j.ranks_connected},
@@ -48,8 +50,8 @@ nlohmann::json to_json(const Snapshot& s) {
                      {"peer", l.peer},
                      {"job", l.job},
                      {"rank", l.vrank},
-                     {"credits_granted_bytes", l.credits_granted},
-                     {"credits_in_use_bytes", l.credits_in_use},
+                     {"credits_granted_frames", l.credits_granted},
+                     {"credits_in_use_frames", l.credits_in_use},
                      {"queued_bytes", l.queued_bytes},
                      {"received", traffic(l.received)},
                      {"sent", traffic(l.sent)},

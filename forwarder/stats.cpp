@@ -52,6 +52,7 @@ Snapshot Forwarder::snapshot() const {
   s.protocol_errors = protocol_errors_.load();
   s.auth_errors = auth_failures_.load();
   s.jobs_refused_draining = refused_draining_.load();
+  s.ranks_refused = refused_admissions_.load();
   s.credit_stalls = credit_stalls_.load();
   s.memory_stalls = memory_stalls_.load();
   const PipePool::Stats ps = pipes_->stats();
@@ -59,7 +60,7 @@ Snapshot Forwarder::snapshot() const {
   for (const auto& side : sides_) {
     struct Seen {
       std::shared_ptr<Connection> conn;
-      std::uint64_t job;
+      std::string job;
       std::uint32_t vrank;
     };
     std::vector<Seen> conns;
@@ -67,9 +68,9 @@ Snapshot Forwarder::snapshot() const {
       std::lock_guard lk(side->mu);
       for (const auto& [id, c] : side->conns)
         if (c->admitted.load(std::memory_order_acquire))
-          conns.push_back({c, c->job->id(), c->vrank});
+          conns.push_back({c, c->job->label(), c->vrank});
         else
-          conns.push_back({c, 0, 0});
+          conns.push_back({c, {}, 0});
     }
     std::sort(conns.begin(), conns.end(),
               [](const Seen& a, const Seen& b) { return a.conn->id < b.conn->id; });
@@ -80,7 +81,7 @@ Snapshot Forwarder::snapshot() const {
       l.id = c->id;
       l.side = side->name;
       l.peer = c->link->peer();
-      l.job = job;  // 0 before hello
+      l.job = job;  // empty before admission
       l.vrank = vrank;
       l.credits_granted = c->credit.granted();
       l.credits_in_use = c->credit.in_use();
@@ -95,8 +96,8 @@ Snapshot Forwarder::snapshot() const {
     }
   }
   const auto add_job = [&](const Job& j, bool finished) {
-    s.jobs.push_back({j.id(), j.np_low(), j.np_high(), j.connected(), finished, secs(j.created),
-                      j.from_low.load(), j.from_high.load()});
+    s.jobs.push_back({j.label(), j.id(), j.np_low(), j.np_high(), j.connected(), finished,
+                      secs(j.created), j.from_low.load(), j.from_high.load()});
   };
   for (const auto& j : registry_.active()) {
     add_job(*j, false);

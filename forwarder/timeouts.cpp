@@ -1,5 +1,6 @@
 // Timeout sweeps: hello/auth, a frame's payload, and a job's readiness,
-// checked every 250 ms on each receive thread.
+// checked every 250 ms on each receive thread; and the count of log lines the
+// limiters held back.
 #include "forwarder.h"
 #include "forwarder_internal.h"
 
@@ -7,8 +8,16 @@ namespace zipper::forwarder {
 
 using proto::ErrorCode;
 
+void Forwarder::report_suppressed() {
+  for (const auto& [kind, n] : warn_limiter_.take_suppressed())
+    spdlog::warn("{} more '{}' warnings suppressed (at most 10 per 10 s)", n, kind);
+  for (const auto& [kind, n] : info_limiter_.take_suppressed())
+    spdlog::info("{} more '{}' lines suppressed (at most 5 per minute, 2 per job)", n, kind);
+}
+
 void Forwarder::sweep(Side& side) {
   using std::chrono::milliseconds;
+  if (side.index == 0) report_suppressed();
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::pair<std::shared_ptr<Connection>, const char*>> expired;
   std::vector<std::shared_ptr<Connection>> parked;

@@ -38,6 +38,7 @@ enum class ErrorCode : std::uint8_t {
   kUnknownJob = 2,     // job id not registered / hello required first
   kBadHello = 3,       // hello inconsistent with the job's layout, or duplicate rank
   kPeerGone = 4,       // destination rank is not (or no longer) connected; src = that rank
+                       // (0xffffffff: the job lost several ranks and is broken; Job::kAllRanks)
   kCreditOverrun = 5,  // sender exceeded its granted credits
   kAuth = 6,           // authentication failed
 };

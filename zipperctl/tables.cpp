@@ -33,6 +33,7 @@ std::string table(const Row& head, const std::vector<Row>& rows) {
 }
 
 std::string num(const json& j) { return j.dump(); }
+std::string str(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 std::string secs(const json& j) { return fmt::format("{:.0f}", j.get<double>()); }
 
 }  // namespace
@@ -55,6 +56,9 @@ std::string render_status(const json& a) {
   if (s.at("jobs_refused_draining").get<std::uint64_t>() > 0)
     out += fmt::format("refused      {} new jobs while draining\n",
                        num(s.at("jobs_refused_draining")));
+  if (s.contains("ranks_refused") && s.at("ranks_refused").get<std::uint64_t>() > 0)
+    out += fmt::format("refused      {} ranks in all (limits, layout, drain)\n",
+                       num(s.at("ranks_refused")));
   std::vector<Row> rows;
   for (const auto& d : s.at("sides"))
     rows.push_back({d.at("name").get<std::string>(), d.at("address").get<std::string>(),
@@ -66,13 +70,13 @@ std::string render_status(const json& a) {
 std::string render_jobs(const json& a) {
   std::vector<Row> rows;
   for (const auto& j : a.at("jobs"))
-    rows.push_back({num(j.at("id")), j.at("state").get<std::string>(),
+    rows.push_back({str(j.at("job")), str(j.at("id")), j.at("state").get<std::string>(),
                     fmt::format("{}+{}", num(j.at("np_low")), num(j.at("np_high"))),
                     num(j.at("ranks_connected")), num(j.at("low_to_high").at("bytes")),
                     num(j.at("low_to_high").at("frames")), num(j.at("high_to_low").at("bytes")),
                     num(j.at("high_to_low").at("frames")), secs(j.at("age_s"))});
-  return table({"JOB", "STATE", "LAYOUT", "RANKS", "LOW>HIGH_BYTES", "FRAMES", "HIGH>LOW_BYTES",
-                "FRAMES", "AGE_S"},
+  return table({"JOB", "ID", "STATE", "LAYOUT", "RANKS", "LOW>HIGH_BYTES", "FRAMES",
+                "HIGH>LOW_BYTES", "FRAMES", "AGE_S"},
                rows);
 }
 
@@ -80,14 +84,14 @@ std::string render_links(const json& a) {
   std::vector<Row> rows;
   for (const auto& l : a.at("links"))
     rows.push_back({num(l.at("id")), l.at("side").get<std::string>(),
-                    l.at("peer").get<std::string>(), num(l.at("job")), num(l.at("rank")),
-                    fmt::format("{}/{}", num(l.at("credits_in_use_bytes")),
-                                num(l.at("credits_granted_bytes"))),
+                    l.at("peer").get<std::string>(), str(l.at("job")), num(l.at("rank")),
+                    fmt::format("{}/{}", num(l.at("credits_in_use_frames")),
+                                num(l.at("credits_granted_frames"))),
                     num(l.at("queued_bytes")), num(l.at("received").at("bytes")),
                     num(l.at("sent").at("bytes")), num(l.at("credit_stalls")),
                     num(l.at("memory_stalls")), num(l.at("errors"))});
-  return table({"ID", "SIDE", "PEER", "JOB", "RANK", "CREDIT_USED/GRANTED", "QUEUED", "RX_BYTES",
-                "TX_BYTES", "CREDIT_STALLS", "MEM_STALLS", "ERRORS"},
+  return table({"ID", "SIDE", "PEER", "JOB", "RANK", "CREDIT_FRAMES_USED/GRANTED", "QUEUED",
+                "RX_BYTES", "TX_BYTES", "CREDIT_STALLS", "MEM_STALLS", "ERRORS"},
                rows);
 }
 

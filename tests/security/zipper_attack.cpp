@@ -3,6 +3,7 @@
 // outcome: refused, bounded, and zipperd still serving a legitimate job.
 //
 // usage: zipper_attack PATH/TO/zipperd [gtest options]
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -11,15 +12,19 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "proto/munge.h"
+#include "proto/tcp/tcp_link.h"
 #include "tests/unit/test_util.h"
 
 namespace {
@@ -29,6 +34,7 @@ using namespace zipper::test;
 using proto::ErrorCode;
 using proto::FrameType;
 using std::chrono::duration;
+using std::chrono::microseconds;
 using std::chrono::seconds;
 
 std::string g_zipperd;  // argv[1]
@@ -46,6 +52,7 @@ class UniqueFd {
     if (fd_ >= 0) ::close(fd_);
   }
   int get() const { return fd_; }
+  int release_for_test() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -87,6 +94,67 @@ bool closed_within(int fd, milliseconds timeout) {
     }
   }
   return false;
+}
+
+// TCP connection from source address `from` (e.g. "127.0.0.2": another
+// loopback address, i.e. another host to zipperd) to 127.0.0.1:port.
+UniqueFd raw_connect_from(const char* from, std::uint16_t port) {
+  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, from, &src.sin_addr);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+      ::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+    throw std::runtime_error(std::string("connect from ") + from + ": " + std::strerror(errno));
+  return s;
+}
+
+// A frame client whose connection comes from source address `from`.
+std::unique_ptr<FrameClient> client_from(const char* from, std::uint16_t port) {
+  UniqueFd s = raw_connect_from(from, port);
+  proto::UniqueFd fd(s.release_for_test());
+  return std::make_unique<FrameClient>(
+      std::make_unique<proto::tcp::TcpLink>(std::move(fd), std::string(from)));
+}
+
+// GET /metrics from 127.0.0.1:port; the whole answer, or "" after `timeout`.
+std::string scrape(std::uint16_t port, milliseconds timeout) {
+  UniqueFd s = raw_connect(port);
+  const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
+  ::send(s.get(), req.data(), req.size(), MSG_NOSIGNAL);
+  std::string out;
+  const auto deadline = Clock::now() + timeout;
+  char buf[65536];
+  while (Clock::now() < deadline) {
+    pollfd p{s.get(), POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    const ssize_t n = ::recv(s.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0) return out;
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return out;
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+  }
+  return "";
+}
+
+// One request on zipperd's control socket (as zipperctl sends it); the answer line.
+std::string control(const std::string& path, const std::string& json_line) {
+  UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return "";
+  const std::string req = json_line + "\n";
+  ::send(s.get(), req.data(), req.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::recv(s.get(), buf, sizeof buf, 0)) > 0)
+    out.append(buf, static_cast<std::size_t>(n));
+  return out;
 }
 
 // zipperd as a child process; SIGTERM and reaped on destruction.
@@ -196,9 +264,9 @@ class Zipperd {
 
 // Limits used for the probes: small enough to hit in seconds.
 std::vector<std::string> probe_limits() {
-  return {"--max-memory",    "64MiB", "--conn-credits",  "64",   "--max-frame",     "1MiB",
-          "--max-ranks",     "4096",  "--max-jobs",      "16",   "--hello-timeout", "2",
-          "--frame-timeout", "2",     "--ready-timeout", "20",   "--accept-pause",  "0.5",
+  return {"--max-memory",    "64MiB", "--conn-credits",  "64", "--max-frame",     "1MiB",
+          "--max-ranks",     "4096",  "--max-jobs",      "16", "--hello-timeout", "2",
+          "--frame-timeout", "2",     "--ready-timeout", "20", "--accept-pause",  "0.5",
           "--log-level",     "info"};
 }
 
@@ -279,8 +347,7 @@ class Attack : public ::testing::Test {
         if (!pump_until(
                 {from, to},
                 [&] {
-                  return from->credits() >=
-                         static_cast<std::int64_t>(proto::credit_cost(bytes));
+                  return from->credits() >= static_cast<std::int64_t>(proto::credit_cost(bytes));
                 },
                 seconds(10)))
           return -1;
@@ -773,6 +840,365 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kHelloAck) << f->text();
 #endif
+}
+
+// ---- Issue 21: shares, not first-come-first-served. Each probe runs a
+// legitimate 1+1 job beside the attack; its every byte is checked
+// (pingpong() compares each payload).
+
+// 3g: ranks of an attacker's job claim frames in every pool class and never
+// send the payloads. Per-class shares leave the other job its buffers.
+TEST_F(Attack, ClaimedFramesInEveryClassLeaveOtherJobsTheirBuffers) {
+  auto limits = probe_limits();
+  *(std::find(limits.begin(), limits.end(), "--frame-timeout") + 1) = "60";
+  Zipperd z(limits);
+  auto [a, b] = legit_pair(z, 3);
+  const int rounds = 300;
+  const std::size_t bytes = 64 << 10;
+  const auto best_of_3 = [&] {
+    double best = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      const double t = pingpong(*a, *b, 3, rounds, bytes);
+      if (t < 0) return t;
+      best = std::min(best, t);
+    }
+    return best;
+  };
+  pingpong(*a, *b, 3, 5, bytes);  // warm up
+  const double alone = best_of_3();
+  ASSERT_GT(alone, 0);
+  // The default classes of 64 MiB: 1 KiB x 655, 16 KiB x 245, 128 KiB x 204,
+  // 1 MiB x 33. Claims sized to fill each of them.
+  const std::vector<std::pair<std::uint32_t, int>> claims = {
+      {1u << 20, 40}, {128u << 10, 220}, {16u << 10, 260}, {1u << 10, 700}};
+  std::vector<std::unique_ptr<FrameClient>> attackers;
+  const std::uint64_t evil = 667;
+  std::uint32_t r = 0;
+  for (const auto& [len, n] : claims) {
+    for (int i = 0; i < n; ++i, ++r) {
+      attackers.push_back(FrameClient::connect(z.address(0)));
+      ASSERT_TRUE(admit(*attackers.back(), test_secret(evil), evil, r, 1300, 1300));
+      auto h = header(FrameType::kEager, evil, r, 1300);
+      h.payload_len = len;
+      h.msg_len = len;
+      std::array<std::byte, proto::kHeaderSize> wire;
+      proto::encode_header(h, wire);
+      ASSERT_EQ(::send(attackers.back()->fd(), wire.data(), wire.size(), MSG_NOSIGNAL), 64);
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(200));
+  const double attacked = best_of_3();
+  std::printf(
+      "3g: %u claimed frames in every class; legit 1+1 ping-pong %d x 64 KiB: alone %.3f s, "
+      "attacked %.3f s (%.2fx)\n",
+      r, rounds, alone, attacked, attacked / alone);
+  ASSERT_GT(attacked, 0) << "the legitimate job stalled";
+  EXPECT_LE(attacked, 2.0 * alone + 0.2);  // target 2x; slack for a shared host
+  // Small frames too (the tiny and small classes).
+  EXPECT_GT(pingpong(*a, *b, 3, 50, 8), 0);
+  EXPECT_GT(pingpong(*a, *b, 3, 50, 12000), 0);
+}
+
+// 3h: the attacker's own complete job sends complete frames to one of its
+// ranks, which never reads. That rank holds at most its credit's worth; the
+// senders pause, and the other job goes on.
+TEST_F(Attack, CompleteFramesToANonReadingRankPauseOnlyTheirSenders) {
+  Zipperd z(probe_limits());
+  auto [a, b] = legit_pair(z, 4);
+  const std::size_t bytes = 64 << 10;
+  pingpong(*a, *b, 4, 5, bytes);
+  const double alone = pingpong(*a, *b, 4, 200, bytes);
+  ASSERT_GT(alone, 0);
+  const std::uint64_t evil = 668;
+  const std::uint32_t senders = 16;
+  std::vector<std::unique_ptr<FrameClient>> attackers;
+  for (std::uint32_t r = 0; r < senders; ++r) {
+    attackers.push_back(FrameClient::connect(z.address(0)));
+    ASSERT_TRUE(admit(*attackers.back(), test_secret(evil), evil, r, senders, 1));
+  }
+  auto sink = FrameClient::connect(z.address(1));  // rank `senders`: never reads
+  ASSERT_TRUE(admit(*sink, test_secret(evil), evil, senders, senders, 1));
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> sent{0};
+  // Within their credit (zipperd returns none while the frames sit there).
+  std::thread attack([&] {
+    const std::vector<std::size_t> sizes = {1u << 20, 128u << 10, 16u << 10, 1000};
+    std::vector<std::vector<std::byte>> data;
+    for (auto n : sizes) data.push_back(pattern(n, n));
+    std::uint64_t seq = 0;
+    while (!stop) {
+      for (std::uint32_t r = 0; r < senders; ++r) {
+        FrameClient& c = *attackers[r];
+        c.pump();
+        if (c.credits() >= 1 && c.link().send_queued_bytes() < (2u << 20)) {
+          send_eager(c, evil, r, senders, 0, seq++, data[r % sizes.size()]);
+          ++sent;
+        }
+      }
+      std::this_thread::sleep_for(microseconds(200));
+    }
+  });
+  std::this_thread::sleep_for(seconds(2));  // the queues fill
+  const double attacked = pingpong(*a, *b, 4, 200, bytes);
+  stop = true;
+  attack.join();
+  std::printf(
+      "3h: %u senders pushed %llu complete frames at a rank that never reads; legit 200 x "
+      "64 KiB: alone %.3f s, attacked %.3f s\n",
+      senders, static_cast<unsigned long long>(sent.load()), alone, attacked);
+  ASSERT_GT(attacked, 0) << "the legitimate job stalled";
+  EXPECT_LE(attacked, 2.0 * alone + 0.3);
+  for (auto& c : attackers) EXPECT_FALSE(c->closed()) << "an attacker within the protocol stays";
+  EXPECT_TRUE(z.alive());
+}
+
+// 3i: many idle jobs from one address: the address's share (--max-jobs-per-
+// user without MUNGE) is refused beyond its limit; another address still gets
+// a job, and jobs that end free their place. Complete idle jobs are kept.
+TEST_F(Attack, JobsPerAddressAreLimited) {
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--max-jobs-per-user", "4"});
+  Zipperd z(limits);
+  std::vector<std::unique_ptr<FrameClient>> evil;
+  int admitted = 0, refused_share = 0;
+  for (std::uint64_t j = 0; j < 10; ++j) {
+    evil.push_back(client_from("127.0.0.2", z.port(0)));
+    FrameClient& c = *evil.back();
+    auto ch = hello_only(c, 7000 + j, 0, 1, 1);
+    ASSERT_TRUE(ch);
+    c.send(header(FrameType::kAuth, 7000 + j, 0, 0),
+           auth_payload(test_secret(7000 + j), *ch, {7000 + j, 0, 1, 1}));
+    auto f = next(c);
+    ASSERT_TRUE(f);
+    if (f->hdr.type == FrameType::kHelloAck) ++admitted;
+    if (f->hdr.type == FrameType::kError &&
+        f->text().find("--max-jobs-per-user") != std::string::npos)
+      ++refused_share;
+  }
+  EXPECT_EQ(admitted, 4);
+  EXPECT_EQ(refused_share, 6);
+  auto [a, b] = legit_pair(z, 9);  // from 127.0.0.1
+  EXPECT_GT(pingpong(*a, *b, 9, 20, 4096), 0);
+  // A job of the attacker that ends gives its place back.
+  evil.erase(evil.begin());
+  std::this_thread::sleep_for(milliseconds(300));
+  auto again = client_from("127.0.0.2", z.port(0));
+  auto ch = hello_only(*again, 7100, 0, 1, 1);
+  ASSERT_TRUE(ch);
+  again->send(header(FrameType::kAuth, 7100, 0, 0),
+              auth_payload(test_secret(7100), *ch, {7100, 0, 1, 1}));
+  EXPECT_TRUE(got(*again, FrameType::kHelloAck));
+}
+
+// 3j: a layout larger than a job's share of --max-connections is refused;
+// the largest allowed job connects all its ranks, and another job still
+// gets in and runs.
+TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--max-connections", "200", "--max-job-connections-share", "50"});
+  Zipperd z(limits);
+  FrameClient& big = connect(z, 0);
+  big.set_auto_auth(false);
+  send_hello(big, 880, 0, 51, 50);  // 101 ranks > 50 % of 200
+  auto f = next(big);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.type, FrameType::kError);
+  EXPECT_NE(f->text().find("--max-job-connections-share"), std::string::npos) << f->text();
+  const std::uint64_t evil = 881;
+  std::vector<std::unique_ptr<FrameClient>> ranks;
+  for (std::uint32_t r = 0; r < 100; ++r) {
+    ranks.push_back(FrameClient::connect(z.address(r < 50 ? 0 : 1)));
+    send_hello(*ranks.back(), evil, r, 50, 50);
+  }
+  std::vector<FrameClient*> rp;
+  for (auto& c : ranks) rp.push_back(c.get());
+  ASSERT_TRUE(pump_until(rp, [&] {
+    for (auto* c : rp)
+      if (c->inbox().size() < 2) return false;  // HELLO_ACK, JOB_READY
+    return true;
+  }));
+  auto [a, b] = legit_pair(z, 10);
+  EXPECT_GT(pingpong(*a, *b, 10, 20, 4096), 0);
+}
+
+// 3k: 8000 ranks of one job disconnect at once without BYE. zipperd's cost
+// is O(N): a few notices per rank, not one per pair; RSS and CPU stay
+// bounded, and the other job keeps working.
+TEST_F(Attack, MassDisconnectOf8000RanksIsLinear) {
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < 8200) GTEST_SKIP() << "needs 8200 file descriptors, have " << rl.rlim_cur;
+  auto limits = probe_limits();
+  *(std::find(limits.begin(), limits.end(), "--max-ranks") + 1) = "8192";
+  *(std::find(limits.begin(), limits.end(), "--ready-timeout") + 1) = "300";
+  *(std::find(limits.begin(), limits.end(), "--hello-timeout") + 1) = "30";
+  Zipperd z(limits);
+  auto [a, b] = legit_pair(z, 11);
+  const std::uint64_t evil = 8000;
+  const std::uint32_t half = 4000;
+  std::vector<std::unique_ptr<FrameClient>> ranks;
+  for (std::uint32_t start = 0; start < 2 * half; start += 500) {
+    std::vector<FrameClient*> batch;
+    for (std::uint32_t r = start; r < start + 500; ++r) {
+      ranks.push_back(FrameClient::connect(z.address(r < half ? 0 : 1)));
+      send_hello(*ranks.back(), evil, r, half, half);
+      batch.push_back(ranks.back().get());
+    }
+    ASSERT_TRUE(pump_until(
+        batch,
+        [&] {
+          for (auto* c : batch)
+            if (c->inbox().empty()) return false;
+          return true;
+        },
+        seconds(60)))
+        << "ranks from " << start << " not admitted";
+  }
+  std::vector<FrameClient*> all_ranks;
+  for (auto& c : ranks) all_ranks.push_back(c.get());
+  pump_for(all_ranks, milliseconds(500));  // JOB_READY
+  EXPECT_GT(pingpong(*a, *b, 11, 10, 8), 0);
+  const std::uint64_t rss0 = z.rss();
+  const double cpu0 = z.cpu_seconds();
+  const auto t0 = Clock::now();
+  ranks.clear();  // every socket closes, no BYE
+  all_ranks.clear();
+  std::uint64_t peak = rss0;
+  bool ended = false;
+  while (!ended && Clock::now() - t0 < seconds(120)) {
+    peak = std::max(peak, z.rss());
+    ended = z.log_lines("ended after") >= 1;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  const double took = duration<double>(Clock::now() - t0).count();
+  const double cpu = z.cpu_seconds() - cpu0;
+  std::printf(
+      "3k: 8000 ranks gone without BYE: handled in %.2f s, %.2f s of CPU; RSS %.1f MiB, peak "
+      "%.1f MiB\n",
+      took, cpu, rss0 / 1048576.0, peak / 1048576.0);
+  ASSERT_TRUE(ended) << "the job did not end within 120 s";
+  EXPECT_LT(peak - rss0, 64u << 20);  // target: pools + 64 MiB
+  EXPECT_LT(cpu, 16.0);               // target 8 s (1 per 1000 ranks); a loaded host
+  EXPECT_LT(took, 60.0);
+  EXPECT_GT(pingpong(*a, *b, 11, 50, 4096), 0);
+}
+
+// 3l: admit-and-BYE in a loop (ranks of a large job, and fresh 1+1 jobs):
+// admissions and job ends are counted, not logged one line each.
+TEST_F(Attack, AdmitAndByeLoopKeepsTheLogSmall) {
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--max-jobs-per-user", "16"});
+  Zipperd z(limits);
+  auto [a, b] = legit_pair(z, 12);
+  std::this_thread::sleep_for(milliseconds(300));
+  const std::size_t log0 = z.log().size();
+  const auto t0 = Clock::now();
+  int loops = 0;
+  std::uint32_t rank = 0;
+  std::uint64_t job = 20000, big = 10000;
+  while (Clock::now() - t0 < seconds(10)) {
+    auto c = FrameClient::connect(z.address(0));
+    const bool fresh = loops % 2 == 1;  // a 1+1 job that ends at once
+    if (rank == 2000) {                 // the large job's ranks are used up: the next one
+      rank = 0;
+      ++big;
+    }
+    const std::uint64_t id = fresh ? job++ : big;
+    send_hello(*c, id, fresh ? 0 : rank++, fresh ? 1 : 2000, fresh ? 1 : 2000);
+    if (!pump_until({c.get()}, [&] { return !c->inbox().empty(); })) break;
+    ASSERT_EQ(c->pop()->hdr.type, FrameType::kHelloAck);
+    c->send(header(FrameType::kBye, id, fresh ? 0 : rank - 1, 0));
+    pump_until({c.get()}, [&] { return !c->link().send_pending(); });
+    ++loops;
+  }
+  std::this_thread::sleep_for(milliseconds(500));  // the summaries
+  const double secs = duration<double>(Clock::now() - t0).count();
+  const std::size_t grew = z.log().size() - log0;
+  std::printf(
+      "3l: %d admit-and-BYE loops in %.1f s wrote %zu log bytes (the limiters allow about 6 "
+      "lines per kind and minute)\n",
+      loops, secs, grew);
+  EXPECT_GT(loops, 200);
+  EXPECT_LT(grew, 8000u) << z.log().substr(log0);
+  EXPECT_GE(z.log_lines("lines suppressed"), 1u);
+  EXPECT_GT(pingpong(*a, *b, 12, 20, 4096), 0);
+}
+
+// 5d, 5c: idle connections to /metrics hold no scrape back (a thread pool,
+// timeouts, a cap per address); per-job series carry hashed labels, never
+// the id, and two jobs with one id give two series, not duplicates.
+TEST_F(Attack, IdleMetricsConnectionsAndJobLabels) {
+  const std::uint16_t mport = free_port();
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--metrics-listen", "127.0.0.1:" + std::to_string(mport)});
+  Zipperd z(limits);
+  const std::uint64_t job = 13;
+  auto [a, b] = legit_pair(z, job);
+  FrameClient& twin = connect(z, 0);  // same id, its own secret: its own job
+  ASSERT_TRUE(admit(twin, test_secret(4444), job, 0, 1, 1));
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 15; ++i) idle.push_back(raw_connect(mport));
+  for (int i = 0; i < 40; ++i) idle.push_back(raw_connect_from("127.0.0.2", mport));
+  std::this_thread::sleep_for(milliseconds(200));
+  const auto t0 = Clock::now();
+  const std::string text = scrape(mport, seconds(10));
+  const double took = duration<double>(Clock::now() - t0).count();
+  std::printf("5d: scrape with 55 idle connections held: %.3f s\n", took);
+  ASSERT_NE(text.find("zipper_build_info"), std::string::npos) << text;
+  EXPECT_LT(took, 1.5);
+  std::set<std::string> series;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("zipper_job_ranks{", 0) == 0) {
+      EXPECT_TRUE(series.insert(line.substr(0, line.find('}'))).second) << "duplicate: " << line;
+    }
+  }
+  EXPECT_EQ(series.size(), 2u) << text;
+  EXPECT_EQ(text.find("job=\"" + std::to_string(job) + "\""), std::string::npos);
+  EXPECT_GT(pingpong(*a, *b, job, 20, 4096), 0);
+}
+
+// 5e: during a drain, a new secret under a running job's id is a new job:
+// refused. A rank of the running job is still admitted and the job runs;
+// the refusal is counted as a drained job, not a protocol error.
+TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
+  const std::string sock = "/tmp/zipper_attack." + std::to_string(::getpid()) + ".ctl";
+  const std::uint16_t mport = free_port();
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--control-socket", sock, "--metrics-listen",
+                               "127.0.0.1:" + std::to_string(mport)});
+  Zipperd z(limits);
+  const std::uint64_t job = 14;
+  FrameClient& r0 = connect(z, 0);
+  send_hello(r0, job, 0, 1, 1);
+  ASSERT_TRUE(got(r0, FrameType::kHelloAck));
+  ASSERT_NE(control(sock, R"({"cmd":"drain","on":true})").find("\"draining\":true"),
+            std::string::npos);
+  FrameClient& x = connect(z, 1);
+  auto ch = hello_only(x, job, 1, 1, 1);
+  ASSERT_TRUE(ch);
+  x.send(header(FrameType::kAuth, job, 1, 0),
+         auth_payload(test_secret(31337), *ch, {job, 1, 1, 1}));
+  auto f = next(x);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.type, FrameType::kError);
+  EXPECT_NE(f->text().find("draining"), std::string::npos) << f->text();
+  FrameClient& r1 = connect(z, 1);
+  send_hello(r1, job, 1, 1, 1);
+  ASSERT_TRUE(got(r1, FrameType::kHelloAck));
+  EXPECT_TRUE(got(r0, FrameType::kJobReady));
+  EXPECT_TRUE(got(r1, FrameType::kJobReady));
+  EXPECT_GT(pingpong(r0, r1, job, 20, 4096), 0);
+  const std::string st = control(sock, R"({"cmd":"status"})");
+  EXPECT_NE(st.find("\"protocol_errors\":0"), std::string::npos) << st;
+  EXPECT_NE(st.find("\"jobs_refused_draining\":1"), std::string::npos) << st;
+  const std::string text = scrape(mport, seconds(10));
+  EXPECT_NE(text.find("\nzipper_protocol_errors_total 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nzipper_jobs_refused_draining_total 1\n"), std::string::npos);
+  ::unlink(sock.c_str());
 }
 
 }  // namespace

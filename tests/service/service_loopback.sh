@@ -3,10 +3,12 @@
 # (no root): runs the mmpi_bytes job through it and checks that zipperctl
 # and /metrics report exactly the bytes and frames the job sent; then checks
 # promtool, drain (a new job is refused, status says draining), `zipperctl
-# set log-level`, SIGHUP (applied vs needs-restart) and a clean SIGTERM.
+# set log-level`, SIGHUP (applied vs needs-restart) and a clean SIGTERM;
+# and the alerts of docs/operations.md against the metrics served (promtool).
 # usage: service_loopback.sh BIN_DIR
 set -euo pipefail
 bin=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 for t in jq curl promtool; do
     command -v "$t" >/dev/null || { echo "SKIP: $t not installed (deploy/install-deps.sh)"; exit 77; }
 done
@@ -61,8 +63,11 @@ job=4242
 grep -q '^PASS bytes' "$dir/job.out" || fail "the job did not pass"
 read -r _ _ up_bytes _ up_frames _ down_bytes _ down_frames < <(grep '^EXPECT' "$dir/job.out")
 ctl jobs
-j=$(ctl jobs --json | jq ".[] | select(.id == $job)")
+j=$(ctl jobs --json | jq ".[] | select(.id == \"$job\")")  # the id is a string
 [[ -n $j ]] || fail "job $job not listed by zipperctl jobs"
+label=$(jq -r .job <<<"$j")  # the job's one label: log, zipperctl, /metrics
+[[ $label =~ ^[0-9a-f]{12}$ ]] || fail "job label '$label'"
+grep -q "job $label: ended after" "$dir/zipperd.log" || fail "the job's end was not logged with its label"
 got=$(jq -r '[.state, .low_to_high.bytes, .low_to_high.frames, .high_to_low.bytes, .high_to_low.frames] | @tsv' <<<"$j")
 want=$(printf 'finished\t%s\t%s\t%s\t%s' "$up_bytes" "$up_frames" "$down_bytes" "$down_frames")
 echo "zipperctl jobs --json: $got"
@@ -81,12 +86,24 @@ curl -sf "$metrics" >"$dir/metrics.txt" || fail "GET $metrics failed"
 promtool check metrics <"$dir/metrics.txt" || fail "promtool check metrics"
 echo "promtool check metrics: clean"
 m() { grep -F "$1" "$dir/metrics.txt" | awk '{print $2}'; }
-[[ $(m "zipper_job_bytes_total{job=\"$job\",direction=\"low_to_high\"}") == "$up_bytes" ]] ||
+[[ $(m "zipper_job_bytes_total{job=\"$label\",direction=\"low_to_high\"}") == "$up_bytes" ]] ||
     fail "/metrics low_to_high bytes"
-[[ $(m "zipper_job_bytes_total{job=\"$job\",direction=\"high_to_low\"}") == "$down_bytes" ]] ||
+[[ $(m "zipper_job_bytes_total{job=\"$label\",direction=\"high_to_low\"}") == "$down_bytes" ]] ||
     fail "/metrics high_to_low bytes"
-[[ $(m "zipper_job_frames_total{job=\"$job\",direction=\"low_to_high\"}") == "$up_frames" ]] ||
+[[ $(m "zipper_job_frames_total{job=\"$label\",direction=\"low_to_high\"}") == "$up_frames" ]] ||
     fail "/metrics low_to_high frames"
+! grep -q "job=\"$job\"" "$dir/metrics.txt" || fail "/metrics shows the raw job id"
+
+# ---- the alerts of docs/operations.md: valid rules, and every metric they
+# name is one zipperd serves
+sed -n '/<!-- alerts:begin -->/,/<!-- alerts:end -->/p' "$src/docs/operations.md" |
+    sed '/^```/d; /^<!--/d' >"$dir/alerts.yml"
+[[ -s $dir/alerts.yml ]] || fail "no alerts block in docs/operations.md"
+promtool check rules "$dir/alerts.yml" || fail "promtool check rules (docs/operations.md alerts)"
+for name in $(grep -o 'zipper_[a-z_]*' "$dir/alerts.yml" | sort -u); do
+    grep -q "^# TYPE $name " "$dir/metrics.txt" || fail "alert names $name, which /metrics does not serve"
+done
+echo "alerts: promtool check rules clean, every metric served"
 [[ $(m 'zipper_side_received_bytes_total{side="A"}') == "$up_bytes" ]] || fail "/metrics side A"
 grep -E '^zipper_(job|side_received)_bytes_total' "$dir/metrics.txt"
 grep '^zipper_build_info' "$dir/metrics.txt"
@@ -100,7 +117,10 @@ if "$bin/zipper-run" --local --no-zipperd --forwarder-a "$fa" --forwarder-b "$fb
     fail "a new job ran while draining"
 fi
 grep -q draining "$dir/refused.out" || fail "the refused job was not told why: $(tail -3 "$dir/refused.out")"
-[[ $(ctl status --json | jq .jobs_refused_draining) -ge 1 ]] || fail "refusals not counted"
+# Counted once per job (its two ranks), and no protocol error (issue 20).
+[[ $(ctl status --json | jq .jobs_refused_draining) -eq 1 ]] || fail "refused jobs not counted as jobs"
+[[ $(ctl status --json | jq .protocol_errors) -eq 0 ]] || fail "a drain refusal counted as a protocol error"
+curl -sf "$metrics" | grep -q '^zipper_protocol_errors_total 0$' || fail "/metrics protocol errors after a drain"
 ctl drain --wait --timeout 10 >/dev/null || fail "drain --wait with no job running"
 ctl resume
 [[ $(ctl status --json | jq -r .state) == running ]] || fail "resume"

@@ -3,7 +3,9 @@
 // (over a real Unix socket), the snapshot and the Prometheus text must
 // report exactly those bytes and frames; drain refuses a new job.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
@@ -12,6 +14,7 @@
 
 #include "forwarder/control_commands.h"
 #include "forwarder/forwarder.h"
+#include "forwarder/job_registry.h"
 #include "forwarder/metrics_http.h"
 #include "forwarder/prometheus_text.h"
 #include "forwarder/request_server.h"
@@ -94,7 +97,10 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   const auto ans = ask({{"cmd", "jobs"}});
   ASSERT_EQ(ans.at("jobs").size(), 1u);
   const auto& j = ans.at("jobs")[0];
-  EXPECT_EQ(j.at("id"), 7);
+  // One label everywhere (Job::job_label), the id as a string (u64 loses precision in jq).
+  const std::string label = fw::Job::job_label(7, proto::auth::fingerprint(test_secret(7)));
+  EXPECT_EQ(j.at("job"), label);
+  EXPECT_EQ(j.at("id"), "7");
   EXPECT_EQ(j.at("state"), "running");
   EXPECT_EQ(j.at("ranks_connected"), 2);
   EXPECT_EQ(j.at("low_to_high").at("bytes"), up);
@@ -110,6 +116,9 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   EXPECT_EQ(links[0].at("sent").at("bytes"), down);
   EXPECT_EQ(links[1].at("received").at("frames"), 3);
   EXPECT_EQ(links[1].at("errors"), 0);
+  EXPECT_EQ(links[0].at("job"), label);
+  EXPECT_EQ(links[0].at("credits_granted_frames"), 4);  // --conn-credits, frames
+  EXPECT_FALSE(links[0].contains("credits_granted_bytes"));
 
   const auto st = ask({{"cmd", "status"}}).at("status");
   EXPECT_EQ(st.at("state"), "running");
@@ -119,12 +128,14 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   EXPECT_EQ(st.at("sides")[0].at("sent").at("bytes"), down);
 
   const std::string text = ask({{"cmd", "metrics"}}).at("text");
-  EXPECT_NE(text.find("zipper_job_bytes_total{job=\"7\",direction=\"low_to_high\"} " +
+  EXPECT_NE(text.find("zipper_job_bytes_total{job=\"" + label + "\",direction=\"low_to_high\"} " +
                       std::to_string(up) + "\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("zipper_job_frames_total{job=\"7\",direction=\"high_to_low\"} 3\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("zipper_job_frames_total{job=\"" + label + "\",direction=\"high_to_low\"} 3\n"),
+      std::string::npos);
+  EXPECT_EQ(text.find("job=\"7\""), std::string::npos) << "a raw job id in /metrics";
   EXPECT_NE(text.find("zipper_side_received_bytes_total{side=\"B\"} " + std::to_string(down)),
             std::string::npos);
   EXPECT_NE(text.find("zipper_build_info{version=\""), std::string::npos);
@@ -143,15 +154,38 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
   ASSERT_TRUE(pump_until(all(), [&] { return !a.inbox().empty(); }));  // HELLO_ACK
   EXPECT_EQ(ask({{"cmd", "drain"}, {"on", true}}).at("draining"), true);
   EXPECT_EQ(ask({{"cmd", "status"}}).at("status").at("state"), "draining");
-  FrameClient& b = join(1, 8, 1);  // rank of a running job: admitted
-  FrameClient& c = join(0, 9, 0);  // new job: refused
-  ASSERT_TRUE(pump_until(all(), [&] { return c.closed() && !b.inbox().empty(); }));
-  auto err = c.pop();
-  ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(err->hdr.type, FrameType::kError);
-  EXPECT_NE(err->text().find("draining"), std::string::npos);
+  FrameClient& b = join(1, 8, 1);   // rank of a running job: admitted
+  FrameClient& c = join(0, 9, 0);   // new job: refused
+  FrameClient& c1 = join(1, 9, 1);  // its other rank: refused, the job counted once
+  ASSERT_TRUE(pump_until(all(), [&] { return c.closed() && c1.closed() && !b.inbox().empty(); }));
+  for (FrameClient* r : {&c, &c1}) {
+    auto err = r->pop();
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->hdr.type, FrameType::kError);
+    EXPECT_NE(err->text().find("draining"), std::string::npos);
+  }
   EXPECT_EQ(b.pop()->hdr.type, FrameType::kHelloAck);
-  EXPECT_EQ(ask({{"cmd", "status"}}).at("status").at("jobs_refused_draining"), 1);
+  // Issue 21 (5e): a new secret under the running job's id is a new job: refused too.
+  clients_.push_back(FrameClient::connect(fwd_->addresses().at(1)));
+  FrameClient& x = *clients_.back();
+  x.set_auto_auth(false);
+  send_hello(x, 8, 1, 1, 1);
+  ASSERT_TRUE(pump_until(all(), [&] { return !x.inbox().empty(); }));
+  proto::auth::ChallengePayload ch;
+  ASSERT_TRUE(proto::auth::decode_challenge(x.pop()->payload, &ch));
+  x.send(header(FrameType::kAuth, 8, 1, 0), auth_payload(test_secret(999), ch, {8, 1, 1, 1}));
+  ASSERT_TRUE(pump_until(all(), [&] { return x.closed(); }));
+  auto err = x.pop();
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->text().find("draining"), std::string::npos) << err->text();
+  const auto st = ask({{"cmd", "status"}}).at("status");
+  EXPECT_EQ(st.at("jobs_refused_draining"), 2);  // jobs, not ranks
+  EXPECT_EQ(st.at("ranks_refused"), 3);
+  EXPECT_EQ(st.at("protocol_errors"), 0);  // a drain is no client's fault (issue 20)
+  EXPECT_EQ(st.at("jobs_active"), 1);
+  const std::string text = ask({{"cmd", "metrics"}}).at("text");
+  EXPECT_NE(text.find("zipper_protocol_errors_total 0\n"), std::string::npos);
+  EXPECT_NE(text.find("zipper_jobs_refused_draining_total 2\n"), std::string::npos);
   ask({{"cmd", "drain"}, {"on", false}});
   EXPECT_EQ(ask({{"cmd", "status"}}).at("status").at("state"), "running");
 }
@@ -166,15 +200,63 @@ TEST_F(Control, SetLogLevelAndErrors) {
   EXPECT_THROW(fw::listen_unix(sock_, 0660), std::runtime_error);
 }
 
+// One HTTP request on a new connection to 127.0.0.1:port; the whole answer.
+std::string http(std::uint16_t port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 TEST(MetricsHttp, AnswersGetMetricsOnly) {
-  const auto body = [] { return std::string("zipper_up 1\n"); };
-  const std::string ok = fw::metrics_http_answer("GET /metrics HTTP/1.1\r\nHost: x", body);
-  EXPECT_EQ(ok.rfind("HTTP/1.0 200 OK\r\n", 0), 0u);
-  EXPECT_NE(ok.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
-  EXPECT_NE(ok.find("Content-Length: 12\r\n"), std::string::npos);
+  auto fd = fw::listen_tcp("127.0.0.1:0");
+  const std::string addr = fw::bound_address(fd.get());
+  const auto port = static_cast<std::uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1)));
+  fw::MetricsServer server(std::move(fd), [] { return std::string("zipper_up 1\n"); });
+  const std::string ok =
+      http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_NE(ok.find("text/plain; version=0.0.4"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("Content-Length: 12\r\n"), std::string::npos) << ok;
   EXPECT_EQ(ok.substr(ok.size() - 12), "zipper_up 1\n");
-  EXPECT_EQ(fw::metrics_http_answer("GET / HTTP/1.1", body).rfind("HTTP/1.0 404", 0), 0u);
-  EXPECT_EQ(fw::metrics_http_answer("POST /metrics HTTP/1.1", body).rfind("HTTP/1.0 405", 0), 0u);
+  EXPECT_NE(http(port, "GET / HTTP/1.0\r\n\r\n").find(" 404 "), std::string::npos);
+  EXPECT_NE(http(port, "POST /metrics HTTP/1.0\r\n\r\n").find(" 405 "), std::string::npos);
+}
+
+// Idle connections (opened, never a byte sent) hold no scrape back: the
+// server polls them on its worker threads and closes them after its timeout.
+TEST(MetricsHttp, IdleConnectionsDoNotDelayAScrape) {
+  auto fd = fw::listen_tcp("127.0.0.1:0");
+  const std::string addr = fw::bound_address(fd.get());
+  const auto port = static_cast<std::uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1)));
+  fw::MetricsServer server(std::move(fd), [] { return std::string("zipper_up 1\n"); });
+  std::vector<int> idle;
+  for (int i = 0; i < 15; ++i) {
+    const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    idle.push_back(s);
+  }
+  const auto t0 = Clock::now();
+  const std::string ok = http(port, "GET /metrics HTTP/1.0\r\n\r\n");
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_NE(ok.find("zipper_up 1"), std::string::npos) << ok;
+  EXPECT_LT(took, 1.5) << "a scrape waited behind idle connections";
+  for (int s : idle) ::close(s);
 }
 
 }  // namespace

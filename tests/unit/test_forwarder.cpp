@@ -741,28 +741,15 @@ TEST_F(Forwarder, DeadRanksWithFramesQueuedForEachOtherReleaseEverything) {
   const std::size_t len = cfg.max_frame;
   const std::int64_t grant = cfg.conn_credits;
   const auto cost = static_cast<std::int64_t>(proto::credit_cost(static_cast<std::uint32_t>(len)));
-  // Phase 1: 2 -> 0 and 3 -> 1 until both senders stall (0 and 1 never read).
-  std::uint64_t s2 = 0, s3 = 0;
-  auto last_send = Clock::now();
-  const auto deadline = Clock::now() + kWait;
-  while (Clock::now() - last_send < milliseconds(200) || r2.credits() >= cost ||
-         r3.credits() >= cost) {
-    ASSERT_LT(Clock::now(), deadline) << "senders never stalled: " << s2 << "/" << s3;
-    while (r2.credits() >= cost) {
-      r2.send(eager(1, 2, 0, s2++, len), pattern(2, len));
-      last_send = Clock::now();
-    }
-    while (r3.credits() >= cost) {
-      r3.send(eager(1, 3, 1, s3++, len), pattern(3, len));
-      last_send = Clock::now();
-    }
-    pump_until(
-        {&r2, &r3}, [&] { return r2.credits() >= cost || r3.credits() >= cost; }, milliseconds(20));
-  }
-  ASSERT_LT(r2.credits(), cost);
-  ASSERT_LT(r3.credits(), cost);
-  // Phase 2: 0 and 1 use their credit on each other, then die without BYE.
-  for (int i = 0; i < 2; ++i) {
+  // Phase 1: 2 -> 0 and 3 -> 1, one frame each (0 and 1 never read). A
+  // destination holds at most its credit's worth (2 frames) inside zipperd,
+  // so one frame each leaves room for phase 2's.
+  r2.send(eager(1, 2, 0, 0, len), pattern(2, len));
+  r3.send(eager(1, 3, 1, 0, len), pattern(3, len));
+  ASSERT_LT(r2.credits(), grant);
+  ASSERT_LT(r3.credits(), grant);
+  // Phase 2: 0 and 1 send to each other, then die without BYE.
+  for (int i = 0; i < 1; ++i) {
     r0.send(eager(1, 0, 1, static_cast<std::uint64_t>(i), len), pattern(0, len));
     r1.send(eager(1, 1, 0, static_cast<std::uint64_t>(i), len), pattern(1, len));
   }
