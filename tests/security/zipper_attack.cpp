@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "proto/host_key.h"
 #include "proto/munge.h"
 #include "tests/unit/test_util.h"
 
@@ -96,13 +97,18 @@ class Zipperd {
       : port_a_(free_port()), port_b_(free_port()) {
     log_ =
         "/tmp/zipper_attack." + std::to_string(::getpid()) + "." + std::to_string(port_a_) + ".log";
+    char dir[] = "/tmp/zipper_attack_key.XXXXXX";  // private (0700): the host key lives here
+    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+    key_dir_ = dir;
     std::vector<std::string> args = {g_zipperd,
                                      "--listen",
                                      "A=127.0.0.1:" + std::to_string(port_a_),
                                      "--listen",
                                      "B=127.0.0.1:" + std::to_string(port_b_),
                                      "--pid-file",
-                                     log_ + ".pid"};
+                                     log_ + ".pid",
+                                     "--host-key",
+                                     key_dir_ + "/host_key"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -134,6 +140,12 @@ class Zipperd {
       if (Clock::now() > deadline) throw std::runtime_error("zipperd did not start");
       std::this_thread::sleep_for(milliseconds(20));
     }
+    std::ifstream pub(key_dir_ + "/host_key.pub");
+    std::string hex, why;
+    pub >> hex;
+    auto k = proto::auth::parse_public_key(hex, &why);
+    if (!k) throw std::runtime_error("host_key.pub: " + why);
+    host_key_ = *k;
   }
   ~Zipperd() {
     if (pid_ > 0) {
@@ -148,7 +160,12 @@ class Zipperd {
     }
     if (!::testing::Test::HasFailure()) std::remove(log_.c_str());
     std::remove((log_ + ".pid").c_str());
+    std::remove((key_dir_ + "/host_key").c_str());
+    std::remove((key_dir_ + "/host_key.pub").c_str());
+    ::rmdir(key_dir_.c_str());
   }
+  /// The public host key zipperd wrote to its host_key.pub (what clients pin).
+  const proto::auth::Key& host_key() const { return host_key_; }
   std::string address(int side) const {
     return "tcp:127.0.0.1:" + std::to_string(side == 0 ? port_a_ : port_b_);
   }
@@ -191,14 +208,16 @@ class Zipperd {
  private:
   std::uint16_t port_a_, port_b_;
   std::string log_;
+  std::string key_dir_;
+  proto::auth::Key host_key_{};
   pid_t pid_ = -1;
 };
 
 // Limits used for the probes: small enough to hit in seconds.
 std::vector<std::string> probe_limits() {
-  return {"--max-memory",    "64MiB", "--conn-credits",  "64",   "--max-frame",     "1MiB",
-          "--max-ranks",     "4096",  "--max-jobs",      "16",   "--hello-timeout", "2",
-          "--frame-timeout", "2",     "--ready-timeout", "20",   "--accept-pause",  "0.5",
+  return {"--max-memory",    "64MiB", "--conn-credits",  "64", "--max-frame",     "1MiB",
+          "--max-ranks",     "4096",  "--max-jobs",      "16", "--hello-timeout", "2",
+          "--frame-timeout", "2",     "--ready-timeout", "20", "--accept-pause",  "0.5",
           "--log-level",     "info"};
 }
 
@@ -251,7 +270,8 @@ class Attack : public ::testing::Test {
              std::uint32_t rank, std::uint32_t x, std::uint32_t y) {
     auto ch = hello_only(c, job, rank, x, y);
     if (!ch) return false;
-    c.send(header(FrameType::kAuth, job, rank, 0), auth_payload(secret, *ch, {job, rank, x, y}));
+    c.send(header(FrameType::kAuth, job, rank, 0),
+           auth_payload(secret, *ch, {job, rank, x, y}, c.link()));
     return got(c, FrameType::kHelloAck);
   }
   // A legitimate 1+1 job: rank 0 on A, rank 1 on B, both ready.
@@ -279,8 +299,7 @@ class Attack : public ::testing::Test {
         if (!pump_until(
                 {from, to},
                 [&] {
-                  return from->credits() >=
-                         static_cast<std::int64_t>(proto::credit_cost(bytes));
+                  return from->credits() >= static_cast<std::int64_t>(proto::credit_cost(bytes));
                 },
                 seconds(10)))
           return -1;
@@ -337,7 +356,10 @@ TEST_F(Attack, InjectionWithoutTheJobIdIsRefused) {
   ASSERT_TRUE(ch);
   // A well-formed AUTH naming a fingerprint it cannot back with a secret.
   proto::auth::AuthPayload a;
-  a.fingerprint = proto::auth::fingerprint(test_secret(1));
+  a.fingerprint =
+      proto::auth::job_fingerprint(proto::auth::job_key(test_secret(1), ch->server_key));
+  a.client_local = x.link().local_address();
+  a.client_peer = x.link().remote_address();
   x.send(header(FrameType::kAuth, 12345, 0, 0), proto::auth::encode_auth(a));
   EXPECT_TRUE(refused(x, ErrorCode::kAuth));
   // Data without any admission.
@@ -356,7 +378,7 @@ TEST_F(Attack, ReplayedHelloIsRefused) {
   send_hello(r0, job, 0, 1, 1);
   ASSERT_TRUE(got(r0, FrameType::kHelloAck));
   ASSERT_TRUE(r0.challenge());
-  const auto recorded = auth_payload(test_secret(job), *r0.challenge(), {job, 0, 1, 1});
+  const auto recorded = auth_payload(test_secret(job), *r0.challenge(), {job, 0, 1, 1}, r0.link());
   for (std::uint32_t rank : {0u, 1u}) {
     FrameClient& x = connect(z, static_cast<int>(rank));
     x.set_auto_auth(false);
@@ -385,7 +407,7 @@ TEST_F(Attack, SlotTakeoverIsRefused) {
   auto ch = hello_only(insider, job, 1, 1, 1);
   ASSERT_TRUE(ch);
   insider.send(header(FrameType::kAuth, job, 1, 0),
-               auth_payload(test_secret(job), *ch, {job, 1, 1, 1}));
+               auth_payload(test_secret(job), *ch, {job, 1, 1, 1}, insider.link()));
   auto f = next(insider);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kError);
@@ -602,8 +624,9 @@ TEST_F(Attack, LogsCarryNoJobIdOrSecret) {
   const std::string log = z.log();
   EXPECT_EQ(log.find(std::to_string(job)), std::string::npos);
   EXPECT_EQ(log.find(proto::auth::to_hex(test_secret(job))), std::string::npos);
-  EXPECT_EQ(log.find(proto::auth::to_hex(proto::auth::fingerprint(test_secret(job)))),
-            std::string::npos);
+  const auto fp =
+      proto::auth::job_fingerprint(proto::auth::job_key(test_secret(job), z.host_key()));
+  EXPECT_EQ(log.find(proto::auth::to_hex(fp)), std::string::npos);
   EXPECT_NE(log.find("rank 1 of 1+1 connected"), std::string::npos);
 }
 
@@ -630,7 +653,7 @@ TEST_F(Attack, AuthCostAtJobStart8Plus8) {
     const auto t1 = Clock::now();
     proto::auth::ChallengePayload ch;
     ASSERT_TRUE(f && proto::auth::decode_challenge(f->payload, &ch));
-    const auto bytes = auth_payload(secret, ch, {job, r, 8, 8});  // what libmmpi computes
+    const auto bytes = auth_payload(secret, ch, {job, r, 8, 8}, c.link());  // what libmmpi computes
     const auto t2 = Clock::now();
     c.send(header(FrameType::kAuth, job, r, 0), bytes);
     ASSERT_TRUE(got(c, FrameType::kHelloAck));
@@ -749,11 +772,10 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
     FrameClient& c = connect(z, side);
     auto ch = hello_only(c, job, rank, 1, 1);
     if (!ch) return std::optional<Frame>();
-    proto::auth::AuthPayload a;
-    a.fingerprint = proto::auth::fingerprint(secret);
-    a.tag =
-        proto::auth::make_tag(proto::auth::auth_key(secret), *ch, a.fingerprint, {job, rank, 1, 1});
-    a.sealed_secret = proto::auth::seal(secret, ch->server_key);
+    proto::auth::AuthPayload a =
+        proto::auth::prove(secret, *ch, {job, rank, 1, 1}, c.link().local_address(),
+                           c.link().remote_address())
+            .auth;
     a.munge_cred = reuse_first ? first_cred : cred_as(uid, ch->nonce);
     if (first_cred.empty()) first_cred = a.munge_cred;
     c.send(header(FrameType::kAuth, job, rank, 0), proto::auth::encode_auth(a));
