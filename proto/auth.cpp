@@ -211,6 +211,8 @@ Sealed seal(const Key& job_key, const Key& host_key) {
   return box;
 }
 
+ClientProof::~ClientProof() { sodium_memzero(job_key.data(), job_key.size()); }
+
 ClientProof prove(const Secret& s, const ChallengePayload& c, const ConnectHello& who,
                   std::string local, std::string peer) {
   ClientProof p;

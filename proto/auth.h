@@ -140,6 +140,7 @@ Sealed seal(const Key& job_key, const Key& host_key);
 struct ClientProof {
   AuthPayload auth;
   Key job_key{};
+  ~ClientProof();  // wipes job_key
 };
 /// The rank's answer to a challenge from the forwarder with host key
 /// c.server_key (checked against any pinned key by the caller first).

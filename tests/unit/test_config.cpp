@@ -287,7 +287,9 @@ TEST_F(ClientConfig, NothingPinnedAcceptsUnlessStrict) {
   ASSERT_EQ(::unsetenv("MMPI_KNOWN_FORWARDERS"), 0);
   auto c = load_again(&why);
   ASSERT_TRUE(c) << why;
-  if (c->pins.by_address.empty()) EXPECT_FALSE(c->pins.strict);  // no site file here
+  if (c->pins.by_address.empty()) {
+    EXPECT_FALSE(c->pins.strict);  // no site file here
+  }
   EXPECT_FALSE(c->pins.lookup("tcp:10.0.0.1:7470", 0));
   set("MMPI_FORWARDER_KEY_CHECK", "strict");
   c = load_again(&why);
