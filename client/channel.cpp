@@ -48,6 +48,7 @@ void Channel::report(const std::string& msg) const {
 
 bool Channel::connect(FrameHandler& h) {
   std::string why;
+  address_ = *cfg_.forwarder;
   auto ep = proto::parse_endpoint(*cfg_.forwarder, &why);
   if (!ep) {
     error_ = "MMPI_FORWARDER: " + why;
@@ -92,27 +93,41 @@ bool Channel::connect(FrameHandler& h) {
   return link_ != nullptr;  // error_ says why not
 }
 
-// zipperd's CHALLENGE after our HELLO: prove the job secret for this
-// connection's nonce (proto/auth.h); the secret itself goes sealed to
-// zipperd's key, which only zipperd can open.
+// zipperd's CHALLENGE after our HELLO: first the host key it shows must be
+// the pinned one (a listener with another key gets nothing more), then the
+// proof for this connection (proto/auth.h): the job key for that host key,
+// sealed to it, and a tag binding both nonces and the connection's ends.
 void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
   namespace auth = proto::auth;
   auth::ChallengePayload ch;
-  if (hello_acked_ || !cfg_.job_secret || !auth::decode_challenge(payload.bytes, &ch))
-    return fail_soon("unexpected or malformed CHALLENGE from zipperd");
+  if (hello_acked_ || proof_ || !cfg_.job_secret || !auth::decode_challenge(payload.bytes, &ch))
+    return fail_soon("unexpected or malformed CHALLENGE from the forwarder at " + address_);
+  const auto pinned = cfg_.pins.lookup(address_, 0);
+  if (pinned && *pinned != ch.server_key)
+    return fail_soon("the forwarder at " + address_ + " presented host key " +
+                     auth::to_hex(ch.server_key) + ", not the pinned key " + auth::to_hex(*pinned) +
+                     ": refusing it (another process on zipperd's address, or zipperd's key "
+                     "changed: check `zipperd --print-host-key` on the bridge node)");
+  if (!pinned && cfg_.pins.strict)
+    return fail_soon("no host key pinned for the forwarder at " + address_ +
+                     " (MMPI_FORWARDER_KEYS, MMPI_KNOWN_FORWARDERS" +
+                     (cfg_.pins.known_file.empty() ? "" : " = " + cfg_.pins.known_file) +
+                     ") and the key check is strict: refusing it");
+  if (!pinned && rank_ == 0)
+    report("warning: the forwarder at " + address_ + " is not authenticated (no host key " +
+           "pinned; it shows " + auth::to_hex(ch.server_key) + "): set MMPI_FORWARDER_KEYS");
   const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
                                 cfg_.np_high};
-  auth::AuthPayload a;
-  a.fingerprint = auth::fingerprint(*cfg_.job_secret);
-  a.tag = auth::make_tag(auth::auth_key(*cfg_.job_secret), ch, a.fingerprint, who);
-  a.sealed_secret = auth::seal(*cfg_.job_secret, ch.server_key);
+  auto proof =
+      auth::prove(*cfg_.job_secret, ch, who, link_->local_address(), link_->remote_address());
   if (h.flags & auth::kWantMunge) {
     std::string why;
     auto cred = auth::munge_credential(ch.nonce, cfg_.munge_socket, &why);
     if (!cred) return fail_soon(why);
-    a.munge_cred = std::move(*cred);
+    proof.auth.munge_cred = std::move(*cred);
   }
-  const auto bytes = auth::encode_auth(a);
+  const auto bytes = auth::encode_auth(proof.auth);
+  proof_ = std::move(proof);
   OutFrame f;
   f.hdr.type = FrameType::kAuth;
   f.hdr.job_id = cfg_.job_id;
@@ -121,7 +136,7 @@ void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
   std::memcpy(f.payload.bytes.data(), bytes.data(), bytes.size());
   link_->post(std::move(f));  // before the credit grant, like HELLO
   if (link_->progress_send() == proto::LinkStatus::kError)
-    fail_soon("cannot send AUTH to zipperd: " + link_->error());
+    fail_soon("cannot send AUTH to the forwarder at " + address_ + ": " + link_->error());
 }
 
 void Channel::close(FrameHandler& h) {
@@ -202,12 +217,22 @@ void Channel::fail_soon(std::string why) {
 
 void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload) {
   if (failing()) return;
+  // Until a HELLO_ACK proves the host key, the listener is nobody: it may
+  // only challenge, confirm or refuse.
+  if (!hello_acked_ && hdr.type != FrameType::kChallenge && hdr.type != FrameType::kHelloAck &&
+      hdr.type != FrameType::kError)
+    return fail_soon("the forwarder at " + address_ + " sent " +
+                     std::string(proto::to_string(hdr.type)) + " before admitting this rank");
   credits_ += hdr.credits;
   switch (hdr.type) {
     case FrameType::kHelloAck: {
       proto::HelloAckPayload ack;
-      if (!proto::decode_hello_ack(payload.bytes, &ack))
-        return fail_soon("malformed HELLO_ACK from zipperd");
+      if (hello_acked_ || !proto::decode_hello_ack(payload.bytes, &ack))
+        return fail_soon("unexpected or malformed HELLO_ACK from the forwarder at " + address_);
+      if (!proof_ || !proto::auth::check_confirm(proof_->job_key, proof_->auth.tag, ack.confirm))
+        return fail_soon("the forwarder at " + address_ +
+                         " did not prove its host key (no valid key confirmation in HELLO_ACK): "
+                         "it is not the zipperd it claimed to be");
       credits_ = ack.credits;
       const std::uint64_t max_chunk = ack.max_payload;
       eager_limit_ = std::min(eager_limit_, max_chunk);
@@ -228,7 +253,8 @@ void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload)
       const auto code = static_cast<proto::ErrorCode>(hdr.flags);
       if (code == proto::ErrorCode::kPeerGone && h.on_peer_gone(static_cast<int>(hdr.src), text))
         return;
-      return fail_soon("zipperd reported " + std::string(proto::to_string(code)) + ": " + text);
+      return fail_soon("the forwarder at " + address_ + " reported " +
+                       std::string(proto::to_string(code)) + ": " + text);
     }
     default:
       if (is_data(hdr.type)) return h.on_data_frame(hdr, std::move(payload));

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "../proto/auth.h"
 #include "../proto/link.h"
 #include "config.h"
 
@@ -82,7 +83,9 @@ class Channel {
   std::deque<proto::OutFrame> control_wait_;  // CTS waiting for credit (sent first)
   std::uint64_t eager_limit_ = cfg_.eager_limit, chunk_size_ = cfg_.chunk_size;
   bool hello_acked_ = false, job_ready_ = false;
-  std::string pending_failure_;  // failure seen inside a receive callback
+  std::string address_;                            // MMPI_FORWARDER entry, for messages
+  std::optional<proto::auth::ClientProof> proof_;  // what AUTH sent; HELLO_ACK confirms it
+  std::string pending_failure_;                    // failure seen inside a receive callback
 };
 
 }  // namespace zipper::client

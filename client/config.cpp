@@ -62,6 +62,9 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
     return std::nullopt;
   }
   if (const char* ms = std::getenv("MMPI_MUNGE_SOCKET")) c.munge_socket = ms;
+  auto pins = pins_from_env(1 + std::count(c.forwarder->begin(), c.forwarder->end(), ','), why);
+  if (!pins) return std::nullopt;
+  c.pins = std::move(*pins);
   c.job_id = proto::auth::job_id_from_secret(*c.job_secret);
   if (!parse_u64("MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
   if (x == 0 || y == 0 || x + y > (1u << 24)) {

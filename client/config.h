@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../proto/auth.h"
+#include "forwarder_pins.h"
 
 namespace zipper::client {
 
@@ -16,6 +17,9 @@ struct ClientConfig {
   // MMPI_JOB_SECRET (64 hex digits) or MMPI_JOB_SECRET_FILE (a 0600 file of
   // them): proves membership of the job to zipperd. Required with a forwarder.
   std::optional<proto::auth::Secret> job_secret;
+  // zipperd host keys to demand (MMPI_FORWARDER_KEYS, MMPI_KNOWN_FORWARDERS,
+  // MMPI_FORWARDER_KEY_CHECK; forwarder_pins.h).
+  ForwarderPins pins;
   std::string munge_socket;   // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
   bool high_group = false;    // MMPI_GROUP=high
   std::uint32_t np_low = 0;   // x

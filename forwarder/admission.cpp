@@ -1,6 +1,8 @@
-// Admission: HELLO (layout and side checks), CHALLENGE, AUTH (proof of the
-// job secret, optionally a MUNGE credential), then joining the job; refusals
-// and draining.
+// Admission: HELLO (layout and side checks), CHALLENGE (with the host key),
+// AUTH (proof of the job key bound to this connection, optionally a MUNGE
+// credential), then joining the job and the HELLO_ACK that confirms the host
+// key to the rank; refusals and draining. proto/auth.h has the exchange.
+#include "../proto/host_key.h"
 #include "../proto/munge.h"
 #include "forwarder.h"
 #include "forwarder_internal.h"
@@ -73,14 +75,22 @@ void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   send_control(conn, std::move(ch));
 }
 
-// AUTH: the proof of the job secret (and the MUNGE credential) for this
-// connection's challenge.
+// AUTH: the proof of the job key for this connection's challenge and this
+// connection's ends (and the MUNGE credential); HELLO_ACK then confirms to
+// the rank that we hold the host key it saw.
 void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& payload) {
   namespace auth = proto::auth;
   if (!conn->hello_seen) return refuse(conn, ErrorCode::kAuth, "AUTH before HELLO");
   auth::AuthPayload a;
   if (!auth::decode_auth(payload.bytes, &a))
     return refuse(conn, ErrorCode::kAuth, "malformed AUTH payload");
+  // The rank's view of the connection must be ours, mirrored: a rank that
+  // connected to another socket (a squatter relaying to us) named other ends.
+  const std::string local = conn->link->local_address(), remote = conn->link->remote_address();
+  if ((!local.empty() || !remote.empty()) && (a.client_local != remote || a.client_peer != local))
+    return refuse(conn, ErrorCode::kAuth,
+                  "relayed connection: the rank connected from " + a.client_local + " to " +
+                      a.client_peer + ", zipperd sees " + remote + " -> " + local);
   JobRegistry::JoinRequest req;
   req.job_id = conn->hello.job_id;
   req.fingerprint = a.fingerprint;
@@ -96,20 +106,21 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
   if (auto job = registry_.find(req.job_id, req.fingerprint)) {
     req.key = job->auth_key();
   } else {
-    // An unknown job: its secret must come sealed to our key and hash to
+    // An unknown job: its key must come sealed to our host key and hash to
     // the fingerprint (one X25519 operation, once per job).
-    auto secret = keys_->open(a.sealed_secret);
-    if (!secret || auth::fingerprint(*secret) != a.fingerprint)
-      return refuse(conn, ErrorCode::kAuth, "job secret does not match its fingerprint");
-    req.key = auth::auth_key(*secret);
-    auth::wipe(*secret);
+    auto key = keys_->open(a.sealed_key);
+    if (!key || auth::job_fingerprint(*key) != a.fingerprint)
+      return refuse(conn, ErrorCode::kAuth, "job key does not match its fingerprint");
+    req.key = *key;
   }
-  if (!auth::check_tag(req.key, a.tag, conn->challenge, a.fingerprint, conn->hello))
+  if (!auth::check_tag(req.key, conn->challenge, a, conn->hello))
     return refuse(conn, ErrorCode::kAuth, "wrong proof of the job secret");
-  admit(conn, req);
+  const auth::Tag confirm = auth::confirm_tag(req.key, a.tag);
+  admit(conn, req, confirm);
 }
 
-void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req) {
+void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req,
+                      const proto::auth::Tag& confirm) {
   // Draining: only ranks of a job that exists (its id and secret) join.
   req.may_create = !draining();
   req.owner = owner_of(*conn, req.uid);
@@ -118,7 +129,7 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   ack.hdr.job_id = req.job_id;
   ack.hdr.dst = req.vrank;
   ack.payload = Payload::allocate(proto::kHelloAckSize);
-  proto::encode_hello_ack({cfg_.conn_credits, cfg_.max_frame},
+  proto::encode_hello_ack({cfg_.conn_credits, cfg_.max_frame, confirm},
                           ack.payload.bytes.first<proto::kHelloAckSize>());
   // Queued before the rank is visible: the JOB_READY that the job's last
   // rank sends from another side's thread must come after it.

@@ -307,8 +307,15 @@ const std::vector<Setting>& table() {
            [](DaemonConfig & c) -> auto& { return c.log_level; },
            {"trace", "debug", "info", "warn", "error"}),
       text(
-          "service.pid_file", "--pid-file", "write the pid here once every listener is bound",
+          "service.pid_file", "--pid-file",
+          "write the pid here once every listener is bound (a new file: O_EXCL|O_NOFOLLOW; "
+          "use a private directory such as /run/zipper)",
           false, [](DaemonConfig & c) -> auto& { return c.pid_file; }),
+      text(
+          "service.host_key", "--host-key",
+          "host key file clients pin (e.g. /etc/zipper/host_key, mode 0600; created with "
+          "PATH.pub when absent); empty: a key for this run only",
+          false, [](DaemonConfig & c) -> auto& { return c.host_key; }),
       text(
           "control.socket", "--control-socket",
           "Unix socket for zipperctl (e.g. /run/zipper/zipperd.sock); empty: none", false,

@@ -20,8 +20,11 @@ namespace zipper::forwarder {
 
 struct DaemonConfig {
   Config forwarder;
-  std::string log_level = "info";            // trace, debug, info, warn, error
-  std::string pid_file;                      // written once every listener is bound; empty: none
+  std::string log_level = "info";  // trace, debug, info, warn, error
+  std::string pid_file;            // written once every listener is bound; empty: none
+  // zipperd's host key file (proto/host_key.h), created at first start when
+  // absent; empty: a key that lives in memory for this run only.
+  std::string host_key;
   std::string control_socket;                // Unix socket for zipperctl; empty: none
   std::string metrics_listen;                // HOST:PORT for Prometheus /metrics; empty: none
   std::string metrics_job_series = "label";  // "label": per-job series by hashed label; "none"

@@ -67,7 +67,7 @@ Forwarder::Forwarder(Config cfg)
   // chunks libmmpi sends; 64 of them stay within an unprivileged user's
   // default pipe limit (fs.pipe-user-pages-soft, 64 MiB).
   pipes_ = std::make_unique<PipePool>(cfg_.splice ? 64 : 0, std::size_t{1} << 20);
-  keys_ = std::make_unique<proto::auth::KeyPair>();
+  keys_ = cfg_.host_key ? cfg_.host_key : std::make_shared<proto::auth::HostKey>();
   if (cfg_.auth == "munge")
     for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
       munge_.push_back(std::make_unique<proto::auth::MungeVerifier>(

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "../proto/host_key.h"
 #include "../proto/link.h"
 #include "../proto/memory_regions.h"
 #include "buffer_pool.h"
@@ -93,6 +94,10 @@ struct Config {
   // emulated clusters (veth, 2 cores) copying measured faster
   // (docs/performance.md).
   bool splice = false;
+  // zipperd's host key (proto/host_key.h), which clients pin; null: a fresh
+  // key made at construction, known only to this process (tests, or
+  // zipperd without --host-key).
+  std::shared_ptr<const proto::auth::HostKey> host_key;
 };
 
 struct Stats {
@@ -134,6 +139,8 @@ class Forwarder {
   std::vector<std::string> addresses() const;
   Stats stats() const;
   const Config& config() const { return cfg_; }
+  /// The public half of the host key the CHALLENGE shows (what clients pin).
+  const proto::auth::Key& host_public_key() const { return keys_->public_key(); }
 
   /// Counters of sides, jobs (active and recently finished), connections and
   /// pools, for zipperctl and /metrics. Thread-safe; takes the side and
@@ -164,7 +171,8 @@ class Forwarder {
   void on_hello(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
                 const proto::Payload& payload);
   void on_auth(const std::shared_ptr<Connection>& conn, const proto::Payload& payload);
-  void admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req);
+  void admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req,
+             const proto::auth::Tag& confirm);
   void refuse(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
               const std::string& why);
   void sweep(Side& side);
@@ -203,7 +211,7 @@ class Forwarder {
   /// device); withdrawn before pool_ unmaps them.
   std::vector<proto::RegionAnnouncement> pool_regions_;
   JobRegistry registry_;
-  std::unique_ptr<proto::auth::KeyPair> keys_;  // sealed job secrets are opened with it
+  std::shared_ptr<const proto::auth::HostKey> keys_;  // sealed job keys are opened with it
   std::vector<std::unique_ptr<proto::auth::MungeVerifier>> munge_;  // per side, --auth munge
   LogLimiter warn_limiter_{10, 10, std::chrono::seconds(10)};
   LogLimiter info_limiter_{5, 2, std::chrono::seconds(60)};

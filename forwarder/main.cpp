@@ -10,14 +10,15 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <mutex>
 
+#include "../proto/host_key.h"
 #include "control_commands.h"
 #include "daemon_config.h"
 #include "forwarder.h"
 #include "metrics_http.h"
+#include "pid_file.h"
 #include "prometheus_text.h"
 #include "request_server.h"
 #include "service_notify.h"
@@ -63,18 +64,51 @@ void reload(const std::string& file, const fw::CommandLine& cli, fw::DaemonConfi
     spdlog::log(level, "SIGHUP: {} re-read, no setting changed", file);
 }
 
+// --print-host-key: the public half of the host key file (created when
+// absent, e.g. at install), as clients pin it.
+int print_public_key(const std::string& config_file, const fw::CommandLine& cli) {
+  std::string path;
+  if (auto it = cli.find("--host-key"); it != cli.end() && !it->second.empty()) {
+    path = it->second.back();
+  } else if (!config_file.empty()) {
+    try {
+      path = fw::load(config_file, cli).host_key;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zipperd: %s\n", e.what());
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "zipperd: --print-host-key needs --host-key PATH (or service.host_key)\n");
+    return 2;
+  }
+  bool created = false;
+  std::string why;
+  auto key = zipper::proto::auth::HostKey::load_or_create(path, &created, &why);
+  if (!key) {
+    std::fprintf(stderr, "zipperd: %s\n", why.c_str());
+    return 2;
+  }
+  if (created) std::fprintf(stderr, "zipperd: created host key %s\n", path.c_str());
+  std::printf("%s\n", zipper::proto::auth::to_hex(key->public_key()).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"zipperd: relays MMPI traffic between two cluster subnets"};
   std::string config_file;
   bool check_only = false;
+  bool print_host_key = false;
   fw::CommandLine cli;
   app.add_option("--config", config_file,
                  "TOML settings file, e.g. /etc/zipper/zipperd.toml; flags override its keys")
       ->type_name("PATH")
       ->check(CLI::ExistingFile);
   app.add_flag("--check-config", check_only, "validate the settings, print them and exit");
+  app.add_flag("--print-host-key", print_host_key,
+               "print the public half of --host-key (creating the key when absent) and exit");
   app.set_version_flag("--version", std::string("zipperd ") + fw::build_info().version);
   fw::add_options(app, cli);
   app.footer(
@@ -95,6 +129,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  if (print_host_key) return print_public_key(config_file, cli);
+
   fw::DaemonConfig cfg;
   try {
     cfg = fw::load(config_file, cli);
@@ -107,6 +143,18 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zipperd: %s\n", e.what());
     return 2;
+  }
+  // The host key before anything listens: a key file others could read or
+  // replace is refused, and zipperd does not start.
+  bool created = false;
+  if (!cfg.host_key.empty()) {
+    std::string why;
+    auto key = zipper::proto::auth::HostKey::load_or_create(cfg.host_key, &created, &why);
+    if (!key) {
+      std::fprintf(stderr, "zipperd: %s\n", why.c_str());
+      return 2;
+    }
+    cfg.forwarder.host_key = std::move(key);
   }
 
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
@@ -130,6 +178,14 @@ int main(int argc, char** argv) {
 
   try {
     fw::Forwarder fwd(cfg.forwarder);
+    const std::string host_pub = zipper::proto::auth::to_hex(fwd.host_public_key());
+    if (cfg.host_key.empty())
+      spdlog::warn(
+          "host key {} made for this run only (no --host-key): clients can pin it only "
+          "from this log",
+          host_pub);
+    else
+      spdlog::info("host key {} ({}{})", host_pub, cfg.host_key, created ? ", created now" : "");
     fwd.start();
     fw::ControlCommands commands(fwd, set_log_level);
     std::unique_ptr<fw::RequestServer> control;
@@ -150,7 +206,8 @@ int main(int argc, char** argv) {
         return fw::prometheus_text(fwd.snapshot(), fw::build_info(), opt);
       });
     }
-    if (!cfg.pid_file.empty()) std::ofstream(cfg.pid_file) << getpid() << "\n";
+    std::unique_ptr<fw::PidFile> pid_file;
+    if (!cfg.pid_file.empty()) pid_file = std::make_unique<fw::PidFile>(cfg.pid_file);
     fw::notify::ready(status_line(fwd));
     const auto wd_interval = fw::notify::watchdog_interval();
     if (wd_interval.count() > 0)
@@ -177,7 +234,7 @@ int main(int argc, char** argv) {
     control.reset();
     metrics.reset();
     fwd.stop();
-    if (!cfg.pid_file.empty()) std::remove(cfg.pid_file.c_str());
+    pid_file.reset();
     if (!cfg.control_socket.empty()) ::unlink(cfg.control_socket.c_str());
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

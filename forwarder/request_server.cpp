@@ -87,7 +87,15 @@ UniqueFd listen_unix(const std::string& path, unsigned mode) {
   UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
     throw std::runtime_error("control socket " + path + " is served by a running zipperd");
-  ::unlink(path.c_str());  // stale: nobody answers
+  // Stale: nobody answers. Only a socket of ours is removed: in a shared
+  // directory, another user's file (or a symlink) is left alone.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid())
+      throw std::runtime_error("control socket path " + path +
+                               " exists and is not a socket of this user: not removing it");
+    ::unlink(path.c_str());
+  }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) throw std::runtime_error(errno_text("control socket"));
   // The mode applies from creation on: no window where others may connect.

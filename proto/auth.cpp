@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -13,7 +14,7 @@
 namespace zipper::proto::auth {
 namespace {
 
-static_assert(crypto_box_SEALBYTES + kSecretSize == kSealedSize);
+static_assert(crypto_box_SEALBYTES + kKeySize == kSealedSize);
 static_assert(crypto_box_PUBLICKEYBYTES == kKeySize && crypto_box_SECRETKEYBYTES == kKeySize);
 static_assert(crypto_auth_BYTES == kTagSize && crypto_auth_KEYBYTES == kKeySize);
 
@@ -41,19 +42,37 @@ void put(std::vector<std::byte>& v, const std::array<std::byte, N>& a) {
   v.insert(v.end(), a.begin(), a.end());
 }
 
-std::vector<std::byte> transcript(const ChallengePayload& c, const Fingerprint& f,
+void put_text(std::vector<std::byte>& v, const std::string& t) {
+  v.push_back(std::byte(t.size()));
+  for (char ch : t) v.push_back(std::byte(ch));
+}
+
+std::vector<std::byte> transcript(const ChallengePayload& c, const AuthPayload& a,
                                   const ConnectHello& who) {
-  static constexpr std::string_view kLabel = "zipper-auth-v1";
+  static constexpr std::string_view kLabel = "zipper-auth-v2";
   std::vector<std::byte> t;
-  t.reserve(kLabel.size() + kChallengeSize + kFingerprintSize + 20);
+  t.reserve(kLabel.size() + kChallengeSize + kNonceSize + kFingerprintSize + 20 + 2 +
+            a.client_local.size() + a.client_peer.size());
   for (char ch : kLabel) t.push_back(std::byte(ch));
   put(t, c.nonce);
   put(t, c.server_key);
-  put(t, f);
+  put(t, a.client_nonce);
+  put(t, a.fingerprint);
   put_u64(t, who.job_id);
   put_u32(t, who.vrank);
   put_u32(t, who.np_low);
   put_u32(t, who.np_high);
+  put_text(t, a.client_local);
+  put_text(t, a.client_peer);
+  return t;
+}
+
+std::array<std::byte, 13 + kTagSize> confirm_text(const Tag& client_tag) {
+  static constexpr std::string_view kLabel = "zipper-ack-v2";
+  static_assert(kLabel.size() == 13);
+  std::array<std::byte, 13 + kTagSize> t{};
+  std::memcpy(t.data(), kLabel.data(), kLabel.size());
+  std::memcpy(t.data() + kLabel.size(), client_tag.data(), kTagSize);
   return t;
 }
 
@@ -73,10 +92,13 @@ bool decode_challenge(std::span<const std::byte> in, ChallengePayload* out) {
 
 std::vector<std::byte> encode_auth(const AuthPayload& a) {
   std::vector<std::byte> v;
-  v.reserve(kAuthFixedSize + a.munge_cred.size());
+  v.reserve(kAuthFixedSize + a.client_local.size() + a.client_peer.size() + a.munge_cred.size());
   put(v, a.fingerprint);
   put(v, a.tag);
-  put(v, a.sealed_secret);
+  put(v, a.client_nonce);
+  put(v, a.sealed_key);
+  put_text(v, a.client_local.substr(0, kMaxAddressText));
+  put_text(v, a.client_peer.substr(0, kMaxAddressText));
   put_u32(v, static_cast<std::uint32_t>(a.munge_cred.size()));
   for (char ch : a.munge_cred) v.push_back(std::byte(ch));
   return v;
@@ -85,16 +107,27 @@ std::vector<std::byte> encode_auth(const AuthPayload& a) {
 bool decode_auth(std::span<const std::byte> in, AuthPayload* out) {
   if (in.size() < kAuthFixedSize) return false;
   const std::byte* p = in.data();
-  std::memcpy(out->fingerprint.data(), p, kFingerprintSize);
-  p += kFingerprintSize;
-  std::memcpy(out->tag.data(), p, kTagSize);
-  p += kTagSize;
-  std::memcpy(out->sealed_secret.data(), p, kSealedSize);
-  p += kSealedSize;
+  const std::byte* const end = in.data() + in.size();
+  const auto take = [&p](auto& arr) {
+    std::memcpy(arr.data(), p, arr.size());
+    p += arr.size();
+  };
+  take(out->fingerprint);
+  take(out->tag);
+  take(out->client_nonce);
+  take(out->sealed_key);
+  // Bounds: the fixed size counts one length byte per address and the u32.
+  for (std::string* text : {&out->client_local, &out->client_peer}) {
+    const std::size_t n = std::to_integer<std::size_t>(*p++);
+    if (n > kMaxAddressText || static_cast<std::size_t>(end - p) < n + 4) return false;
+    text->assign(reinterpret_cast<const char*>(p), n);
+    p += n;
+  }
+  if (end - p < 4) return false;
   std::uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= std::uint32_t(p[i]) << (8 * i);
   p += 4;
-  if (n > kMaxMungeCred || in.size() - kAuthFixedSize != n) return false;
+  if (n > kMaxMungeCred || static_cast<std::size_t>(end - p) != n) return false;
   out->munge_cred.assign(reinterpret_cast<const char*>(p), n);
   return true;
 }
@@ -118,8 +151,6 @@ Nonce random_nonce() {
   return n;
 }
 
-Fingerprint fingerprint(const Secret& s) { return derive<kFingerprintSize>(s, "zipper-job-fp"); }
-
 std::uint64_t job_id_from_secret(const Secret& s) {
   const auto b = derive<8>(s, "zipper-job-id");
   std::uint64_t id = 0;
@@ -129,42 +160,72 @@ std::uint64_t job_id_from_secret(const Secret& s) {
 
 std::string log_name(const Fingerprint& f) { return to_hex(std::span(f).first(4)); }
 
-Key auth_key(const Secret& s) { return derive<kKeySize>(s, "zipper-auth-key"); }
+Key job_key(const Secret& s, const Key& host_key) {
+  static constexpr std::string_view kLabel = "zipper-job-key-v2";
+  std::array<std::byte, kLabel.size() + kKeySize> msg{};
+  std::memcpy(msg.data(), kLabel.data(), kLabel.size());
+  std::memcpy(msg.data() + kLabel.size(), host_key.data(), kKeySize);
+  Key k;
+  crypto_generichash(u8(k.data()), k.size(), u8(msg.data()), msg.size(), u8(s.data()), s.size());
+  return k;
+}
 
-Tag make_tag(const Key& key, const ChallengePayload& c, const Fingerprint& f,
+Fingerprint job_fingerprint(const Key& job_key) {
+  static constexpr std::string_view kLabel = "zipper-job-fp-v2";
+  Fingerprint f;
+  crypto_generichash(u8(f.data()), f.size(), reinterpret_cast<const unsigned char*>(kLabel.data()),
+                     kLabel.size(), u8(job_key.data()), job_key.size());
+  return f;
+}
+
+Tag make_tag(const Key& job_key, const ChallengePayload& c, const AuthPayload& a,
              const ConnectHello& who) {
-  const auto t = transcript(c, f, who);
+  const auto t = transcript(c, a, who);
   Tag tag;
-  crypto_auth(u8(tag.data()), u8(t.data()), t.size(), u8(key.data()));
+  crypto_auth(u8(tag.data()), u8(t.data()), t.size(), u8(job_key.data()));
   return tag;
 }
 
-bool check_tag(const Key& key, const Tag& tag, const ChallengePayload& c, const Fingerprint& f,
+bool check_tag(const Key& job_key, const ChallengePayload& c, const AuthPayload& a,
                const ConnectHello& who) {
-  const auto t = transcript(c, f, who);
-  return crypto_auth_verify(u8(tag.data()), u8(t.data()), t.size(), u8(key.data())) == 0;
+  const auto t = transcript(c, a, who);
+  return crypto_auth_verify(u8(a.tag.data()), u8(t.data()), t.size(), u8(job_key.data())) == 0;
 }
 
-KeyPair::KeyPair() {
-  init();
-  crypto_box_keypair(u8(pk_.data()), u8(sk_.data()));
+Tag confirm_tag(const Key& job_key, const Tag& client_tag) {
+  const auto t = confirm_text(client_tag);
+  Tag tag;
+  crypto_auth(u8(tag.data()), u8(t.data()), t.size(), u8(job_key.data()));
+  return tag;
 }
 
-KeyPair::~KeyPair() { sodium_memzero(sk_.data(), sk_.size()); }
-
-std::optional<Secret> KeyPair::open(const Sealed& box) const {
-  Secret s;
-  if (crypto_box_seal_open(u8(s.data()), u8(box.data()), box.size(), u8(pk_.data()),
-                           u8(sk_.data())) != 0)
-    return std::nullopt;
-  return s;
+bool check_confirm(const Key& job_key, const Tag& client_tag, const Tag& confirm) {
+  const auto t = confirm_text(client_tag);
+  return crypto_auth_verify(u8(confirm.data()), u8(t.data()), t.size(), u8(job_key.data())) == 0;
 }
 
-Sealed seal(const Secret& s, const Key& server_key) {
+Sealed seal(const Key& job_key, const Key& host_key) {
   init();
   Sealed box;
-  crypto_box_seal(u8(box.data()), u8(s.data()), s.size(), u8(server_key.data()));
+  crypto_box_seal(u8(box.data()), u8(job_key.data()), job_key.size(), u8(host_key.data()));
   return box;
+}
+
+ClientProof::~ClientProof() { sodium_memzero(job_key.data(), job_key.size()); }
+
+ClientProof prove(const Secret& s, const ChallengePayload& c, const ConnectHello& who,
+                  std::string local, std::string peer) {
+  ClientProof p;
+  p.job_key = job_key(s, c.server_key);
+  p.auth.fingerprint = job_fingerprint(p.job_key);
+  p.auth.client_nonce = random_nonce();
+  p.auth.sealed_key = seal(p.job_key, c.server_key);
+  p.auth.client_local = std::move(local);
+  p.auth.client_peer = std::move(peer);
+  p.auth.client_local.resize(std::min(p.auth.client_local.size(), kMaxAddressText));
+  p.auth.client_peer.resize(std::min(p.auth.client_peer.size(), kMaxAddressText));
+  p.auth.tag = make_tag(p.job_key, c, p.auth, who);
+  return p;
 }
 
 void wipe(Secret& s) { sodium_memzero(s.data(), s.size()); }

@@ -204,6 +204,7 @@ void encode_hello_ack(const HelloAckPayload& p, std::span<std::byte, kHelloAckSi
   Writer w(out.data());
   w.put(p.credits);
   w.put(p.max_payload);
+  std::memcpy(out.data() + w.pos(), p.confirm.data(), p.confirm.size());
 }
 
 bool decode_hello_ack(std::span<const std::byte> in, HelloAckPayload* out) {
@@ -211,6 +212,7 @@ bool decode_hello_ack(std::span<const std::byte> in, HelloAckPayload* out) {
   Reader r(in.data());
   out->credits = r.get<std::uint32_t>();
   out->max_payload = r.get<std::uint32_t>();
+  std::memcpy(out->confirm.data(), in.data() + 8, out->confirm.size());
   return true;
 }
 

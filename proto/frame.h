@@ -96,8 +96,11 @@ inline constexpr std::size_t kHelloFixedSize = 16;
 struct HelloAckPayload {
   std::uint32_t credits = 0;      // initial credit grant: frames zipperd may hold
   std::uint32_t max_payload = 0;  // largest payload zipperd accepts (bytes)
+  // zipperd's key confirmation (auth::confirm_tag): proves to the rank that
+  // this listener holds the host key it presented.
+  std::array<std::byte, 32> confirm{};
 };
-inline constexpr std::size_t kHelloAckSize = 8;
+inline constexpr std::size_t kHelloAckSize = 8 + 32;
 
 void encode_hello(const HelloPayload& p, std::span<std::byte, kHelloFixedSize> out);
 bool decode_hello(std::span<const std::byte> in, HelloPayload* out);

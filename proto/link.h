@@ -97,6 +97,12 @@ class Link {
   virtual bool splices() const { return false; }
   /// "tcp:1.2.3.4:5678" or similar, for logs.
   virtual std::string peer() const = 0;
+  /// The connection's ends as this side's kernel sees them, "IP:PORT" (TCP:
+  /// getsockname / getpeername at setup); "" for links without IP ends.
+  /// Admission binds them (auth.h), so a connection relayed through another
+  /// socket does not pass as the one the rank opened.
+  virtual std::string local_address() const { return {}; }
+  virtual std::string remote_address() const { return {}; }
   /// True when connect() already handed the caller's ConnectHello to the peer
   /// during connection setup (verbs: in the RDMA CM private data); the caller
   /// then sends no HELLO frame. The accepting side's link delivers that hello

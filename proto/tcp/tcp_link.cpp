@@ -51,10 +51,37 @@ std::string sockaddr_text(const sockaddr_in& a) {
   return std::string("tcp:") + buf + ":" + std::to_string(ntohs(a.sin_port));
 }
 
+// "IP:PORT" of one end of a connected socket ("" when it has none).
+std::string end_text(int fd, bool local) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  auto* sa = reinterpret_cast<sockaddr*>(&ss);
+  if ((local ? ::getsockname(fd, sa, &len) : ::getpeername(fd, sa, &len)) != 0) return {};
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+    return std::string(buf) + ":" + std::to_string(ntohs(a->sin_port));
+  }
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr))  // a dual-stack listener's view of IPv4
+      inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], buf, sizeof buf);
+    else
+      inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
+    return std::string(buf) + ":" + std::to_string(ntohs(a->sin6_port));
+  }
+  return {};
+}
+
 }  // namespace
 
 TcpLink::TcpLink(UniqueFd fd, std::string peer)
-    : fd_(std::move(fd)), peer_(std::move(peer)), asm_(peer_) {
+    : fd_(std::move(fd)),
+      peer_(std::move(peer)),
+      local_(end_text(fd_.get(), true)),
+      remote_(end_text(fd_.get(), false)),
+      asm_(peer_) {
   set_nonblocking_nodelay(fd_.get());
 }
 

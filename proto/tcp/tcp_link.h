@@ -34,6 +34,8 @@ class TcpLink final : public Link {
   void shutdown_send() override;
   LinkError last_error() const override;
   std::string peer() const override { return peer_; }
+  std::string local_address() const override { return local_; }
+  std::string remote_address() const override { return remote_; }
   bool splices() const override { return true; }
 
  private:
@@ -53,6 +55,7 @@ class TcpLink final : public Link {
 
   UniqueFd fd_;
   std::string peer_;
+  std::string local_, remote_;  // "IP:PORT" from getsockname / getpeername
   HeaderHook hook_;
 
   mutable std::mutex send_mu_;

@@ -23,6 +23,8 @@
 #include <sstream>
 #include <thread>
 
+#include "client/channel.h"
+#include "proto/host_key.h"
 #include "proto/munge.h"
 #include "proto/tcp/tcp_link.h"
 #include "tests/unit/test_util.h"
@@ -164,13 +166,18 @@ class Zipperd {
       : port_a_(free_port()), port_b_(free_port()) {
     log_ =
         "/tmp/zipper_attack." + std::to_string(::getpid()) + "." + std::to_string(port_a_) + ".log";
+    char dir[] = "/tmp/zipper_attack_key.XXXXXX";  // private (0700): the host key lives here
+    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+    key_dir_ = dir;
     std::vector<std::string> args = {g_zipperd,
                                      "--listen",
                                      "A=127.0.0.1:" + std::to_string(port_a_),
                                      "--listen",
                                      "B=127.0.0.1:" + std::to_string(port_b_),
                                      "--pid-file",
-                                     log_ + ".pid"};
+                                     log_ + ".pid",
+                                     "--host-key",
+                                     key_dir_ + "/host_key"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -202,6 +209,12 @@ class Zipperd {
       if (Clock::now() > deadline) throw std::runtime_error("zipperd did not start");
       std::this_thread::sleep_for(milliseconds(20));
     }
+    std::ifstream pub(key_dir_ + "/host_key.pub");
+    std::string hex, why;
+    pub >> hex;
+    auto k = proto::auth::parse_public_key(hex, &why);
+    if (!k) throw std::runtime_error("host_key.pub: " + why);
+    host_key_ = *k;
   }
   ~Zipperd() {
     if (pid_ > 0) {
@@ -216,7 +229,12 @@ class Zipperd {
     }
     if (!::testing::Test::HasFailure()) std::remove(log_.c_str());
     std::remove((log_ + ".pid").c_str());
+    std::remove((key_dir_ + "/host_key").c_str());
+    std::remove((key_dir_ + "/host_key.pub").c_str());
+    ::rmdir(key_dir_.c_str());
   }
+  /// The public host key zipperd wrote to its host_key.pub (what clients pin).
+  const proto::auth::Key& host_key() const { return host_key_; }
   std::string address(int side) const {
     return "tcp:127.0.0.1:" + std::to_string(side == 0 ? port_a_ : port_b_);
   }
@@ -259,6 +277,8 @@ class Zipperd {
  private:
   std::uint16_t port_a_, port_b_;
   std::string log_;
+  std::string key_dir_;
+  proto::auth::Key host_key_{};
   pid_t pid_ = -1;
 };
 
@@ -319,7 +339,8 @@ class Attack : public ::testing::Test {
              std::uint32_t rank, std::uint32_t x, std::uint32_t y) {
     auto ch = hello_only(c, job, rank, x, y);
     if (!ch) return false;
-    c.send(header(FrameType::kAuth, job, rank, 0), auth_payload(secret, *ch, {job, rank, x, y}));
+    c.send(header(FrameType::kAuth, job, rank, 0),
+           auth_payload(secret, *ch, {job, rank, x, y}, c.link()));
     return got(c, FrameType::kHelloAck);
   }
   // A legitimate 1+1 job: rank 0 on A, rank 1 on B, both ready.
@@ -333,8 +354,15 @@ class Attack : public ::testing::Test {
     for (FrameClient* c : {&a, &b}) {
       EXPECT_TRUE(got(*c, FrameType::kHelloAck));
       EXPECT_TRUE(got(*c, FrameType::kJobReady));
+      EXPECT_TRUE(c->hello_ack_confirmed());  // zipperd proved its host key
     }
     return {&a, &b};
+  }
+  // Neither client receives anything for 200 ms.
+  bool quiet(FrameClient& a, FrameClient& b) {
+    pump_until(
+        {&a, &b}, [] { return false; }, milliseconds(200));
+    return a.inbox().empty() && b.inbox().empty();
   }
   // `rounds` ping-pongs of `bytes` between a and b; returns seconds, or -1
   // if a message did not come back within 10 s.
@@ -404,7 +432,10 @@ TEST_F(Attack, InjectionWithoutTheJobIdIsRefused) {
   ASSERT_TRUE(ch);
   // A well-formed AUTH naming a fingerprint it cannot back with a secret.
   proto::auth::AuthPayload a;
-  a.fingerprint = proto::auth::fingerprint(test_secret(1));
+  a.fingerprint =
+      proto::auth::job_fingerprint(proto::auth::job_key(test_secret(1), ch->server_key));
+  a.client_local = x.link().local_address();
+  a.client_peer = x.link().remote_address();
   x.send(header(FrameType::kAuth, 12345, 0, 0), proto::auth::encode_auth(a));
   EXPECT_TRUE(refused(x, ErrorCode::kAuth));
   // Data without any admission.
@@ -423,7 +454,7 @@ TEST_F(Attack, ReplayedHelloIsRefused) {
   send_hello(r0, job, 0, 1, 1);
   ASSERT_TRUE(got(r0, FrameType::kHelloAck));
   ASSERT_TRUE(r0.challenge());
-  const auto recorded = auth_payload(test_secret(job), *r0.challenge(), {job, 0, 1, 1});
+  const auto recorded = auth_payload(test_secret(job), *r0.challenge(), {job, 0, 1, 1}, r0.link());
   for (std::uint32_t rank : {0u, 1u}) {
     FrameClient& x = connect(z, static_cast<int>(rank));
     x.set_auto_auth(false);
@@ -452,7 +483,7 @@ TEST_F(Attack, SlotTakeoverIsRefused) {
   auto ch = hello_only(insider, job, 1, 1, 1);
   ASSERT_TRUE(ch);
   insider.send(header(FrameType::kAuth, job, 1, 0),
-               auth_payload(test_secret(job), *ch, {job, 1, 1, 1}));
+               auth_payload(test_secret(job), *ch, {job, 1, 1, 1}, insider.link()));
   auto f = next(insider);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kError);
@@ -669,8 +700,9 @@ TEST_F(Attack, LogsCarryNoJobIdOrSecret) {
   const std::string log = z.log();
   EXPECT_EQ(log.find(std::to_string(job)), std::string::npos);
   EXPECT_EQ(log.find(proto::auth::to_hex(test_secret(job))), std::string::npos);
-  EXPECT_EQ(log.find(proto::auth::to_hex(proto::auth::fingerprint(test_secret(job)))),
-            std::string::npos);
+  const auto fp =
+      proto::auth::job_fingerprint(proto::auth::job_key(test_secret(job), z.host_key()));
+  EXPECT_EQ(log.find(proto::auth::to_hex(fp)), std::string::npos);
   EXPECT_NE(log.find("rank 1 of 1+1 connected"), std::string::npos);
 }
 
@@ -697,7 +729,7 @@ TEST_F(Attack, AuthCostAtJobStart8Plus8) {
     const auto t1 = Clock::now();
     proto::auth::ChallengePayload ch;
     ASSERT_TRUE(f && proto::auth::decode_challenge(f->payload, &ch));
-    const auto bytes = auth_payload(secret, ch, {job, r, 8, 8});  // what libmmpi computes
+    const auto bytes = auth_payload(secret, ch, {job, r, 8, 8}, c.link());  // what libmmpi computes
     const auto t2 = Clock::now();
     c.send(header(FrameType::kAuth, job, r, 0), bytes);
     ASSERT_TRUE(got(c, FrameType::kHelloAck));
@@ -816,11 +848,10 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
     FrameClient& c = connect(z, side);
     auto ch = hello_only(c, job, rank, 1, 1);
     if (!ch) return std::optional<Frame>();
-    proto::auth::AuthPayload a;
-    a.fingerprint = proto::auth::fingerprint(secret);
-    a.tag =
-        proto::auth::make_tag(proto::auth::auth_key(secret), *ch, a.fingerprint, {job, rank, 1, 1});
-    a.sealed_secret = proto::auth::seal(secret, ch->server_key);
+    proto::auth::AuthPayload a =
+        proto::auth::prove(secret, *ch, {job, rank, 1, 1}, c.link().local_address(),
+                           c.link().remote_address())
+            .auth;
     a.munge_cred = reuse_first ? first_cred : cred_as(uid, ch->nonce);
     if (first_cred.empty()) first_cred = a.munge_cred;
     c.send(header(FrameType::kAuth, job, rank, 0), proto::auth::encode_auth(a));
@@ -1199,6 +1230,486 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   EXPECT_NE(text.find("\nzipper_protocol_errors_total 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nzipper_jobs_refused_draining_total 1\n"), std::string::npos);
   ::unlink(sock.c_str());
+}
+
+// ---- 7b: the forwarder's address in other hands ----------------------------
+
+// libmmpi's own channel code as a rank runs it (client/channel.cpp).
+struct RecordingHandler final : client::FrameHandler {
+  std::optional<proto::Payload> payload_dest(const proto::FrameHeader& h) override {
+    return proto::Payload::allocate(h.payload_len);
+  }
+  void on_data_frame(const proto::FrameHeader&, proto::Payload p) override {
+    data.emplace_back(reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size());
+  }
+  bool on_peer_gone(int, const std::string&) override { return false; }
+  void on_link_failed() override {}
+  std::vector<std::string> data;  // payloads of data frames the rank accepted
+};
+
+struct RankOutcome {
+  bool connected = false;
+  std::string error;
+  std::vector<std::string> data;
+};
+
+// Rank `rank` of job (job, 1+1) connecting to `address` with the pins given.
+RankOutcome run_rank(const std::string& address, std::uint64_t job, std::uint32_t rank,
+                     const std::optional<proto::auth::Key>& pinned, bool strict,
+                     int timeout_s = 5) {
+  client::ClientConfig cfg;
+  cfg.forwarder = address;
+  cfg.job_id = job;
+  cfg.job_secret = test_secret(job);
+  cfg.np_low = 1;
+  cfg.np_high = 1;
+  cfg.high_group = rank == 1;
+  cfg.connect_timeout_s = timeout_s;
+  if (pinned) cfg.pins.by_index.push_back(*pinned);
+  cfg.pins.strict = strict;
+  client::Channel ch(cfg, static_cast<int>(rank));
+  RecordingHandler h;
+  RankOutcome out;
+  out.connected = ch.connect(h);
+  if (out.connected) {
+    // A moment for anything the listener sends after JOB_READY.
+    const auto until = Clock::now() + milliseconds(300);
+    while (ch.up() && Clock::now() < until) {
+      ch.progress(h);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  }
+  out.error = ch.error();
+  out.data = h.data;
+  return out;
+}
+
+// Serves one link's frames to `on_frame` until it closes or `stop`.
+class FrameSink final : public proto::RecvSink {
+ public:
+  explicit FrameSink(std::function<void(const proto::FrameHeader&, std::vector<std::byte>)> f)
+      : f_(std::move(f)) {}
+  std::optional<proto::Payload> payload_dest(const proto::FrameHeader& h) override {
+    return proto::Payload::allocate(h.payload_len);
+  }
+  void on_frame(const proto::FrameHeader& h, proto::Payload p) override {
+    f_(h, std::vector<std::byte>(p.bytes.begin(), p.bytes.end()));
+  }
+
+ private:
+  std::function<void(const proto::FrameHeader&, std::vector<std::byte>)> f_;
+};
+
+// forward declaration for the Squatter (defined below with the helpers)
+proto::FrameHeader eager(std::uint64_t job, std::uint32_t src, std::uint32_t dst, std::uint64_t seq,
+                         std::size_t len);
+
+void post_frame(proto::Link& l, proto::FrameHeader h, const std::vector<std::byte>& payload) {
+  h.payload_len = static_cast<std::uint32_t>(payload.size());
+  l.post(proto::OutFrame{h, make_payload(payload), {}});
+  l.progress_send();
+}
+
+// Listens on 127.0.0.1 where the rank looks for zipperd (the address during
+// a restart, or a --local port) and plays zipperd: challenges with
+// `shown_key`, records every frame after the HELLO and, given an AUTH, tries
+// its best: a HELLO_ACK (confirmed with whatever key it could open), then
+// JOB_READY and an injected EAGER.
+class Squatter {
+ public:
+  explicit Squatter(std::optional<proto::auth::Key> shown_key = std::nullopt)
+      : listener_(proto::listen(parse("tcp:127.0.0.1:0"))),
+        shown_(shown_key.value_or(own_.public_key())),
+        thread_([this] { serve(); }) {}
+  ~Squatter() {
+    stop_ = true;
+    thread_.join();
+  }
+  std::string address() const { return listener_->address(); }
+  const proto::auth::HostKey& own_key() const { return own_; }
+  std::vector<Frame> received() {
+    std::lock_guard lk(mu_);
+    return received_;
+  }
+
+ private:
+  static proto::Endpoint parse(const std::string& a) {
+    std::string why;
+    return *proto::parse_endpoint(a, &why);
+  }
+  void serve() {
+    while (!stop_) {
+      pollfd p{listener_->poll_fd(), POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      auto link = listener_->accept();
+      if (!link) continue;
+      bool open = true;
+      FrameSink sink([&](const proto::FrameHeader& h, std::vector<std::byte> payload) {
+        if (h.type == FrameType::kHello) {
+          proto::auth::ChallengePayload ch{proto::auth::random_nonce(), shown_};
+          std::vector<std::byte> b(proto::auth::kChallengeSize);
+          proto::auth::encode_challenge(ch, std::span<std::byte, proto::auth::kChallengeSize>(b));
+          post_frame(*link, header(FrameType::kChallenge, h.job_id, 0, h.src), b);
+          return;
+        }
+        {
+          std::lock_guard lk(mu_);
+          received_.push_back(Frame{h, payload});
+        }
+        proto::auth::AuthPayload a;
+        if (h.type != FrameType::kAuth || !proto::auth::decode_auth(payload, &a)) return;
+        const auto opened = own_.open(a.sealed_key);  // only its own key opens anything
+        proto::HelloAckPayload ack{64, 1u << 20, {}};
+        if (opened) ack.confirm = proto::auth::confirm_tag(*opened, a.tag);
+        std::vector<std::byte> b(proto::kHelloAckSize);
+        proto::encode_hello_ack(ack, std::span<std::byte, proto::kHelloAckSize>(b));
+        post_frame(*link, header(FrameType::kHelloAck, h.job_id, 0, h.src), b);
+        post_frame(*link, header(FrameType::kJobReady, h.job_id, 0, h.src), {});
+        const std::string evil = "INJECTED-by-local-MITM!!";
+        post_frame(
+            *link, eager(h.job_id, 1 - h.src, h.src, 0, evil.size()),
+            std::vector<std::byte>(reinterpret_cast<const std::byte*>(evil.data()),
+                                   reinterpret_cast<const std::byte*>(evil.data()) + evil.size()));
+      });
+      const auto until = Clock::now() + seconds(10);
+      while (open && !stop_ && Clock::now() < until) {
+        const auto st = link->progress_recv(sink, 0);
+        link->progress_send();
+        if (st == proto::LinkStatus::kClosed || st == proto::LinkStatus::kError) open = false;
+        pollfd q{link->poll_fd(), POLLIN, 0};
+        ::poll(&q, 1, 10);
+      }
+    }
+  }
+
+  proto::auth::HostKey own_;
+  std::unique_ptr<proto::Listener> listener_;
+  proto::auth::Key shown_;
+  std::mutex mu_;
+  std::vector<Frame> received_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+proto::FrameHeader eager(std::uint64_t job, std::uint32_t src, std::uint32_t dst, std::uint64_t seq,
+                         std::size_t len) {
+  auto h = header(FrameType::kEager, job, src, dst);
+  h.seq = seq;
+  h.msg_len = len;
+  return h;
+}
+
+// Issue 21, 7b: a squatter with its own key on the forwarder's address. A
+// rank that pins zipperd's key sends it nothing after the HELLO and ends with
+// an error naming the address; the real job, beside it, runs.
+TEST_F(Attack, SquatterWithItsOwnKeyGetsNothingFromAPinnedRank) {
+  Zipperd z(probe_limits());
+  const std::uint64_t job = 2101;
+  Squatter sq;
+  for (std::uint32_t rank : {0u, 1u}) {
+    const auto r = run_rank(sq.address(), job, rank, z.host_key(), true);
+    EXPECT_FALSE(r.connected);
+    EXPECT_TRUE(r.data.empty());
+    EXPECT_TRUE(contains(r.error, sq.address())) << r.error;
+    EXPECT_TRUE(contains(r.error, "not the pinned key")) << r.error;
+  }
+  // Nothing after the HELLO: no AUTH, so no fingerprint, tag or sealed key.
+  EXPECT_TRUE(sq.received().empty());
+  // The same without MMPI_FORWARDER_KEYS but with the check strict.
+  const auto r = run_rank(sq.address(), job, 0, std::nullopt, true);
+  EXPECT_FALSE(r.connected);
+  EXPECT_TRUE(contains(r.error, "no host key pinned for the forwarder at " + sq.address()))
+      << r.error;
+  EXPECT_TRUE(sq.received().empty());
+  auto [a, b] = legit_pair(z, job);
+  EXPECT_GT(pingpong(*a, *b, job, 10, 64), 0);
+}
+
+// A squatter that shows zipperd's own public key (copied from host_key.pub
+// or a recorded CHALLENGE) gets an AUTH it cannot open or use, and its
+// injection is refused by the rank: it cannot confirm the key.
+TEST_F(Attack, SquatterShowingTheRealKeyCannotConfirmOrUseTheAuth) {
+  Zipperd z(probe_limits());
+  const std::uint64_t job = 2102;
+  Squatter sq(z.host_key());
+  const auto r = run_rank(sq.address(), job, 0, z.host_key(), true);
+  EXPECT_FALSE(r.connected);
+  EXPECT_TRUE(r.data.empty()) << "the rank took injected data";
+  EXPECT_TRUE(contains(r.error, sq.address())) << r.error;
+  EXPECT_TRUE(contains(r.error, "did not prove its host key")) << r.error;
+  const auto got_frames = sq.received();
+  ASSERT_EQ(got_frames.size(), 1u);
+  ASSERT_EQ(got_frames[0].hdr.type, FrameType::kAuth);
+  proto::auth::AuthPayload a;
+  ASSERT_TRUE(proto::auth::decode_auth(got_frames[0].payload, &a));
+  // Nothing in it is the secret or opens with the squatter's key.
+  const auto secret = test_secret(job);
+  EXPECT_EQ(std::search(got_frames[0].payload.begin(), got_frames[0].payload.end(), secret.begin(),
+                        secret.end()),
+            got_frames[0].payload.end());
+  EXPECT_FALSE(sq.own_key().open(a.sealed_key));
+  // Replayed at the real zipperd on a connection of its own: refused.
+  FrameClient& x = connect(z, 0);
+  ASSERT_TRUE(hello_only(x, job, 0, 1, 1));
+  x.send(header(FrameType::kAuth, job, 0, 0), got_frames[0].payload);
+  EXPECT_TRUE(refused(x, ErrorCode::kAuth));
+  auto [ra, rb] = legit_pair(z, job);
+  EXPECT_GT(pingpong(*ra, *rb, job, 10, 64), 0);
+}
+
+// With nothing pinned (MMPI_FORWARDER_KEY_CHECK=accept) a squatter with its
+// own key gets an AUTH, but what it can open is the job key for its own
+// key: it admits nobody to the real job at the real zipperd.
+TEST_F(Attack, UnpinnedRankGivesASquatterNothingThatAdmits) {
+  Zipperd z(probe_limits());
+  const std::uint64_t job = 2103;
+  Squatter sq;
+  run_rank(sq.address(), job, 1, std::nullopt, false, 2);
+  const auto got_frames = sq.received();
+  ASSERT_FALSE(got_frames.empty());
+  ASSERT_EQ(got_frames[0].hdr.type, FrameType::kAuth);
+  proto::auth::AuthPayload a;
+  ASSERT_TRUE(proto::auth::decode_auth(got_frames[0].payload, &a));
+  const auto learned = sq.own_key().open(a.sealed_key);
+  ASSERT_TRUE(learned);
+  EXPECT_NE(*learned, proto::auth::job_key(test_secret(job), z.host_key()));
+  // The real job forms; the squatter then tries everything it learned.
+  auto [ra, rb] = legit_pair(z, job);
+  // (1) The recorded AUTH, relayed on a fresh connection as rank 1.
+  FrameClient& x = connect(z, 1);
+  ASSERT_TRUE(hello_only(x, job, 1, 1, 1));
+  x.send(header(FrameType::kAuth, job, 1, 0), got_frames[0].payload);
+  EXPECT_TRUE(refused(x, ErrorCode::kAuth));
+  // (2) A fresh proof under the learned key: it names another job (its own
+  // fingerprint), whose rank 1 is not the real rank 1; injecting reaches nobody.
+  FrameClient& y = connect(z, 1);
+  auto ch = hello_only(y, job, 1, 1, 1);
+  ASSERT_TRUE(ch);
+  proto::auth::AuthPayload forged;
+  forged.fingerprint = proto::auth::job_fingerprint(*learned);
+  forged.client_nonce = proto::auth::random_nonce();
+  forged.sealed_key = proto::auth::seal(*learned, z.host_key());
+  forged.client_local = y.link().local_address();
+  forged.client_peer = y.link().remote_address();
+  forged.tag = proto::auth::make_tag(*learned, *ch, forged, {job, 1, 1, 1});
+  y.send(header(FrameType::kAuth, job, 1, 0), proto::auth::encode_auth(forged));
+  auto f = next(y);
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->hdr.type, FrameType::kHelloAck);  // its own job, alone
+  y.send(eager(job, 1, 0, 1, 8), pattern(9, 8));
+  EXPECT_TRUE(quiet(*ra, *rb));
+  EXPECT_GT(pingpong(*ra, *rb, job, 10, 64), 0);
+}
+
+// A relay between the rank and the real zipperd (a squatter on the rank's
+// address forwarding every frame to zipperd's other port): the rank's proof
+// names the ends it saw, zipperd sees the relay's, and refuses. Rewriting
+// the ends breaks the tag. The relay is never admitted, cannot inject, and
+// the rank ends with an error naming the address.
+TEST_F(Attack, RelayToTheRealZipperdIsRefused) {
+  Zipperd z(probe_limits());
+  const std::uint64_t job = 2104;
+  auto [ra, rb] = legit_pair(z, job + 1);  // another job beside it
+  for (bool rewrite : {false, true}) {
+    auto listener = proto::listen(*proto::parse_endpoint("tcp:127.0.0.1:0", nullptr));
+    const std::string addr = listener->address();
+    std::atomic<bool> stop{false}, admitted{false};
+    std::vector<Frame> from_zipperd;
+    std::mutex mu;
+    std::thread relay([&] {
+      pollfd p{listener->poll_fd(), POLLIN, 0};
+      while (!stop && ::poll(&p, 1, 50) <= 0) {
+      }
+      if (stop) return;
+      auto down = listener->accept();
+      std::string why;
+      auto up = proto::connect(*proto::parse_endpoint(z.address(0), &why), 2000);
+      FrameSink to_up([&](const proto::FrameHeader& h, std::vector<std::byte> b) {
+        proto::auth::AuthPayload a;
+        if (rewrite && h.type == FrameType::kAuth && proto::auth::decode_auth(b, &a)) {
+          a.client_local = up->local_address();  // what zipperd will see
+          a.client_peer = up->remote_address();
+          b = proto::auth::encode_auth(a);
+        }
+        post_frame(*up, h, b);
+      });
+      FrameSink to_down([&](const proto::FrameHeader& h, std::vector<std::byte> b) {
+        {
+          std::lock_guard lk(mu);
+          from_zipperd.push_back(Frame{h, b});
+        }
+        if (h.type == FrameType::kHelloAck) {
+          admitted = true;  // then it would inject: rank 1 of the job
+          post_frame(*up, eager(job, 0, 1, 0, 8), pattern(7, 8));
+        }
+        post_frame(*down, h, b);
+      });
+      const auto until = Clock::now() + seconds(8);
+      while (!stop && Clock::now() < until) {
+        const auto s1 = down->progress_recv(to_up, 0);
+        const auto s2 = up->progress_recv(to_down, 0);
+        down->progress_send();
+        up->progress_send();
+        if (s1 == proto::LinkStatus::kClosed || s1 == proto::LinkStatus::kError ||
+            s2 == proto::LinkStatus::kClosed || s2 == proto::LinkStatus::kError)
+          break;
+        std::this_thread::sleep_for(milliseconds(2));
+      }
+      down->shutdown();
+      up->shutdown();
+    });
+    const auto r = run_rank(addr, job, 0, z.host_key(), true, 4);
+    stop = true;
+    relay.join();
+    EXPECT_FALSE(r.connected);
+    EXPECT_FALSE(admitted) << "zipperd admitted the relay";
+    EXPECT_TRUE(r.data.empty());
+    EXPECT_TRUE(contains(r.error, addr)) << r.error;
+    EXPECT_TRUE(contains(r.error, rewrite ? "wrong proof" : "relayed connection")) << r.error;
+    std::lock_guard lk(mu);
+    ASSERT_FALSE(from_zipperd.empty());
+    EXPECT_EQ(from_zipperd.back().hdr.type, FrameType::kError);
+  }
+  EXPECT_TRUE(quiet(*ra, *rb));
+  EXPECT_GT(pingpong(*ra, *rb, job + 1, 10, 64), 0);
+}
+
+// ---- 7b/7c: zipperd's own files ---------------------------------------------
+
+// Runs zipperd with `args` until it exits (or 5 s); its exit status and output.
+std::pair<int, std::string> zipperd_exit(std::vector<std::string> args) {
+  args.insert(args.begin(), g_zipperd);
+  const std::string out = "/tmp/zipper_attack_run." + std::to_string(::getpid()) + ".out";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int st = 0;
+  bool exited = false;
+  for (int i = 0; i < 200 && !(exited = ::waitpid(pid, &st, WNOHANG) == pid); ++i)
+    std::this_thread::sleep_for(milliseconds(25));
+  if (!exited) {
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, &st, 0);
+  }
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  std::remove(out.c_str());
+  return {exited && WIFEXITED(st) ? WEXITSTATUS(st) : -1, text};
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    char d[] = "/tmp/zipper_attack_files.XXXXXX";
+    if (::mkdtemp(d) == nullptr) throw std::runtime_error("mkdtemp");
+    path_ = d;
+  }
+  ~ScratchDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// zipperd refuses a host key others can read, a symlink, or a key in a
+// directory others may write to, and does not start.
+TEST_F(Attack, HostKeyFileWithBadPermissionsOrSymlinkIsRefused) {
+  ScratchDir d;
+  const std::string listen = "A=127.0.0.1:" + std::to_string(free_port());
+  auto [rc, out] = zipperd_exit({"--host-key", d / "host_key", "--print-host-key"});
+  ASSERT_EQ(rc, 0) << out;
+  ::chmod((d / "host_key").c_str(), 0644);
+  std::tie(rc, out) = zipperd_exit({"--listen", listen, "--host-key", d / "host_key"});
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_TRUE(contains(out, "mode 0600")) << out;
+  ::chmod((d / "host_key").c_str(), 0600);
+  ASSERT_EQ(::symlink((d / "host_key").c_str(), (d / "planted").c_str()), 0);
+  std::tie(rc, out) = zipperd_exit({"--listen", listen, "--host-key", d / "planted"});
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_TRUE(contains(out, "symbolic link")) << out;
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown((d / "host_key").c_str(), 65534, 65534), 0);
+    std::tie(rc, out) = zipperd_exit({"--listen", listen, "--host-key", d / "host_key"});
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_TRUE(contains(out, "owned by uid")) << out;
+  }
+  ::chmod(d.path().c_str(), 0777);  // others could swap the file
+  std::tie(rc, out) = zipperd_exit({"--listen", listen, "--host-key", d / "new_key"});
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_TRUE(contains(out, "written by other users")) << out;
+  EXPECT_NE(::access((d / "new_key").c_str(), F_OK), 0);
+  ::chmod(d.path().c_str(), 0700);
+}
+
+// 7c: a symlink or another user's file planted at the pid file's path is
+// never written through: zipperd refuses to start and the target keeps its
+// bytes. A stale pid file of zipperd's own user is replaced.
+TEST_F(Attack, PlantedPidFileOrSymlinkIsNotWrittenThrough) {
+  ScratchDir d;
+  ::chmod(d.path().c_str(), 01777);  // a shared, sticky directory like /tmp
+  const std::string listen = "A=127.0.0.1:" + std::to_string(free_port());
+  { std::ofstream(d / "precious") << "root's file\n"; }
+  ASSERT_EQ(::symlink((d / "precious").c_str(), (d / "zipperd.pid").c_str()), 0);
+  auto [rc, out] = zipperd_exit({"--listen", listen, "--pid-file", d / "zipperd.pid"});
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_TRUE(contains(out, "pid file " + (d / "zipperd.pid"))) << out;
+  EXPECT_EQ(file_text(d / "precious"), "root's file\n");
+  // A dangling symlink: nothing created at its target.
+  ASSERT_EQ(::unlink((d / "zipperd.pid").c_str()), 0);
+  ASSERT_EQ(::symlink((d / "elsewhere").c_str(), (d / "zipperd.pid").c_str()), 0);
+  std::tie(rc, out) = zipperd_exit({"--listen", listen, "--pid-file", d / "zipperd.pid"});
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(::access((d / "elsewhere").c_str(), F_OK), 0);
+  ASSERT_EQ(::unlink((d / "zipperd.pid").c_str()), 0);
+  if (::geteuid() == 0) {  // another user's planted pid (only root can make one here)
+    { std::ofstream(d / "zipperd.pid") << "1\n"; }
+    ASSERT_EQ(::chown((d / "zipperd.pid").c_str(), 65534, 65534), 0);
+    std::tie(rc, out) = zipperd_exit({"--listen", listen, "--pid-file", d / "zipperd.pid"});
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_EQ(file_text(d / "zipperd.pid"), "1\n");
+    ASSERT_EQ(::unlink((d / "zipperd.pid").c_str()), 0);
+  }
+  // A stale one of ours is replaced by the live pid, and removed at exit.
+  { std::ofstream(d / "zipperd.pid") << "1\n"; }
+  const std::string pid_file = d / "zipperd.pid";
+  std::vector<std::string> args = {g_zipperd, "--listen", listen, "--pid-file", pid_file};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const std::string want = std::to_string(pid) + "\n";
+  for (int i = 0; i < 400 && file_text(pid_file) != want; ++i)
+    std::this_thread::sleep_for(milliseconds(25));
+  EXPECT_EQ(file_text(pid_file), want);
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  EXPECT_NE(::access(pid_file.c_str(), F_OK), 0) << "pid file left behind";
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // libmmpi configuration from MMPI_* environment variables.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -17,10 +20,20 @@ using zipper::client::config_from_env;
 // Starts each test with no MMPI_* variable set; restores them after.
 class ClientConfig : public ::testing::Test {
  protected:
-  zipper::test::EnvGuard env_{"MMPI_FORWARDER",  "MMPI_JOB_ID",          "MMPI_GROUP",
-                              "MMPI_NP_LOW",     "MMPI_NP_HIGH",         "MMPI_EAGER_LIMIT",
-                              "MMPI_CHUNK_SIZE", "MMPI_CONNECT_TIMEOUT", "MMPI_SPIN_ROUNDS",
-                              "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE"};
+  zipper::test::EnvGuard env_{"MMPI_FORWARDER",
+                              "MMPI_JOB_ID",
+                              "MMPI_GROUP",
+                              "MMPI_NP_LOW",
+                              "MMPI_NP_HIGH",
+                              "MMPI_EAGER_LIMIT",
+                              "MMPI_CHUNK_SIZE",
+                              "MMPI_CONNECT_TIMEOUT",
+                              "MMPI_SPIN_ROUNDS",
+                              "MMPI_JOB_SECRET",
+                              "MMPI_JOB_SECRET_FILE",
+                              "MMPI_FORWARDER_KEYS",
+                              "MMPI_KNOWN_FORWARDERS",
+                              "MMPI_FORWARDER_KEY_CHECK"};
   static void set(const char* name, const std::string& value) {
     ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
   }
@@ -230,6 +243,99 @@ TEST(RendezvousChunk, AboutAnEighthOfTheMessageWithinBounds) {
     EXPECT_TRUE(c >= kMinChunk || c == kMax);
     EXPECT_TRUE(c * 8 >= m || c == kMax) << m;
   }
+}
+
+// ---- pinned zipperd host keys (forwarder_pins.h) ---------------------------
+
+const std::string kKey1(64, '1'), kKey2(64, '2');
+
+// config_from_env removes MMPI_JOB_SECRET once read: give it again.
+std::optional<Cfg> load_again(std::string* why) {
+  ::setenv("MMPI_JOB_SECRET", std::string(64, 'a').c_str(), 1);
+  why->clear();
+  return config_from_env(why);
+}
+
+TEST_F(ClientConfig, ForwarderKeysPinInAddressOrder) {
+  set_forwarded();
+  set("MMPI_FORWARDER_KEYS", kKey1);
+  std::string why;
+  auto c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_TRUE(c->pins.strict);  // something is pinned: strict by default
+  auto k = c->pins.lookup("tcp:10.0.0.1:7470", 0);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(zipper::proto::auth::to_hex(*k), kKey1);
+  // Two keys for one address, a bad key, a bad policy: refused with a reason.
+  set("MMPI_FORWARDER_KEYS", kKey1 + "," + kKey2);
+  EXPECT_FALSE(load_again(&why));
+  EXPECT_NE(why.find("2 keys for 1 addresses"), std::string::npos) << why;
+  set("MMPI_FORWARDER_KEYS", "abc");
+  EXPECT_FALSE(load_again(&why));
+  EXPECT_NE(why.find("64 hex digits"), std::string::npos) << why;
+  set("MMPI_FORWARDER_KEYS", kKey1);
+  set("MMPI_FORWARDER_KEY_CHECK", "maybe");
+  EXPECT_FALSE(load_again(&why));
+  EXPECT_NE(why.find("MMPI_FORWARDER_KEY_CHECK"), std::string::npos) << why;
+}
+
+TEST_F(ClientConfig, NothingPinnedAcceptsUnlessStrict) {
+  set_forwarded();
+  set("MMPI_KNOWN_FORWARDERS", "/dev/null");  // not a regular file: refused
+  std::string why;
+  EXPECT_FALSE(load_again(&why));
+  ASSERT_EQ(::unsetenv("MMPI_KNOWN_FORWARDERS"), 0);
+  auto c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  if (c->pins.by_address.empty()) {
+    EXPECT_FALSE(c->pins.strict);  // no site file here
+  }
+  EXPECT_FALSE(c->pins.lookup("tcp:10.0.0.1:7470", 0));
+  set("MMPI_FORWARDER_KEY_CHECK", "strict");
+  c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_TRUE(c->pins.strict);
+}
+
+TEST_F(ClientConfig, KnownForwardersFile) {
+  char dir[] = "/tmp/zipper_known.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/known_forwarders";
+  {
+    std::ofstream f(path);
+    f << "# site keys\n\n10.0.0.1:7470,bridge:7470 " << kKey1 << "  # bridge A\n"
+      << "tcp:10.0.0.2:7470 " << kKey2 << "\n";
+  }
+  ::chmod(path.c_str(), 0644);
+  set_forwarded();
+  set("MMPI_KNOWN_FORWARDERS", path);
+  std::string why;
+  auto c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_TRUE(c->pins.strict);
+  EXPECT_EQ(zipper::proto::auth::to_hex(*c->pins.lookup("tcp:10.0.0.1:7470", 0)), kKey1);
+  EXPECT_EQ(zipper::proto::auth::to_hex(*c->pins.lookup("bridge:7470", 0)), kKey1);
+  EXPECT_EQ(zipper::proto::auth::to_hex(*c->pins.lookup("10.0.0.2:7470", 0)), kKey2);
+  EXPECT_FALSE(c->pins.lookup("10.0.0.3:7470", 0));
+  // MMPI_FORWARDER_KEYS wins over the file for its index.
+  set("MMPI_FORWARDER_KEYS", kKey2);
+  c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_EQ(zipper::proto::auth::to_hex(*c->pins.lookup("tcp:10.0.0.1:7470", 0)), kKey2);
+  ASSERT_EQ(::unsetenv("MMPI_FORWARDER_KEYS"), 0);
+  // A file others may write pins nothing: refused.
+  ::chmod(path.c_str(), 0666);
+  EXPECT_FALSE(load_again(&why));
+  EXPECT_NE(why.find("no one else may write"), std::string::npos) << why;
+  ::chmod(path.c_str(), 0644);
+  {
+    std::ofstream f(path);
+    f << "10.0.0.1:7470\n";
+  }
+  EXPECT_FALSE(load_again(&why));
+  EXPECT_NE(why.find(path + ":1"), std::string::npos) << why;
+  std::remove(path.c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -198,6 +199,15 @@ TEST_F(Control, SetLogLevelAndErrors) {
   EXPECT_THROW(ctl::request(dir_ + "/missing.sock", {{"cmd", "status"}}), ctl::ControlError);
   // A second server on a live socket is refused.
   EXPECT_THROW(fw::listen_unix(sock_, 0660), std::runtime_error);
+  // A file or symlink planted at the path is neither removed nor used.
+  const std::string planted = dir_ + "/planted.sock";
+  { std::ofstream(planted) << "not a socket\n"; }
+  EXPECT_THROW(fw::listen_unix(planted, 0660), std::runtime_error);
+  std::ifstream kept(planted);
+  std::string line;
+  std::getline(kept, line);
+  EXPECT_EQ(line, "not a socket");
+  std::remove(planted.c_str());
 }
 
 // One HTTP request on a new connection to 127.0.0.1:port; the whole answer.

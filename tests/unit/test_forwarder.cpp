@@ -1059,11 +1059,13 @@ TEST_F(Forwarder, WrongSecretIsRefused) {
   // The attacker knows the job id but not the secret: its own secret names
   // another job, and it cannot take rank 1 of that one either... so it
   // claims the real job's fingerprint with a guessed key.
-  auto forged = proto::auth::AuthPayload{};
-  forged.fingerprint = proto::auth::fingerprint(test_secret(9));
-  forged.tag = proto::auth::make_tag(proto::auth::auth_key(test_secret(1234)), ch,
-                                     forged.fingerprint, {9, 1, 1, 1});
-  forged.sealed_secret = proto::auth::seal(test_secret(1234), ch.server_key);
+  auto forged = proto::auth::prove(test_secret(1234), ch, {9, 1, 1, 1}, x.link().local_address(),
+                                   x.link().remote_address())
+                    .auth;
+  forged.fingerprint =
+      proto::auth::job_fingerprint(proto::auth::job_key(test_secret(9), ch.server_key));
+  forged.tag = proto::auth::make_tag(proto::auth::job_key(test_secret(1234), ch.server_key), ch,
+                                     forged, {9, 1, 1, 1});
   x.send(header(FrameType::kAuth, 9, 1, 0), proto::auth::encode_auth(forged));
   expect_error(next(x), ErrorCode::kAuth, 0, 1, 0);
   EXPECT_TRUE(wait_closed(x));
@@ -1079,7 +1081,7 @@ TEST_F(Forwarder, ReplayedAuthIsRefused) {
   expect(r0, FrameType::kHelloAck);
   ASSERT_TRUE(r0.challenge().has_value());
   // Everything rank 0 sent, replayed on a new connection: the nonce differs.
-  const auto recorded = auth_payload(test_secret(4), *r0.challenge(), {4, 0, 1, 1});
+  const auto recorded = auth_payload(test_secret(4), *r0.challenge(), {4, 0, 1, 1}, r0.link());
   FrameClient& x = connect(kA);
   x.set_auto_auth(false);
   send_hello(x, 4, 0, 1, 1);
@@ -1096,7 +1098,8 @@ TEST_F(Forwarder, SquattedJobIdIsAnotherJob) {
   x.set_auto_auth(false);
   const auto ch =
       challenged(x, 6, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
-  x.send(header(FrameType::kAuth, 6, 1, 0), auth_payload(test_secret(777), ch, {6, 1, 1, 1}));
+  x.send(header(FrameType::kAuth, 6, 1, 0),
+         auth_payload(test_secret(777), ch, {6, 1, 1, 1}, x.link()));
   expect(x, FrameType::kHelloAck);
   // The real job still forms, and the outsider cannot reach it.
   auto [a, b] = join_pair(6);

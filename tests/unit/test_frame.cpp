@@ -461,13 +461,18 @@ TEST(FrameCodec, HelloRejectsTruncatedAndInconsistent) {
 
 TEST(FrameCodec, HelloAckRoundTripAndRejects) {
   std::array<std::byte, kHelloAckSize> b{};
-  encode_hello_ack({0x00800000, 0x00100000}, b);
+  HelloAckPayload a{0x00800000, 0x00100000, {}};
+  for (std::size_t i = 0; i < a.confirm.size(); ++i) a.confirm[i] = std::byte(i + 1);
+  encode_hello_ack(a, b);
   EXPECT_EQ(b[2], std::byte{0x80});
   EXPECT_EQ(b[6], std::byte{0x10});
+  EXPECT_EQ(b[8], std::byte{1});
+  EXPECT_EQ(b[39], std::byte{32});
   HelloAckPayload d;
   ASSERT_TRUE(decode_hello_ack(b, &d));
   EXPECT_EQ(d.credits, 8u << 20);
   EXPECT_EQ(d.max_payload, 1u << 20);
+  EXPECT_EQ(d.confirm, a.confirm);
   EXPECT_FALSE(decode_hello_ack(std::span<const std::byte>(b.data(), 7), &d));
   EXPECT_FALSE(decode_hello_ack(std::span<const std::byte>(b.data(), 0), &d));
   std::vector<std::byte> longer(b.begin(), b.end());

@@ -100,15 +100,14 @@ inline proto::auth::Secret test_secret(std::uint64_t job) {
   return s;
 }
 
-/// AUTH payload proving `secret` for challenge `ch` on a connection that said `who`.
+/// AUTH payload proving `secret` for challenge `ch` on `link` (a connection
+/// that said `who`), as libmmpi computes it.
 inline std::vector<std::byte> auth_payload(const proto::auth::Secret& secret,
                                            const proto::auth::ChallengePayload& ch,
-                                           const proto::ConnectHello& who) {
-  proto::auth::AuthPayload a;
-  a.fingerprint = proto::auth::fingerprint(secret);
-  a.tag = proto::auth::make_tag(proto::auth::auth_key(secret), ch, a.fingerprint, who);
-  a.sealed_secret = proto::auth::seal(secret, ch.server_key);
-  return proto::auth::encode_auth(a);
+                                           const proto::ConnectHello& who,
+                                           const proto::Link& link) {
+  return proto::auth::encode_auth(
+      proto::auth::prove(secret, ch, who, link.local_address(), link.remote_address()).auth);
 }
 
 inline proto::FrameHeader header(proto::FrameType type, std::uint64_t job, std::uint32_t src,
@@ -186,6 +185,9 @@ class FrameClient : public proto::RecvSink {
   void set_auto_auth(bool on) { auto_auth_ = on; }
   /// The last challenge answered automatically.
   const std::optional<proto::auth::ChallengePayload>& challenge() const { return challenge_; }
+  /// The last HELLO_ACK carried a valid key confirmation for the automatic
+  /// answer (zipperd proved its host key, as libmmpi checks).
+  bool hello_ack_confirmed() const { return confirmed_; }
   /// While set, payload_dest refuses every frame (the link reports kPaused).
   void set_paused(bool paused) { paused_ = paused; }
 
@@ -199,8 +201,10 @@ class FrameClient : public proto::RecvSink {
       proto::auth::ChallengePayload ch;
       if (proto::auth::decode_challenge(payload.bytes, &ch)) {
         challenge_ = ch;
+        proof_ = proto::auth::prove(test_secret(hello_.job_id), ch, hello_, link_->local_address(),
+                                    link_->remote_address());
         send(header(proto::FrameType::kAuth, hello_.job_id, hello_.vrank, 0),
-             auth_payload(test_secret(hello_.job_id), ch, hello_));
+             proto::auth::encode_auth(proof_->auth));
         return;
       }
     }
@@ -208,7 +212,11 @@ class FrameClient : public proto::RecvSink {
     credits_returned_ += hdr.credits;
     if (hdr.type == proto::FrameType::kHelloAck) {
       proto::HelloAckPayload ack;
-      if (proto::decode_hello_ack(payload.bytes, &ack)) credits_ += ack.credits;
+      if (proto::decode_hello_ack(payload.bytes, &ack)) {
+        credits_ += ack.credits;
+        confirmed_ =
+            proof_ && proto::auth::check_confirm(proof_->job_key, proof_->auth.tag, ack.confirm);
+      }
     }
     if (hdr.type == proto::FrameType::kCredit) {
       ++credit_frames_;
@@ -228,6 +236,8 @@ class FrameClient : public proto::RecvSink {
   bool auto_auth_ = true;
   proto::ConnectHello hello_{};
   std::optional<proto::auth::ChallengePayload> challenge_;
+  std::optional<proto::auth::ClientProof> proof_;
+  bool confirmed_ = false;
   bool paused_ = false;
   bool done_ = false;
   bool send_failed_ = false;

@@ -87,10 +87,8 @@ int main(int argc, char** argv) {
       auth::decode_challenge(
           std::span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()), &ch);
       const auto guess = auth::random_secret();  // not the job's secret
-      auth::AuthPayload a;
-      a.fingerprint = auth::fingerprint(guess);
-      a.tag = auth::make_tag(auth::auth_key(guess), ch, a.fingerprint, h);
-      a.sealed_secret = auth::seal(guess, ch.server_key);
+      auth::AuthPayload a =
+          auth::prove(guess, ch, h, link->local_address(), link->remote_address()).auth;
       a.tag[0] ^= std::byte{1};  // and a wrong tag on top
       const auto payload = auth::encode_auth(a);
       zipper::proto::OutFrame f;
