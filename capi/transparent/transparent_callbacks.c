@@ -86,15 +86,20 @@ static void errhandler_trampoline(MPI_Comm* comm, int* code, ...) {
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn,
                                MPI_Errhandler* errhandler) {
   pthread_mutex_lock(&errhandlers_lock);
-  const int full = n_errhandlers == kMaxErrhandlers;
+  int rc = MMPI_Comm_create_errhandler(errhandler_trampoline, errhandler);
+  if (rc == MPI_SUCCESS) {
+    /* A freed handler's handle may come back: its slot is reused. */
+    int i = 0;
+    while (i < n_errhandlers && errhandlers[i].handle != *errhandler) ++i;
+    if (i == kMaxErrhandlers) {
+      PMPI_Errhandler_free(errhandler); /* the program made 256 error handlers */
+      rc = MPI_ERR_NO_MEM;
+    } else {
+      errhandlers[i].handle = *errhandler;
+      errhandlers[i].fn = comm_errhandler_fn;
+      if (i == n_errhandlers) ++n_errhandlers;
+    }
+  }
   pthread_mutex_unlock(&errhandlers_lock);
-  if (full) return MPI_ERR_NO_MEM;  // the program made 256 error handlers
-  const int rc = MMPI_Comm_create_errhandler(errhandler_trampoline, errhandler);
-  if (rc != MPI_SUCCESS) return rc;
-  pthread_mutex_lock(&errhandlers_lock);
-  errhandlers[n_errhandlers].handle = *errhandler;
-  errhandlers[n_errhandlers].fn = comm_errhandler_fn;
-  ++n_errhandlers;
-  pthread_mutex_unlock(&errhandlers_lock);
-  return MPI_SUCCESS;
+  return rc;
 }
