@@ -14,11 +14,13 @@
 #define MMPIT_OMPI_F_COMM_WORLD 0
 #define MMPIT_OMPI_F_COMM_SELF 1
 
-/* The value zipper-run --transparent gives OMPI_MCA_pml in every rank. The
- * layer's constructor removes it (restoring MMPI_TRANSPARENT_PML, the
- * caller's own choice, if set); a rank that starts Open MPI without the
- * layer (static binary, no LD_PRELOAD, setuid) fails in MPI_Init with Open
- * MPI's "component not found" message naming this value. */
+/* The value zipper-run --transparent gives OMPI_MCA_pml in every rank, with
+ * <libdir>/zipper-mca first on OMPI_MCA_mca_base_component_path
+ * (zipper-transparent-check --env). The layer's constructor removes both
+ * (restoring MMPI_TRANSPARENT_PML, the caller's own choice, if set); a rank
+ * that starts Open MPI without the layer (static or setuid binary, LD_PRELOAD
+ * dropped) loads the stop component of that name (no_layer_component.c) in
+ * MPI_Init, which stops it with a message naming the cause. */
 #define MMPIT_PML_SENTINEL "MMPI_TRANSPARENT_set_but_libmmpi_transparent_not_loaded"
 
 /* A communicator going into libmmpi: the native MPI_COMM_WORLD is the zipper

@@ -22,8 +22,32 @@ _Noreturn void mmpit_stop(const char* why) {
   exit(1);
 }
 
+/* Drops every element of the ':'-separated list in variable `name` that
+ * ends in "/zipper-mca" (the stop component's directory). */
+static void drop_stop_component_dir(const char* name) {
+  const char* v = getenv(name);
+  if (v == NULL || strstr(v, "/zipper-mca") == NULL) return;
+  char* out = calloc(strlen(v) + 1, 1);
+  char* copy = strdup(v);
+  if (out == NULL || copy == NULL) mmpit_stop("out of memory at start");
+  char* save = NULL;
+  for (char* e = strtok_r(copy, ":", &save); e != NULL; e = strtok_r(NULL, ":", &save)) {
+    const size_t n = strlen(e);
+    if (n >= 11 && strcmp(e + n - 11, "/zipper-mca") == 0) continue;
+    if (*out) strcat(out, ":");
+    strcat(out, e);
+  }
+  if (*out)
+    setenv(name, out, 1);
+  else
+    unsetenv(name);
+  free(copy);
+  free(out);
+}
+
 /* Runs when the layer is loaded (LD_PRELOAD or linked), before main: takes the
- * OMPI_MCA_pml sentinel away again, so Open MPI starts normally here. */
+ * stop component (OMPI_MCA_pml and its directory on the component path) away
+ * again, so Open MPI starts normally here. */
 __attribute__((constructor)) static void mmpit_loaded(void) {
   const char* pml = getenv("OMPI_MCA_pml");
   if (pml == NULL || strcmp(pml, MMPIT_PML_SENTINEL) != 0) return;
@@ -32,6 +56,7 @@ __attribute__((constructor)) static void mmpit_loaded(void) {
     setenv("OMPI_MCA_pml", own, 1);
   else
     unsetenv("OMPI_MCA_pml");
+  drop_stop_component_dir("OMPI_MCA_mca_base_component_path");
 }
 
 static void name_predefined(void) {
@@ -97,7 +122,8 @@ int PMPI_Init(int* argc, char*** argv) {
     mmpit_stop(
         "PMPI_Init was called directly, bypassing the layer's MPI_Init (a Fortran "
         "binding the layer does not cover, or a PMPI tool)");
-  int (*f)(int*, char***) = (int (*)(int*, char***))next_symbol("PMPI_Init");
+  int (*f)(int*, char***);
+  *(void**)&f = next_symbol("PMPI_Init"); /* POSIX: dlsym gives functions as void* */
   return f(argc, argv);
 }
 
@@ -106,7 +132,7 @@ int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
     mmpit_stop(
         "PMPI_Init_thread was called directly, bypassing the layer's MPI_Init_thread "
         "(a Fortran binding the layer does not cover, or a PMPI tool)");
-  int (*f)(int*, char***, int, int*) =
-      (int (*)(int*, char***, int, int*))next_symbol("PMPI_Init_thread");
+  int (*f)(int*, char***, int, int*);
+  *(void**)&f = next_symbol("PMPI_Init_thread");
   return f(argc, argv, required, provided);
 }

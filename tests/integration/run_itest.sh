@@ -21,12 +21,12 @@ fi
 # Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
 for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
 # Unported programs (issue 19) through libmmpi_transparent: ITEST_TRANSPARENT
-# names the library. What zipper-run --transparent will set on every rank:
-# the preload, MMPI_TRANSPARENT=1, and the OMPI_MCA_pml sentinel that stops a
-# rank reaching Open MPI without the layer (docs/transparent.md).
+# names the library. The ranks get what zipper-run --transparent sets: the
+# preload, MMPI_TRANSPARENT=1 and the stop component for a rank that starts
+# Open MPI without the layer (zipper-transparent-check --env; docs/transparent.md).
 if [[ -n ${ITEST_TRANSPARENT:-} ]]; then
-    args+=(--env "LD_PRELOAD=$ITEST_TRANSPARENT" --env MMPI_TRANSPARENT=1
-           --env "OMPI_MCA_pml=MMPI_TRANSPARENT_set_but_libmmpi_transparent_not_loaded")
+    tenv=$("$bin/zipper-transparent-check" --env --lib "$ITEST_TRANSPARENT")
+    while IFS= read -r kv; do args+=(--env "$kv"); done <<<"$tenv"
 fi
 # peerdeath kills a rank on purpose: cluster B fails, A must still report PASS.
 [[ $test != peerdeath ]] || args+=(--grace 30)

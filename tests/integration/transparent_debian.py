@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 
-SENTINEL = "MMPI_TRANSPARENT_set_but_libmmpi_transparent_not_loaded"
 PROGRAMS = {  # name: (package, binary, x, y)
     "netpipe": ("netpipe-openmpi", "NPopenmpi", 1, 1),
     "hpcc": ("hpcc", "hpcc", 2, 2),
@@ -111,9 +110,10 @@ def ensure_file(package, path):
 
 def zipper_run(bin_dir, lib, x, y, argv, cwd):
     """Runs argv transparently at x+y on the emulated clusters; its output."""
+    env = subprocess.run([os.path.join(bin_dir, "zipper-transparent-check"), "--env", "--lib",
+                          lib], capture_output=True, text=True, check=True).stdout.split()
     cmd = [os.path.join(bin_dir, "zipper-run"), "-x", str(x), "-y", str(y), "--timeout", "400",
-           "--emulated", "--env", f"LD_PRELOAD={lib}", "--env", "MMPI_TRANSPARENT=1",
-           "--env", f"OMPI_MCA_pml={SENTINEL}", "--"] + argv
+           "--emulated"] + [a for kv in env for a in ("--env", kv)] + ["--"] + argv
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
     out = r.stdout + r.stderr
     print(out[-4000:])
