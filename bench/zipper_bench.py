@@ -48,6 +48,25 @@
       against measured time of every measured candidate) and
       DIR/tune-<collective>.png (tuned vs built-in rules per size).
 
+  zipper-bench npb --npb-src DIR [--kernels ep,cg,mg,is,lu] [--classes S]
+                   [--layouts 2+2] [--modes native_a,native_b,zipper]
+                   [--ported-src DIR] [--repeat N] [--rate-a R --rate-b R]
+                   [--out-dir DIR]
+      The NAS Parallel Benchmarks comparison (docs/performance.md): builds the
+      unmodified NPB-MPI tree in a copy with plain mpicc/mpif90, runs native
+      in A, native in B (X+Y ranks each) and X+Y through zipperd under
+      zipper-run --transparent; every run must verify. Writes DIR/npb.csv,
+      DIR/npb-ratios.csv and DIR/npb.png (time against processes, one panel
+      per kernel).
+
+  zipper-bench stripe [--zippers 1,2,4] [--pairs 1,4] [--rate-zipper 1gbit]
+                      [--size B] [--messages N] [--repeat N] [--out-dir DIR]
+  zipper-bench failover [--signal KILL|STOP] [--kill-at S] [--repeat N]
+                      [--rate-zipper 1gbit] [--out-dir DIR]
+      Several bridge nodes (zipper_bench_rails.py): bandwidth through k
+      forwarders against k=1, and a verified stream while one of two zipperd
+      is killed or stopped (total time and time to traffic flowing again).
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Needs root (network namespaces) like the drivers it runs; the plots need
 python3-matplotlib (without it, only the CSV and the table are written).
@@ -61,6 +80,9 @@ import re
 import subprocess
 import sys
 import time
+
+import zipper_bench_npb  # beside this file (sys.path[0] is its real directory)
+import zipper_bench_rails
 
 BIN = os.path.dirname(os.path.realpath(__file__))  # installed: libexec/zipper, through bin's link
 
@@ -623,7 +645,9 @@ def main():
     t.add_argument("--rate-b", default="4gbit")
     t.add_argument("--quick", action="store_true")
     t.add_argument("--out-dir", default="tune")
-    for sp in (p, c, t):
+    n = zipper_bench_npb.add_parser(sub)
+    st, fo = zipper_bench_rails.add_parsers(sub)
+    for sp in (p, c, t, n, st, fo):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -632,6 +656,12 @@ def main():
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
+    if args.cmd == "npb":
+        return zipper_bench_npb.run(args, tool, pyplot, write_csv, read_csv)
+    if args.cmd == "stripe":
+        return zipper_bench_rails.stripe(args, tool, pyplot, write_csv)
+    if args.cmd == "failover":
+        return zipper_bench_rails.failover(args, tool, pyplot, write_csv)
     {"p2p": p2p, "coll": coll, "tune": tune}[args.cmd](args, extra)
 
 

@@ -1,6 +1,7 @@
 #include "bsend.h"
 
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <algorithm>
 #include <vector>
@@ -66,7 +67,7 @@ int bsend_start(const void* buf, int count, MPI_Datatype type, int dest, int tag
   if (packed > 0)
     if (int rc = MPI_Pack(buf, count, type, data, packed, &pos, MPI_COMM_SELF)) return rc;
   MPI_Request h = MPI_REQUEST_NULL;
-  const int rc = MMPI_Isend(data, pos, MPI_PACKED, dest, tag, comm, &h);
+  const int rc = mmpi_impl_Isend(data, pos, MPI_PACKED, dest, tag, comm, &h);
   if (h == MPI_REQUEST_NULL) return rc;
   if (rc != MPI_SUCCESS) {  // completed at start with its error: no space held
     take(&h);               // frees it
@@ -86,14 +87,14 @@ using namespace zipper::capi;
 
 extern "C" {
 
-int MMPI_Buffer_attach(void* buffer, int size) {
+int mmpi_impl_Buffer_attach(void* buffer, int size) {
   if (size < 0) return MPI_ERR_ARG;
   if (g_buf.attached || (buffer == nullptr && size > 0)) return MPI_ERR_BUFFER;
   g_buf = Attached{static_cast<char*>(buffer), size, true, {}};
   return MPI_SUCCESS;
 }
 
-int MMPI_Buffer_detach(void* buffer_addr, int* size) {
+int mmpi_impl_Buffer_detach(void* buffer_addr, int* size) {
   if (buffer_addr == nullptr || size == nullptr) return MPI_ERR_ARG;
   if (!g_buf.attached) {  // as MPICH: nothing attached gives (NULL, 0)
     *static_cast<void**>(buffer_addr) = nullptr;
@@ -110,13 +111,13 @@ int MMPI_Buffer_detach(void* buffer_addr, int* size) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm) {
+int mmpi_impl_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm) {
   return bsend_start(buf, count, datatype, dest, tag, comm);
 }
 
-int MMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
+int mmpi_impl_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
   if (request == nullptr) return MPI_ERR_REQUEST;
   const int rc = bsend_start(buf, count, datatype, dest, tag, comm);
   if (rc != MPI_SUCCESS) return rc;

@@ -3,6 +3,7 @@
 // come from capi/comm_create.h. reorder is accepted and ignored (rank i of
 // the grid is rank i of the old communicator).
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <vector>
 
@@ -26,7 +27,7 @@ int cart_of(MPI_Comm comm, std::shared_ptr<Comm>* c) {
 
 extern "C" {
 
-int MMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+int mmpi_impl_Dims_create(int nnodes, int ndims, int dims[]) {
   if (ndims < 0) return MPI_ERR_DIMS;
   std::vector<int> d(dims, dims + ndims);
   if (!zipper::client::dims_create(nnodes, d)) return MPI_ERR_DIMS;
@@ -34,8 +35,8 @@ int MMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm* comm_cart) {
+int mmpi_impl_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                          int reorder, MPI_Comm* comm_cart) {
   (void)reorder;
   Runtime* rt;
   std::shared_ptr<Comm> c;
@@ -56,7 +57,7 @@ int MMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
   return MPI_SUCCESS;
 }
 
-int MMPI_Topo_test(MPI_Comm comm, int* status) {
+int mmpi_impl_Topo_test(MPI_Comm comm, int* status) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -64,14 +65,14 @@ int MMPI_Topo_test(MPI_Comm comm, int* status) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+int mmpi_impl_Cartdim_get(MPI_Comm comm, int* ndims) {
   std::shared_ptr<Comm> c;
   if (int rc = cart_of(comm, &c)) return rc;
   *ndims = c->cart->ndims();
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+int mmpi_impl_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
   std::shared_ptr<Comm> c;
   if (int rc = cart_of(comm, &c)) return rc;
   const Cart& g = *c->cart;
@@ -85,7 +86,7 @@ int MMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+int mmpi_impl_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   std::shared_ptr<Comm> c;
   if (int rc = cart_of(comm, &c)) return rc;
   const auto r = c->cart->rank(std::vector<int>(coords, coords + c->cart->ndims()));
@@ -94,7 +95,7 @@ int MMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+int mmpi_impl_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   std::shared_ptr<Comm> c;
   if (int rc = cart_of(comm, &c)) return rc;
   if (rank < 0 || rank >= c->size()) return MPI_ERR_RANK;
@@ -104,7 +105,7 @@ int MMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+int mmpi_impl_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
   std::shared_ptr<Comm> c;
   if (int rc = cart_of(comm, &c)) return rc;
   if (direction < 0 || direction >= c->cart->ndims()) return MPI_ERR_ARG;
@@ -114,7 +115,7 @@ int MMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, in
   return MPI_SUCCESS;
 }
 
-int MMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+int mmpi_impl_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;

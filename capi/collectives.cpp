@@ -7,6 +7,7 @@
 #include "../collectives/collectives.h"
 
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -63,14 +64,14 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
 
 extern "C" {
 
-int MMPI_Barrier(MPI_Comm comm) {
+int mmpi_impl_Barrier(MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const Choice ch = selection().choose(Collective::kBarrier, 0, t.x, t.y);
   return finish("MMPI_Barrier", t, ch, barrier_two_level(t));
 }
 
-int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+int mmpi_impl_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -85,8 +86,8 @@ int MMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   return finish("MMPI_Bcast", t, ch, rc);
 }
 
-int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm) {
+int mmpi_impl_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -100,8 +101,8 @@ int MMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return finish("MMPI_Reduce", t, ch, rc);
 }
 
-int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm) {
+int mmpi_impl_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -112,9 +113,9 @@ int MMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
                 allreduce_with(t, ch, sendbuf, recvbuf, count, datatype, op));
 }
 
-int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_type(recvtype)) return rc;
@@ -159,8 +160,8 @@ int MMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   return finish("MMPI_Alltoallv", t, ch, rc);
 }
 
-int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -191,8 +192,8 @@ int MMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return finish("MMPI_Alltoall", t, ch, err);
 }
 
-int MMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
@@ -208,8 +209,8 @@ int MMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
-int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
@@ -225,8 +226,8 @@ int MMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
-int MMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (sendbuf != MPI_IN_PLACE)
@@ -237,8 +238,8 @@ int MMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                 allgather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
-int MMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int mmpi_impl_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(recvcount, datatype)) return rc;
@@ -272,10 +273,10 @@ int MMPIX_Coll_set(const char* collective, const char* algorithm, int inter_send
   return MPI_SUCCESS;
 }
 
-int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+int mmpi_impl_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return MPI_Op_create(user_fn, commute, op);
 }
 
-int MMPI_Op_free(MPI_Op* op) { return MPI_Op_free(op); }
+int mmpi_impl_Op_free(MPI_Op* op) { return MPI_Op_free(op); }
 
 }  // extern "C"

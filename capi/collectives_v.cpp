@@ -4,6 +4,7 @@
 // communicated, and a failure after communication began aborts the job.
 // Each has one algorithm (no selection): see the headers in collectives/.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,18 +57,18 @@ int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
   // interleaved clusters: the run-wise fold at the leaders.
   if (!runs && zipper::coll::rank_runs(t).size() <= 2)
     return finish_named(what, "scan_carry", t,
-                  zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
+                        zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
   return finish_named(what, "scan_runs", t,
-                zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
+                      zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
 }
 
 }  // namespace
 
 extern "C" {
 
-int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm) {
+int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -80,13 +81,13 @@ int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (displs == nullptr) return MPI_ERR_ARG;
   }
   return finish_named("MMPI_Gatherv", "gatherv_two_level", t,
-                zipper::coll::gatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
-                                                recvcounts, displs, recvtype, root));
+                      zipper::coll::gatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
+                                                      recvcounts, displs, recvtype, root));
 }
 
-int MMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm) {
+int mmpi_impl_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -99,13 +100,13 @@ int MMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[
     if (displs == nullptr) return MPI_ERR_ARG;
   }
   return finish_named("MMPI_Scatterv", "scatterv_two_level", t,
-                zipper::coll::scatterv_two_level(t, sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                                 recvcount, recvtype, root));
+                      zipper::coll::scatterv_two_level(t, sendbuf, sendcounts, displs, sendtype,
+                                                       recvbuf, recvcount, recvtype, root));
 }
 
-int MMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm) {
+int mmpi_impl_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (sendbuf != MPI_IN_PLACE)
@@ -114,12 +115,12 @@ int MMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   if (displs == nullptr) return MPI_ERR_ARG;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
   return finish_named("MMPI_Allgatherv", "allgatherv_two_level", t,
-                zipper::coll::allgatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
-                                                   recvcounts, displs, recvtype));
+                      zipper::coll::allgatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
+                                                         recvcounts, displs, recvtype));
 }
 
-int MMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int mmpi_impl_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
@@ -128,23 +129,24 @@ int MMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
   // In place: recvbuf holds the whole input vector; it is read (native
   // reduce or gather) before the final scatter overwrites it.
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  return finish_named("MMPI_Reduce_scatter", "reduce_scatter_leaders", t,
-                zipper::coll::reduce_scatter_leaders(t, in, recvbuf, recvcounts, datatype, op));
+  return finish_named(
+      "MMPI_Reduce_scatter", "reduce_scatter_leaders", t,
+      zipper::coll::reduce_scatter_leaders(t, in, recvbuf, recvcounts, datatype, op));
 }
 
-int MMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm) {
+int mmpi_impl_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
   return scan_entry("MMPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
 }
 
-int MMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm) {
+int mmpi_impl_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm) {
   return scan_entry("MMPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
 }
 
-int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -176,8 +178,8 @@ int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
     sendtypes = types.data();
   }
   return finish_named("MMPI_Alltoallw", "alltoallw_direct", t,
-                zipper::coll::alltoallw_direct(t, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                               recvcounts, rdispls, recvtypes));
+                      zipper::coll::alltoallw_direct(t, sendbuf, sendcounts, sdispls, sendtypes,
+                                                     recvbuf, recvcounts, rdispls, recvtypes));
 }
 
 }  // extern "C"

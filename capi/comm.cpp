@@ -1,6 +1,7 @@
 // Communicator entry points of the C API (mmpi.h): duplicate, split, create,
 // free, compare, name, attributes, rank and size.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +25,7 @@ void set_out(const std::shared_ptr<Comm>& c, MPI_Comm* out) {
 
 extern "C" {
 
-int MMPI_Comm_rank(MPI_Comm comm, int* rank) {
+int mmpi_impl_Comm_rank(MPI_Comm comm, int* rank) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -32,7 +33,7 @@ int MMPI_Comm_rank(MPI_Comm comm, int* rank) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_size(MPI_Comm comm, int* size) {
+int mmpi_impl_Comm_size(MPI_Comm comm, int* size) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -40,7 +41,7 @@ int MMPI_Comm_size(MPI_Comm comm, int* size) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -51,7 +52,7 @@ int MMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+int mmpi_impl_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -61,7 +62,8 @@ int MMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+int mmpi_impl_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                              MPI_Comm* newcomm) {
   (void)info;
   Runtime* rt;
   std::shared_ptr<Comm> c;
@@ -84,7 +86,7 @@ int MMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+int mmpi_impl_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -99,7 +101,7 @@ int MMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+int mmpi_impl_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -112,7 +114,7 @@ int MMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_free(MPI_Comm* comm) {
+int mmpi_impl_Comm_free(MPI_Comm* comm) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (comm == nullptr) return MPI_ERR_ARG;
@@ -124,7 +126,7 @@ int MMPI_Comm_free(MPI_Comm* comm) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+int mmpi_impl_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   Runtime* rt;
   std::shared_ptr<Comm> a, b;
   if (int rc = lookup(comm1, &rt, &a)) return rc;
@@ -146,7 +148,7 @@ int MMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+int mmpi_impl_Comm_group(MPI_Comm comm, MPI_Group* group) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -154,7 +156,7 @@ int MMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+int mmpi_impl_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -163,7 +165,7 @@ int MMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+int mmpi_impl_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -173,7 +175,7 @@ int MMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+int mmpi_impl_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -201,7 +203,7 @@ int MMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int*
                            flag);
 }
 
-int MMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+int mmpi_impl_Comm_test_inter(MPI_Comm comm, int* flag) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;

@@ -6,10 +6,13 @@
 
 #include "../collectives/allgather_two_level.h"
 #include "../collectives/allreduce_two_tier.h"
+#include "errhandler.h"
 
 namespace zipper::capi {
 
-MPI_Comm handle_of(const client::Comm& c) { return c.native(); }
+MPI_Comm handle_of(const client::Comm& c) {
+  return c.cid() == client::kSelfCid ? MPI_COMM_SELF : c.native();
+}
 
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
           std::shared_ptr<client::Comm>* out) {
@@ -55,6 +58,7 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   client::RankMap map(std::move(world), rt.size(), rt.offset(), rt.offset() + rt.local_size());
   auto c = std::make_shared<client::Comm>(std::move(map), new_rank, cid, std::move(nc),
                                           std::move(ncoll));
+  inherit_errhandler(*parent, *c);
   rt.comms().add(handle_of(*c), c);
   *out = std::move(c);
   return MPI_SUCCESS;
@@ -107,6 +111,7 @@ int create_group(client::Runtime& rt, const client::CommPtr& parent,
   client::NativeComm ncoll = dup(native);
   auto c = std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
                                           cid, std::move(nc), std::move(ncoll));
+  inherit_errhandler(*parent, *c);
   rt.comms().add(handle_of(*c), c);
   *out = std::move(c);
   return MPI_SUCCESS;

@@ -1,6 +1,7 @@
 // Group entry points of the C API (mmpi.h). Groups are local objects
 // (client/group.h): no communication.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <array>
 #include <vector>
@@ -41,14 +42,14 @@ int my_world_rank() {
 
 extern "C" {
 
-int MMPI_Group_size(MPI_Group group, int* size) {
+int mmpi_impl_Group_size(MPI_Group group, int* size) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   *size = g->size();
   return MPI_SUCCESS;
 }
 
-int MMPI_Group_rank(MPI_Group group, int* rank) {
+int mmpi_impl_Group_rank(MPI_Group group, int* rank) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   const int r = g->rank_of_world(my_world_rank());
@@ -56,57 +57,57 @@ int MMPI_Group_rank(MPI_Group group, int* rank) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+int mmpi_impl_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   if (n < 0) return MPI_ERR_ARG;
   return result(zipper::client::group_incl(*g, std::vector<int>(ranks, ranks + n)), newgroup);
 }
 
-int MMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+int mmpi_impl_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   if (n < 0) return MPI_ERR_ARG;
   return result(zipper::client::group_excl(*g, std::vector<int>(ranks, ranks + n)), newgroup);
 }
 
-int MMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+int mmpi_impl_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   if (n < 0) return MPI_ERR_ARG;
   return result(zipper::client::group_range_incl(*g, triplets(n, ranges)), newgroup);
 }
 
-int MMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+int mmpi_impl_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   const Group* g;
   if (int rc = get(group, &g)) return rc;
   if (n < 0) return MPI_ERR_ARG;
   return result(zipper::client::group_range_excl(*g, triplets(n, ranges)), newgroup);
 }
 
-int MMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int mmpi_impl_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   const Group *a, *b;
   if (int rc = get(group1, &a)) return rc;
   if (int rc = get(group2, &b)) return rc;
   return result(zipper::client::group_union(*a, *b), newgroup);
 }
 
-int MMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int mmpi_impl_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   const Group *a, *b;
   if (int rc = get(group1, &a)) return rc;
   if (int rc = get(group2, &b)) return rc;
   return result(zipper::client::group_intersection(*a, *b), newgroup);
 }
 
-int MMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int mmpi_impl_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   const Group *a, *b;
   if (int rc = get(group1, &a)) return rc;
   if (int rc = get(group2, &b)) return rc;
   return result(zipper::client::group_difference(*a, *b), newgroup);
 }
 
-int MMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[]) {
+int mmpi_impl_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                                    int ranks2[]) {
   const Group *a, *b;
   if (int rc = get(group1, &a)) return rc;
   if (int rc = get(group2, &b)) return rc;
@@ -118,7 +119,7 @@ int MMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
   return MPI_SUCCESS;
 }
 
-int MMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+int mmpi_impl_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   const Group *a, *b;
   if (int rc = get(group1, &a)) return rc;
   if (int rc = get(group2, &b)) return rc;
@@ -136,7 +137,7 @@ int MMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Group_free(MPI_Group* group) {
+int mmpi_impl_Group_free(MPI_Group* group) {
   if (group == nullptr) return MPI_ERR_ARG;
   if (*group == MPI_GROUP_EMPTY) {
     *group = MPI_GROUP_NULL;  // MPI allows freeing the predefined empty group's handle

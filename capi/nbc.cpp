@@ -5,6 +5,7 @@
 // other progressing call advance it. A failure to start aborts the job, as
 // for the blocking collectives: the other ranks could not complete it.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <algorithm>
 #include <map>
@@ -66,7 +67,7 @@ int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_RE
 
 extern "C" {
 
-int MMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -75,8 +76,8 @@ int MMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return launch("MMPI_Ibarrier", std::move(s), request);
 }
 
-int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request* request) {
+int mmpi_impl_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -88,8 +89,8 @@ int MMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Co
   return launch("MMPI_Ibcast", std::move(s), request);
 }
 
-int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -103,8 +104,8 @@ int MMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
   return launch("MMPI_Ireduce", std::move(s), request);
 }
 
-int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -120,10 +121,10 @@ int MMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   return launch("MMPI_Iallreduce", std::move(s), request);
 }
 
-int MMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request* request) {
+int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                         MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -166,10 +167,10 @@ int MMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
   return launch("MMPI_Ialltoallw", std::move(s), request);
 }
 
-int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request* request) {
+int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -189,12 +190,12 @@ int MMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     rd[r] = static_cast<int>(rdispls[r] * rext);
     if (!in_place) sd[r] = static_cast<int>(sdispls[r] * sext);
   }
-  return MMPI_Ialltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts, rd.data(),
-                         rt.data(), comm, request);
+  return mmpi_impl_Ialltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
+                              rd.data(), rt.data(), comm, request);
 }
 
-int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -207,13 +208,13 @@ int MMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     sd[r] = r * sendcount;
     rd[r] = r * recvcount;
   }
-  return MMPI_Ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(),
-                         recvtype, comm, request);
+  return mmpi_impl_Ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
+                              rd.data(), recvtype, comm, request);
 }
 
-int MMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -236,9 +237,9 @@ int MMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return launch("MMPI_Igatherv", std::move(s), request);
 }
 
-int MMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request* request) {
+int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -246,13 +247,13 @@ int MMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
   const bool am_root = t.rank == root;
   if (am_root && recvcount < 0) return MPI_ERR_COUNT;
-  return MMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                       recvtype, root, comm, request);
+  return mmpi_impl_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                            recvtype, root, comm, request);
 }
 
-int MMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -275,22 +276,22 @@ int MMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs
   return launch("MMPI_Iscatterv", std::move(s), request);
 }
 
-int MMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request* request) {
+int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
   if (t.rank == root && sendcount < 0) return MPI_ERR_COUNT;
   std::vector<int> counts(t.size, sendcount), displs(t.size);
   for (int r = 0; r < t.size; ++r) displs[r] = r * sendcount;
-  return MMPI_Iscatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
-                        recvtype, root, comm, request);
+  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, request);
 }
 
-int MMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -312,18 +313,20 @@ int MMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   return launch("MMPI_Iallgatherv", std::move(s), request);
 }
 
-int MMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   std::vector<int> counts(t.size, recvcount), displs(t.size);
   for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
-  return MMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                          recvtype, comm, request);
+  return mmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                               recvtype, comm, request);
 }
 
-int MMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -346,14 +349,14 @@ int MMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcount
   return launch("MMPI_Ireduce_scatter", std::move(s), request);
 }
 
-int MMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request* request) {
+int mmpi_impl_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (recvcount < 0) return MPI_ERR_COUNT;
   std::vector<int> counts(t.size, recvcount);
-  return MMPI_Ireduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm, request);
+  return mmpi_impl_Ireduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm, request);
 }
 
 static int iscan(const char* what, const void* sendbuf, void* recvbuf, int count,
@@ -371,13 +374,13 @@ static int iscan(const char* what, const void* sendbuf, void* recvbuf, int count
   return launch(what, std::move(s), request);
 }
 
-int MMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request* request) {
   return iscan("MMPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request, false);
 }
 
-int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return iscan("MMPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request, true);
 }
 

@@ -1,6 +1,7 @@
 // The point-to-point and lifetime half of the C API (mmpi.h): MPI's argument
 // checks, then the engine (client/engine.h).
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -85,18 +86,18 @@ int MMPI_Abort(MPI_Comm comm, int errorcode) {
   return MPI_Abort(MPI_COMM_WORLD, errorcode);
 }
 
-int MMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int mmpi_impl_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
   return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kStandard);
 }
 
-int MMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
+int mmpi_impl_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
   return start_send(buf, count, datatype, dest, tag, comm, request, SendMode::kSynchronous);
 }
 
-int MMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int mmpi_impl_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
   Runtime* rt;
   std::shared_ptr<zipper::client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -109,45 +110,46 @@ int MMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
 
 // Blocking calls are the non-blocking ones plus a wait. A request that failed
 // at start is complete with its error, so the wait returns that error.
-int MMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int mmpi_impl_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm) {
   MPI_Request req = MPI_REQUEST_NULL;
-  const int rc = MMPI_Isend(buf, count, datatype, dest, tag, comm, &req);
+  const int rc = mmpi_impl_Isend(buf, count, datatype, dest, tag, comm, &req);
   if (req == MPI_REQUEST_NULL) return rc;  // not started: bad communicator or not initialised
-  return MMPI_Wait(&req, MPI_STATUS_IGNORE);
+  return mmpi_impl_Wait(&req, MPI_STATUS_IGNORE);
 }
 
-int MMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm) {
+int mmpi_impl_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm) {
   MPI_Request req = MPI_REQUEST_NULL;
-  const int rc = MMPI_Issend(buf, count, datatype, dest, tag, comm, &req);
+  const int rc = mmpi_impl_Issend(buf, count, datatype, dest, tag, comm, &req);
   if (req == MPI_REQUEST_NULL) return rc;
-  return MMPI_Wait(&req, MPI_STATUS_IGNORE);
+  return mmpi_impl_Wait(&req, MPI_STATUS_IGNORE);
 }
 
-int MMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status* status) {
+int mmpi_impl_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Status* status) {
   MPI_Request req = MPI_REQUEST_NULL;
-  const int rc = MMPI_Irecv(buf, count, datatype, source, tag, comm, &req);
+  const int rc = mmpi_impl_Irecv(buf, count, datatype, source, tag, comm, &req);
   if (req == MPI_REQUEST_NULL) return rc;
-  return MMPI_Wait(&req, status);
+  return mmpi_impl_Wait(&req, status);
 }
 
-int MMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status* status) {
+int mmpi_impl_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                       int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                       int recvtag, MPI_Comm comm, MPI_Status* status) {
   MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  const int rc = MMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &reqs[0]);
+  const int rc = mmpi_impl_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &reqs[0]);
   if (reqs[0] == MPI_REQUEST_NULL) return rc;
-  MMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &reqs[1]);
+  mmpi_impl_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &reqs[1]);
   MPI_Status st[2];
-  const int wrc = MMPI_Waitall(2, reqs, st);
+  const int wrc = mmpi_impl_Waitall(2, reqs, st);
   if (status != MPI_STATUS_IGNORE) *status = st[0];
   if (wrc == MPI_ERR_IN_STATUS)
     return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
   return wrc;
 }
 
-int MMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+int mmpi_impl_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (*request == MPI_REQUEST_NULL) {
@@ -159,7 +161,7 @@ int MMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return *flag ? finish(request, status) : MPI_SUCCESS;
 }
 
-int MMPI_Wait(MPI_Request* request, MPI_Status* status) {
+int mmpi_impl_Wait(MPI_Request* request, MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (*request == MPI_REQUEST_NULL) {
@@ -172,7 +174,7 @@ int MMPI_Wait(MPI_Request* request, MPI_Status* status) {
   return finish(request, status);
 }
 
-int MMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+int mmpi_impl_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
@@ -181,10 +183,10 @@ int MMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status status
     if (requests[i] != MPI_REQUEST_NULL && !rt->engine().test(*peek(requests[i]))) all = false;
   *flag = all;
   if (!all) return MPI_SUCCESS;
-  return MMPI_Waitall(count, requests, statuses);  // all complete: collects statuses
+  return mmpi_impl_Waitall(count, requests, statuses);  // all complete: collects statuses
 }
 
-int MMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+int mmpi_impl_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
@@ -211,7 +213,7 @@ int MMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+int mmpi_impl_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
@@ -238,7 +240,7 @@ int MMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* stat
   return finish(&requests[done], status);
 }
 
-int MMPI_Cancel(MPI_Request* request) {
+int mmpi_impl_Cancel(MPI_Request* request) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
@@ -246,11 +248,11 @@ int MMPI_Cancel(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+int mmpi_impl_Test_cancelled(const MPI_Status* status, int* flag) {
   return MPI_Test_cancelled(status, flag);
 }
 
-int MMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+int mmpi_impl_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   Runtime* rt;
   std::shared_ptr<zipper::client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -260,7 +262,7 @@ int MMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
   return rc;
 }
 
-int MMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int mmpi_impl_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   Runtime* rt;
   std::shared_ptr<zipper::client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -275,8 +277,8 @@ int MMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return rc;
 }
 
-int MMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                 MPI_Status* status) {
+int mmpi_impl_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                      MPI_Status* status) {
   Runtime* rt;
   std::shared_ptr<zipper::client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
@@ -296,21 +298,21 @@ int MMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
   return rc;
 }
 
-int MMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+int mmpi_impl_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   int flag = 0, rc = MPI_SUCCESS;
   rt->engine().wait_until(
       [&] {
-        rc = MMPI_Improbe(source, tag, comm, &flag, message, status);
+        rc = mmpi_impl_Improbe(source, tag, comm, &flag, message, status);
         return flag || rc != MPI_SUCCESS;
       },
       false);
   return rc;
 }
 
-int MMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-                MPI_Request* request) {
+int mmpi_impl_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                     MPI_Request* request) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (message == nullptr || *message == MPI_MESSAGE_NULL) return MPI_ERR_REQUEST;
@@ -329,15 +331,15 @@ int MMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
   return rc;
 }
 
-int MMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-               MPI_Status* status) {
+int mmpi_impl_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                    MPI_Status* status) {
   MPI_Request req = MPI_REQUEST_NULL;
-  const int rc = MMPI_Imrecv(buf, count, datatype, message, &req);
+  const int rc = mmpi_impl_Imrecv(buf, count, datatype, message, &req);
   if (req == MPI_REQUEST_NULL) return rc;
-  return MMPI_Wait(&req, status);
+  return mmpi_impl_Wait(&req, status);
 }
 
-int MMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+int mmpi_impl_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   // Statuses carry their byte count the MPI way (MPI_Status_set_elements_x),
   // so Open MPI's own MPI_Get_count answers, MPI_UNDEFINED included.
   return MPI_Get_count(status, datatype, count);

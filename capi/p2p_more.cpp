@@ -4,6 +4,7 @@
 // Sendrecv_replace, Testany, Testsome, Waitsome, Request_get_status and
 // Request_free.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <vector>
 
@@ -47,24 +48,24 @@ bool none_active(int count, const MPI_Request requests[]) {
 
 extern "C" {
 
-int MMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm) {
-  return MMPI_Send(buf, count, datatype, dest, tag, comm);
+int mmpi_impl_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm) {
+  return mmpi_impl_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int MMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request) {
-  return MMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+int mmpi_impl_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  return mmpi_impl_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+int mmpi_impl_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                               int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (int rc = check_buf(count, datatype)) return rc;
   // Receive into scratch laid out like buf, then copy over what was sent.
   zipper::coll::TypedBuffer in(count, datatype);
   MPI_Status st;
-  const int rc = MMPI_Sendrecv(buf, count, datatype, dest, sendtag, in.data(), count, datatype,
-                               source, recvtag, comm, &st);
+  const int rc = mmpi_impl_Sendrecv(buf, count, datatype, dest, sendtag, in.data(), count, datatype,
+                                    source, recvtag, comm, &st);
   if (status != MPI_STATUS_IGNORE) *status = st;
   if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) return rc;
   int received = 0;
@@ -73,7 +74,8 @@ int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   return zipper::coll::copy_typed(in.data(), buf, received, datatype);
 }
 
-int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+int mmpi_impl_Testany(int count, MPI_Request requests[], int* index, int* flag,
+                      MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (count < 0) return MPI_ERR_COUNT;
@@ -94,8 +96,8 @@ int MMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_S
   return MPI_SUCCESS;
 }
 
-int MMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                  MPI_Status statuses[]) {
+int mmpi_impl_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                       MPI_Status statuses[]) {
   if (Runtime::get() == nullptr) return MPI_ERR_OTHER;
   if (incount < 0) return MPI_ERR_COUNT;
   if (none_active(incount, requests)) {
@@ -105,8 +107,8 @@ int MMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indice
   return collect_some(incount, requests, outcount, indices, statuses);
 }
 
-int MMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                  MPI_Status statuses[]) {
+int mmpi_impl_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                       MPI_Status statuses[]) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (incount < 0) return MPI_ERR_COUNT;
@@ -124,7 +126,7 @@ int MMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indice
   return collect_some(incount, requests, outcount, indices, statuses);
 }
 
-int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+int mmpi_impl_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (!active(request)) {
@@ -138,7 +140,7 @@ int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
   return MPI_SUCCESS;
 }
 
-int MMPI_Request_free(MPI_Request* request) {
+int mmpi_impl_Request_free(MPI_Request* request) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
   if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;

@@ -4,6 +4,7 @@
 // request allocated and inactive (a Wait on an inactive request returns at
 // once with an empty status), until MMPI_Request_free.
 #include <mmpi.h>
+#include <mmpi_impl_generated.h>
 
 #include <memory>
 
@@ -47,13 +48,13 @@ class PersistentOp final : public zipper::client::Progressable {
     MPI_Request h = MPI_REQUEST_NULL;
     switch (op_) {
       case Op::kSend:
-        start_error_ = MMPI_Isend(buf_, count_, type_, peer_, tag_, comm_, &h);
+        start_error_ = mmpi_impl_Isend(buf_, count_, type_, peer_, tag_, comm_, &h);
         break;
       case Op::kSsend:
-        start_error_ = MMPI_Issend(buf_, count_, type_, peer_, tag_, comm_, &h);
+        start_error_ = mmpi_impl_Issend(buf_, count_, type_, peer_, tag_, comm_, &h);
         break;
       case Op::kRecv:
-        start_error_ = MMPI_Irecv(buf_, count_, type_, peer_, tag_, comm_, &h);
+        start_error_ = mmpi_impl_Irecv(buf_, count_, type_, peer_, tag_, comm_, &h);
         break;
       case Op::kBsend:
         start_error_ = bsend_start(buf_, count_, type_, peer_, tag_, comm_);
@@ -129,32 +130,32 @@ int init(Op op, const void* buf, int count, MPI_Datatype type, int peer, int tag
 
 extern "C" {
 
-int MMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Request* request) {
   return init(Op::kSend, buf, count, datatype, dest, tag, comm, request);
 }
 
-int MMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
   return init(Op::kBsend, buf, count, datatype, dest, tag, comm, request);
 }
 
-int MMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
   return init(Op::kSsend, buf, count, datatype, dest, tag, comm, request);
 }
 
-int MMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request* request) {
+int mmpi_impl_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
   return init(Op::kSend, buf, count, datatype, dest, tag, comm, request);
 }
 
-int MMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request* request) {
+int mmpi_impl_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Request* request) {
   return init(Op::kRecv, buf, count, datatype, source, tag, comm, request);
 }
 
-int MMPI_Start(MPI_Request* request) {
+int mmpi_impl_Start(MPI_Request* request) {
   if (request == nullptr || *request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
   Request* r = peek(*request);
   auto* p = r->kind == RequestKind::kProgressable
@@ -165,10 +166,10 @@ int MMPI_Start(MPI_Request* request) {
   return p->start();
 }
 
-int MMPI_Startall(int count, MPI_Request requests[]) {
+int mmpi_impl_Startall(int count, MPI_Request requests[]) {
   if (count < 0) return MPI_ERR_COUNT;
   for (int i = 0; i < count; ++i)
-    if (int rc = MMPI_Start(&requests[i])) return rc;
+    if (int rc = mmpi_impl_Start(&requests[i])) return rc;
   return MPI_SUCCESS;
 }
 

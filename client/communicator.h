@@ -68,6 +68,11 @@ class Comm {
   /// member start them in the same order, so the count names the same
   /// operation on every rank (capi/nbc.cpp derives its tag from it).
   mutable std::uint32_t nbc_started = 0;
+  /// MPI error handler (capi/errhandler.h applies it). A user handler is
+  /// also set on `errhandler_keeper`, a private MPI_COMM_SELF duplicate,
+  /// which keeps it alive after the program frees its own handle.
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  NativeComm errhandler_keeper;
 
  private:
   RankMap map_;

@@ -68,12 +68,8 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   const int wdest = m.world(dest);
   int rc = describe(buf, count, type, &r->layout);
   if (rc != MPI_SUCCESS) return complete(r, rc), rc;
-  if (!channel_.up() || dead_peers_.count(wdest)) {
-    report(
-        "send to world rank " + std::to_string(wdest) + " failed: " +
-        (channel_.up() ? "that rank has disconnected" : "no link to zipperd: " + channel_.error()));
-    return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
-  }
+  // The channel or on_peer_gone reported the failure once already: no line per call.
+  if (!channel_.up() || dead_peers_.count(wdest)) return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
   r->kind = RequestKind::kSend;
   r->peer = wdest;
   r->send_bytes = r->layout.bytes;
@@ -189,12 +185,12 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
     deliver(r, um->env, std::move(um->msg));
     return MPI_SUCCESS;
   }
-  if (!native_possible && (!channel_.up() || dead_peers_.count(r->peer))) {
-    report(
-        "receive from world rank " + std::to_string(r->peer) + " cannot complete: " +
-        (channel_.up() ? "that rank has disconnected" : "no link to zipperd: " + channel_.error()));
+  // Reported once already (channel, on_peer_gone). A wildcard receive on a
+  // communicator with members across the lost link fails too: its sender
+  // may be one of them, and it must not hang.
+  if ((!native_possible && (!channel_.up() || dead_peers_.count(r->peer))) ||
+      (any && link_lost() && !c->intra_cluster()))
     return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
-  }
   post_recv(r, sel, native_possible);
   return MPI_SUCCESS;
 }
@@ -436,13 +432,16 @@ bool Engine::on_peer_gone(int vrank, const std::string& why) {
 }
 
 void Engine::on_link_failed() {
+  link_lost_ = true;
   for (Request* s : std::set<Request*>(active_sends_)) complete(s, MPI_ERR_OTHER);
   rndv_sends_.clear();
   for (auto& [key, r] : rndv_recvs_) complete(r, MPI_ERR_OTHER);
   rndv_recvs_.clear();
   auto& posted = queue_.posted();
   for (auto it = posted.begin(); it != posted.end();) {
-    if (it->sel.src != MPI_ANY_SOURCE && !is_local_world(it->sel.src)) {
+    const bool remote = it->sel.src == MPI_ANY_SOURCE ? !it->recv->comm->intra_cluster()
+                                                      : !is_local_world(it->sel.src);
+    if (remote) {
       unposted(it->recv);
       complete(it->recv, MPI_ERR_OTHER);
       it = posted.erase(it);
@@ -564,7 +563,12 @@ int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status
   if (const auto* e = queue_.peek_unexpected(sel)) {
     *flag = true;
     probe_status(c, e->env, e->msg, st);
+    return MPI_SUCCESS;
   }
+  // Nothing can come any more from across a lost link or from a dead rank:
+  // an error, so that a blocking probe does not wait forever.
+  const bool remote = any ? !c->intra_cluster() : !c->map().is_local(source);
+  if (remote && (link_lost() || (!any && dead_peers_.count(sel.src)))) return MPI_ERR_OTHER;
   return MPI_SUCCESS;
 }
 

@@ -101,6 +101,8 @@ class Engine final : public PointToPoint, private FrameHandler {
   void on_data_frame(const proto::FrameHeader& h, proto::Payload payload) override;
   bool on_peer_gone(int vrank, const std::string& why) override;
   void on_link_failed() override;
+  /// The link to zipperd failed (it was up once): nothing crosses clusters.
+  bool link_lost() const { return link_lost_; }
 
   bool valid_world(int w) const { return w >= 0 && w < world_size_; }
   bool is_local_world(int w) const { return w >= local_lo_ && w < local_hi_; }
@@ -134,6 +136,7 @@ class Engine final : public PointToPoint, private FrameHandler {
   std::vector<RequestPtr> released_;  // freed by the user, still running
   Request* header_match_ = nullptr;   // receive matched by the EAGER/RTS header being read
   std::set<int> dead_peers_;
+  bool link_lost_ = false;
   static inline ProgressHook progress_hook_ = nullptr;
   bool in_hook_ = false, hook_active_ = false;
 };

@@ -80,6 +80,9 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   auto self = std::make_shared<Comm>(RankMap({rt->rank_}, rt->size_, lo, hi), 0, kSelfCid,
                                      std::move(self_native), std::move(self_coll));
   self->name = "MMPI_COMM_SELF";
+  // MMPI_COMM_SELF's handle is MPI_COMM_SELF: its errors come back as codes
+  // too, and its MMPI handler decides (capi/errhandler.h).
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   rt->comms_.add(MPI_COMM_SELF, std::move(self));
 
   // The engine exists before connecting: a peer that saw JOB_READY first may

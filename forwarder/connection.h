@@ -9,7 +9,7 @@
 
 #include "../proto/auth.h"
 #include "../proto/link.h"
-#include "credit_account.h"
+#include "frame_credits.h"
 #include "traffic_counters.h"
 
 namespace zipper::forwarder {
@@ -24,7 +24,7 @@ struct Connection {
   const std::uint64_t id;
   const int side;  // index of the listener it arrived on
   const std::unique_ptr<proto::Link> link;
-  CreditAccount credit;
+  FrameCredits credit;  // frames
   const std::chrono::steady_clock::time_point accepted = std::chrono::steady_clock::now();
 
   // Set once, by JobRegistry::join under the job's lock, before the

@@ -17,6 +17,13 @@
 // `conn_credits` frames inside zipperd (credit-based flow control counted in
 // buffers, as LNet's peer credits); a receiver that finds the pools empty
 // pauses that connection until a buffer is released.
+//
+// Implementation, one concern per file: forwarder.cpp (settings, start,
+// stop), event_loops.cpp (the epoll loops), connections.cpp (accept, EMFILE
+// pauses, close), admission.cpp (HELLO/AUTH, drain), relay.cpp (routing and
+// cut-through), recv_sink.cpp (per-frame memory and credit), timeouts.cpp
+// (sweeps), stats.cpp (counters and snapshot); forwarder_internal.h holds
+// what they share.
 #pragma once
 
 #include <spdlog/spdlog.h>

@@ -10,9 +10,11 @@
 #include <string>
 #include <thread>
 
-#include "unique_fd.h"
+#include "../proto/unique_fd.h"
 
 namespace zipper::forwarder {
+
+using proto::UniqueFd;
 
 class RequestServer {
  public:

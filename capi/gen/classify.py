@@ -10,7 +10,10 @@ SOURCE_DIRS = ("capi", "client", "collectives")
 SOURCE_EXT = (".c", ".cc", ".cpp")
 
 # A definition, not a call or a declaration: return type, name, parameters, '{'.
-_DEF = re.compile(r"^[ \t]*(?:int|double|MPI_\w+)[ \t]+MMPI_(\w+)[ \t]*\([^;{}]*\)\s*\{", re.M)
+# mmpi_impl_Xxx is the hand-written body of an MMPI_Xxx whose public wrapper
+# (error handler at the boundary, capi/errhandler.h) is generated.
+_DEF = re.compile(r"^[ \t]*(?:int|double|MPI_\w+)[ \t]+(MMPI|mmpi_impl)_(\w+)[ \t]*\([^;{}]*\)\s*\{",
+                  re.M)
 
 
 class ClassificationError(Exception):
@@ -23,6 +26,7 @@ class Entry:
     status: str  # implemented | passthrough | unsupported | planned
     reason: str = ""  # why unsupported, or a note on a pass-through
     where: str = ""  # implemented: the file with the definition
+    wrapped: bool = False  # implemented as mmpi_impl_<name>: the MMPI_ wrapper is generated
 
 
 def parse_classification(path, known):
@@ -57,7 +61,8 @@ def parse_classification(path, known):
 
 
 def scan_implemented(root):
-    """{name: relative file} of hand-written MMPI_ definitions under root's
+    """{name: (relative file, wrapped)} of hand-written MMPI_ (or wrapped
+    mmpi_impl_) definitions under root's
     capi/, client/ and collectives/ (generated files live in the build tree)."""
     found = {}
     for d in SOURCE_DIRS:
@@ -72,7 +77,7 @@ def scan_implemented(root):
                 with open(p, encoding="utf-8") as fh:
                     text = fh.read()
                 for m in _DEF.finditer(text):
-                    found.setdefault(m.group(1), os.path.relpath(p, root))
+                    found.setdefault(m.group(2), (os.path.relpath(p, root), m.group(1) != "MMPI"))
     return found
 
 
@@ -87,9 +92,9 @@ def classify(protos, classification_path, root):
         if name in impl:
             st = table.get(name, ("planned", ""))[0]
             if st != "planned":
-                errors.append(f"MPI_{name}: hand-written in {impl[name]} but classified "
+                errors.append(f"MPI_{name}: hand-written in {impl[name][0]} but classified "
                               f"'{st}' in {classification_path}: remove that line")
-            entries.append(Entry(name, "implemented", where=impl[name]))
+            entries.append(Entry(name, "implemented", where=impl[name][0], wrapped=impl[name][1]))
         elif name in table:
             st, reason = table[name]
             entries.append(Entry(name, st, reason))

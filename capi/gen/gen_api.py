@@ -2,8 +2,8 @@
 """Generates libmmpi's MMPI_ twins of the MPI-3.1 C API, their Fortran
 bindings and docs/api-coverage.md, and checks a built library against them.
 
-  gen_api.py --mpi-h mpi.h --root SRC [--header H] [--source C] [--fortran F]
-             [--pmpi-header H] [--transparent C] [--transparent-fortran C]
+  gen_api.py --mpi-h mpi.h --root SRC [--header H] [--impl-header H] [--source C]
+             [--fortran F] [--pmpi-header H] [--transparent C] [--transparent-fortran C]
              [--coverage MD] [--check-coverage MD]
              [--check-exports libmmpi.so] [--check-fortran-exports libmmpi_mpifh.so]
              [--check-pmpi LIB...] [--check-transparent libmmpi_transparent.so]
@@ -142,6 +142,7 @@ def main():
     ap.add_argument("--root", required=True, help="source tree (classification, scan)")
     ap.add_argument("--header")
     ap.add_argument("--source")
+    ap.add_argument("--impl-header")
     ap.add_argument("--fortran")
     ap.add_argument("--pmpi-header")
     ap.add_argument("--transparent")
@@ -169,6 +170,8 @@ def main():
     problems = [f"MMPI_{n}: hand-written but not an MPI-3.1 function" for n in extra]
     if a.header:
         write(a.header, gen_c.header(protos, entries))
+    if a.impl_header:
+        write(a.impl_header, gen_c.impl_header(protos, entries))
     if a.source:
         write(a.source, gen_c.source(protos, entries))
     if a.fortran:

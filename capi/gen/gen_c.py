@@ -22,6 +22,64 @@ def header(protos, entries):
     return "".join(out)
 
 
+def impl_header(protos, entries):
+    """Declarations of the hand-written mmpi_impl_ bodies (internal to libmmpi)."""
+    out = [BANNER,
+           "/* The hand-written bodies of the MMPI_ functions whose public wrapper\n"
+           " * (capi/errhandler.h) is generated. libmmpi calls these internally, so that\n"
+           " * an error handler runs once per failed user call. Not installed. */\n",
+           "#ifndef MMPI_IMPL_GENERATED_H\n#define MMPI_IMPL_GENERATED_H\n\n#include <mpi.h>\n\n",
+           "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"]
+    for e in entries:
+        if e.wrapped:
+            p = protos[e.name]
+            out.append(f"__attribute__((visibility(\"hidden\"))) int mmpi_impl_{p.name}"
+                       f"({p.c_params()});\n")
+    out.append("\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* MMPI_IMPL_GENERATED_H */\n")
+    return "".join(out)
+
+
+# Request handles that these functions read (and may free): their communicator
+# is taken before the call.
+REQUEST_IN = {"Wait", "Test", "Request_free", "Cancel", "Start", "Request_get_status"}
+REQUEST_ARRAYS = {"Waitall", "Testall", "Waitany", "Testany", "Waitsome", "Testsome", "Startall"}
+MESSAGE_IN = {"Mrecv", "Imrecv"}
+
+
+def error_target(p):
+    """(before, after): C statements taking the error's communicator before
+    the call (or ""), and the expression naming it after the call; None when
+    MPI_<name> raises no errors through a handler."""
+    if p.ret != "int" or p.varargs:
+        return None
+    names = {q.name: q for q in p.params}
+    if p.name in REQUEST_IN:
+        ref = "*request" if names["request"].ctype.endswith("*") else "request"
+        return f"  const mmpi_err_target t_ = mmpi_err_of_request({ref});\n", "t_"
+    if p.name in REQUEST_ARRAYS:
+        n = "count" if "count" in names else "incount"
+        return (f"  const mmpi_err_target t_ = mmpi_err_of_requests({n}, array_of_requests);\n",
+                "t_")
+    if p.name in MESSAGE_IN:
+        return "  const mmpi_err_target t_ = mmpi_err_of_message(*message);\n", "t_"
+    for q in p.params:
+        if q.ctype == "MPI_Comm":
+            return "", f"mmpi_err_of_comm({q.name})"
+    for q in p.params:
+        if q.ctype == "MPI_Comm*" and p.name in ("Comm_free", "Comm_disconnect"):
+            return f"  const mmpi_err_target t_ = mmpi_err_of_comm(*{q.name});\n", "t_"
+    return "", "mmpi_err_of_world()"
+
+
+def _wrapper(p, callee):
+    """MMPI_<name> calling `callee` and raising a failure on its communicator."""
+    before, target = error_target(p)
+    return (f"int MMPI_{p.name}({p.c_params()}) {{\n{before}"
+            f"  const int rc_ = {callee}({p.arg_names()});\n"
+            f"  return rc_ == MPI_SUCCESS ? rc_ : mmpi_err_raise({target}, rc_, \"MMPI_{p.name}\");\n"
+            f"}}\n")
+
+
 def _c_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -32,7 +90,8 @@ def source(protos, entries):
            " * calling process). Unsupported twins link, print one line naming the\n"
            " * function and the reason (once per function and process), and return\n"
            " * MPI_ERR_UNSUPPORTED_OPERATION. */\n",
-           "#include <mmpi.h>\n#include <stdio.h>\n\n",
+           "#include <mmpi.h>\n#include <mmpi_impl_generated.h>\n#include <stdio.h>\n\n",
+           "#include \"errhandler.h\"\n\n",
            "/* Deprecated MPI-3.1 functions (MPI_Attr_put, ...) still get twins. */\n"
            "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n\n",
            "/* Prints the unsupported-operation line for `fn` once per process and\n"
@@ -48,7 +107,9 @@ def source(protos, entries):
            "}\n\n"]
     for e in entries:
         p = protos[e.name]
-        if e.status == "passthrough":
+        if e.wrapped:
+            out.append(_wrapper(p, f"mmpi_impl_{p.name}"))
+        elif e.status == "passthrough":
             out.append(_passthrough(p))
         elif e.status in ("unsupported", "planned"):
             out.append(_unsupported(p, e.reason if e.status == "unsupported" else NOT_YET))
@@ -58,6 +119,8 @@ def source(protos, entries):
 def _passthrough(p):
     if p.name == "Pcontrol":  # varargs: MPI_Pcontrol ignores everything after level
         return ("int MMPI_Pcontrol(const int level, ...) { return MPI_Pcontrol(level); }\n")
+    if any(q.ctype == "MPI_Comm" for q in p.params) and error_target(p):
+        return _wrapper(p, f"MPI_{p.name}")  # on the native communicator: raise on the MMPI one
     ret = "return " if p.ret != "void" else ""
     return f"{p.ret} MMPI_{p.name}({p.c_params()}) {{ {ret}MPI_{p.name}({p.arg_names()}); }}\n"
 

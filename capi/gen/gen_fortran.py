@@ -188,6 +188,11 @@ def _convert(p):
             pre.append(f"  MPI_Datatype {n}_c = MPI_DATATYPE_NULL;\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_Type_c2f({n}_c);\n")
+        elif base == "MPI_Errhandler*":  # Comm_get_errhandler
+            decl.append(f"MPI_Fint* {n}")
+            pre.append(f"  MPI_Errhandler {n}_c = MPI_ERRHANDLER_NULL;\n")
+            args.append(f"&{n}_c")
+            post.append(f"  *{n} = MPI_Errhandler_c2f({n}_c);\n")
         elif base == "MPI_Datatype[]":
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  MPI_Datatype* {n}_c = mmpif_types_in({n}, {_length(p, q)});\n")

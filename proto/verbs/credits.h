@@ -27,11 +27,11 @@ inline constexpr std::uint32_t kMaxCreditsPerMessage = 0xFFFF;
 /// Fewest receive buffers a link accepts (the reserve rule needs >= 4).
 inline constexpr std::uint32_t kMinBuffers = 4;
 
-class CreditAccount {
+class BufferCredits {
  public:
   /// peer_buffers: receives the peer pre-posted for us (our initial credits);
   /// own_buffers: receives we pre-posted for the peer.
-  CreditAccount(std::uint32_t peer_buffers, std::uint32_t own_buffers)
+  BufferCredits(std::uint32_t peer_buffers, std::uint32_t own_buffers)
       : peer_buffers_(peer_buffers),
         credits_(peer_buffers),
         threshold_(std::max<std::uint32_t>(2, own_buffers / 2)) {}

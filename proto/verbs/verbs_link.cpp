@@ -178,7 +178,7 @@ void VerbsLink::drain_srq_share() {
 void VerbsLink::start(const ConnParams& peer) {
   std::lock_guard lk(send_mu_);
   peer_buffer_size_ = peer.buffer_size;
-  credits_ = CreditAccount(peer.recv_buffers, own_credits());
+  credits_ = BufferCredits(peer.recv_buffers, own_credits());
   // Every SEND needs a credit, so slots beyond the peer's credits would
   // never be used.
   const std::uint32_t slots = std::min(cfg_.send_slots, peer.recv_buffers);

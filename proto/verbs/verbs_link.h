@@ -223,7 +223,7 @@ class VerbsLink final : public Link {
   mutable std::mutex send_mu_;
   bool started_ = false;
   std::uint32_t peer_buffer_size_ = 0;
-  CreditAccount credits_{0, kMinBuffers};
+  BufferCredits credits_{0, kMinBuffers};
   HeaderHook hook_;
   Queue sendq_;
   std::deque<PostedWr> posted_;                // in posting order (completions arrive in order)

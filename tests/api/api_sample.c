@@ -6,8 +6,13 @@
  *     hand-written definition exists, and then must work;
  *   - pass-through twins give the values computed here independently
  *     (sizes, extents, packed bytes, reductions, strings);
- *   - the Fortran handle conversions (MMPI_Comm_c2f, MMPI_Request_c2f, ...).
- * Prints "PASS api_sample <checks>" or "FAIL <what>" and exits 1. */
+ *   - the Fortran handle conversions (MMPI_Comm_c2f, MMPI_Request_c2f, ...);
+ *   - error handlers: MPI_ERRORS_ARE_FATAL by default, a user handler called
+ *     once per failed call (also nested ones) with the communicator, inherited
+ *     by a duplicate, MMPI_Comm_call_errhandler, MPI_ERRORS_RETURN.
+ * Prints "PASS api_sample <checks>" or "FAIL <what>" and exits 1.
+ * With the argument "fatal": a failing call under the default handler, which
+ * must abort the process with one line (the test checks the line). */
 #define _DEFAULT_SOURCE 1 /* fileno, gethostname */
 #include <mmpi.h>
 #include <stdio.h>
@@ -242,8 +247,77 @@ static void handles(void) {
   CHECK(memcmp(in, out, sizeof in) == 0, "received bytes differ");
 }
 
+static int handler_calls, handler_code;
+static MPI_Comm handler_comm = MPI_COMM_NULL;
+
+static void on_error(MPI_Comm* comm, int* code, ...) {
+  ++handler_calls;
+  handler_code = *code;
+  handler_comm = *comm;
+}
+
+static void errhandlers(void) {
+  MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+  CHECK(MMPI_Comm_get_errhandler(MMPI_COMM_WORLD, &h) == MPI_SUCCESS && h == MPI_ERRORS_ARE_FATAL,
+        "default handler of MMPI_COMM_WORLD is not MPI_ERRORS_ARE_FATAL");
+  CHECK(MMPI_Errhandler_free(&h) == MPI_SUCCESS, "free the handle from get");
+  CHECK(MMPI_Comm_create_errhandler(on_error, &h) == MPI_SUCCESS, "create_errhandler");
+  CHECK(MMPI_Comm_set_errhandler(MMPI_COMM_WORLD, h) == MPI_SUCCESS, "set user handler");
+  /* The communicator keeps its handler after the program frees the handle. */
+  CHECK(MMPI_Errhandler_free(&h) == MPI_SUCCESS && h == MPI_ERRHANDLER_NULL, "free");
+  int x = 1, y = 0;
+  MPI_Status st;
+  CHECK(MMPI_Send(&x, 1, MPI_INT, 5, 0, MMPI_COMM_WORLD) == MPI_ERR_RANK, "send to rank 5");
+  CHECK(handler_calls == 1 && handler_code == MPI_ERR_RANK && handler_comm == MMPI_COMM_WORLD,
+        "handler: %d calls, code %d", handler_calls, handler_code);
+  /* Sendrecv runs Irecv, Isend and Waitall inside: still one call. */
+  CHECK(MMPI_Sendrecv(&x, 1, MPI_INT, 0, 0, &y, 1, MPI_INT, 7, 0, MMPI_COMM_WORLD, &st) ==
+                MPI_ERR_RANK &&
+            handler_calls == 2,
+        "sendrecv: %d handler calls", handler_calls);
+  /* A request's error is raised on its communicator, also by the wait. */
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK(MMPI_Irecv(&y, 1, MPI_INT, 0, -5, MMPI_COMM_WORLD, &r) == MPI_ERR_TAG &&
+            handler_calls == 3 && handler_code == MPI_ERR_TAG,
+        "irecv with a bad tag: %d handler calls", handler_calls);
+  CHECK(r == MPI_REQUEST_NULL || (MMPI_Wait(&r, &st) == MPI_ERR_TAG && handler_calls == 4),
+        "wait: %d handler calls", handler_calls);
+  /* A duplicate inherits the handler; it gets its own handle. */
+  MPI_Comm d = MPI_COMM_NULL;
+  CHECK(MMPI_Comm_dup(MMPI_COMM_WORLD, &d) == MPI_SUCCESS, "dup");
+  const int before = handler_calls;
+  CHECK(MMPI_Recv(&y, 1, MPI_INT, 9, 0, d, &st) == MPI_ERR_RANK && handler_calls == before + 1 &&
+            handler_comm == d,
+        "error on the duplicate: %d handler calls", handler_calls - before);
+  CHECK(MMPI_Comm_call_errhandler(d, MPI_ERR_OTHER) == MPI_SUCCESS && handler_calls == before + 2 &&
+            handler_code == MPI_ERR_OTHER,
+        "call_errhandler");
+  /* Errors on what is no MMPI communicator go to MMPI_COMM_WORLD's handler. */
+  MPI_Comm foreign;
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &foreign) == MPI_SUCCESS, "native dup");
+  CHECK(MMPI_Barrier(foreign) == MPI_ERR_COMM && handler_calls == before + 3 &&
+            handler_comm == MMPI_COMM_WORLD,
+        "foreign communicator");
+  MPI_Comm_free(&foreign);
+  CHECK(MMPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN) == MPI_SUCCESS, "set RETURN");
+  CHECK(MMPI_Comm_get_errhandler(d, &h) == MPI_SUCCESS && h == MPI_ERRORS_RETURN, "get RETURN");
+  MMPI_Errhandler_free(&h);
+  CHECK(MMPI_Recv(&y, 1, MPI_INT, 9, 0, d, &st) == MPI_ERR_RANK && handler_calls == before + 3,
+        "a handler ran under MPI_ERRORS_RETURN");
+  CHECK(MMPI_Comm_free(&d) == MPI_SUCCESS, "free dup");
+  /* The rest of the sample checks error codes. */
+  CHECK(MMPI_Comm_set_errhandler(MMPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS, "RETURN");
+}
+
 int main(int argc, char** argv) {
   CHECK(MMPI_Init(&argc, &argv) == MPI_SUCCESS, "MMPI_Init");
+  if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+    int x = 0;
+    MMPI_Send(&x, 1, MPI_INT, 3, 0, MMPI_COMM_WORLD);
+    fprintf(stderr, "FAIL: MMPI_Send to a bad rank returned under MPI_ERRORS_ARE_FATAL\n");
+    return 1;
+  }
+  errhandlers();
   int rank = -1, size = -1, flag = 1;
   CHECK(MMPI_Comm_rank(MMPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0, "rank %d", rank);
   CHECK(MMPI_Comm_size(MMPI_COMM_WORLD, &size) == MPI_SUCCESS && size == 1,

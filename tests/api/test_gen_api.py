@@ -106,7 +106,20 @@ class GenApiTest(unittest.TestCase):
         self.assertIn("{ return MPI_Type_vector(count, blocklength, stride, oldtype, newtype); }",
                       src)
         self.assertIn('mmpi_report_unsupported("MMPI_Win_create", "one-sided', src)
-        self.assertNotIn("int MMPI_Send(", src)
+        # MMPI_Send's body is hand-written (mmpi_impl_Send): the generated
+        # MMPI_Send only raises its error on the communicator's handler.
+        self.assertIn("  const int rc_ = mmpi_impl_Send(buf, count, datatype, dest, tag, comm);\n"
+                      "  return rc_ == MPI_SUCCESS ? rc_ : mmpi_err_raise(mmpi_err_of_comm(comm), "
+                      "rc_, \"MMPI_Send\");\n", src)
+        # A request's communicator is taken before the call may free it.
+        self.assertIn("  const mmpi_err_target t_ = mmpi_err_of_request(*request);\n"
+                      "  const int rc_ = mmpi_impl_Wait(request, status);\n", src)
+        # Pass-throughs on a communicator raise on it too; others do not.
+        self.assertIn("mmpi_err_raise(mmpi_err_of_comm(comm), rc_, \"MMPI_Comm_set_attr\")", src)
+        self.assertNotIn("MMPI_Init(", src)  # hand-written, no wrapper
+        impl = gen_c.impl_header(PROTOS, entries)
+        self.assertIn("int mmpi_impl_Send(", impl)
+        self.assertNotIn("mmpi_impl_Init(", impl)
         hdr = gen_c.header(PROTOS, entries)
         declared = re.findall(r"^[\w ]+\bMMPI_(\w+)\(", hdr, re.M)
         self.assertEqual(sorted(declared), sorted(PROTOS))  # every function, once

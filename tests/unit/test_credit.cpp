@@ -5,40 +5,40 @@
 #include <thread>
 #include <vector>
 
-#include "forwarder/credit_account.h"
+#include "forwarder/frame_credits.h"
 
 namespace {
 
-using zipper::forwarder::CreditAccount;
+using zipper::forwarder::FrameCredits;
 
-TEST(CreditAccount, StartsEmpty) {
-  CreditAccount c(1000);
+TEST(FrameCredits, StartsEmpty) {
+  FrameCredits c(1000);
   EXPECT_EQ(c.granted(), 1000u);
   EXPECT_EQ(c.in_use(), 0u);
   EXPECT_EQ(c.returnable(), 0u);
   EXPECT_EQ(c.take_returnable(), 0u);
 }
 
-TEST(CreditAccount, ChargeUpToTheGrant) {
-  CreditAccount c(1000);
+TEST(FrameCredits, ChargeUpToTheGrant) {
+  FrameCredits c(1000);
   EXPECT_TRUE(c.charge(400));
   EXPECT_TRUE(c.charge(600));  // exactly the grant is allowed
   EXPECT_EQ(c.in_use(), 1000u);
   EXPECT_EQ(c.returnable(), 0u);
 }
 
-TEST(CreditAccount, Overrun) {
-  CreditAccount c(1000);
+TEST(FrameCredits, Overrun) {
+  FrameCredits c(1000);
   EXPECT_TRUE(c.charge(999));
   EXPECT_FALSE(c.charge(2));
   // The failed charge is still counted (the caller releases it).
   EXPECT_EQ(c.in_use(), 1001u);
-  CreditAccount d(100);
+  FrameCredits d(100);
   EXPECT_FALSE(d.charge(101));
 }
 
-TEST(CreditAccount, ReleaseMakesCreditReturnable) {
-  CreditAccount c(1000);
+TEST(FrameCredits, ReleaseMakesCreditReturnable) {
+  FrameCredits c(1000);
   ASSERT_TRUE(c.charge(300));
   ASSERT_TRUE(c.charge(200));
   c.release(300);
@@ -52,8 +52,8 @@ TEST(CreditAccount, ReleaseMakesCreditReturnable) {
   EXPECT_EQ(c.take_returnable(), 0u);  // taken once only
 }
 
-TEST(CreditAccount, ReleasedCreditCanBeChargedAgain) {
-  CreditAccount c(1000);
+TEST(FrameCredits, ReleasedCreditCanBeChargedAgain) {
+  FrameCredits c(1000);
   for (int i = 0; i < 100; ++i) {
     ASSERT_TRUE(c.charge(1000)) << i;
     c.release(1000);
@@ -62,8 +62,8 @@ TEST(CreditAccount, ReleasedCreditCanBeChargedAgain) {
   EXPECT_EQ(c.take_returnable(), 100000u);
 }
 
-TEST(CreditAccount, ConcurrentChargeAndRelease) {
-  CreditAccount c(1u << 30);
+TEST(FrameCredits, ConcurrentChargeAndRelease) {
+  FrameCredits c(1u << 30);
   constexpr int kIters = 20000;
   std::thread t([&] {
     for (int i = 0; i < kIters; ++i) {

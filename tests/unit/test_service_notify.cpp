@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "forwarder/service_notify.h"
-#include "forwarder/unique_fd.h"
+#include "proto/unique_fd.h"
 #include "forwarder/watchdog.h"
 #include "test_util.h"
 
@@ -51,7 +51,7 @@ class NotifySocket {
  private:
   zipper::test::EnvGuard guard_;
   std::string dir_, path_;
-  fw::UniqueFd fd_;
+  zipper::proto::UniqueFd fd_;
 };
 
 TEST(ServiceNotify, NoSocketNoMessage) {

@@ -184,7 +184,7 @@ TEST(MrCache, DestructionDeregistersEverything) {
 }
 
 TEST(VerbsCredits, KeepsOneCreditInReserveForCreditMessages) {
-  CreditAccount c(8, 8);
+  BufferCredits c(8, 8);
   int sent = 0;
   while (c.can_send_data()) {
     c.on_send();
@@ -201,7 +201,7 @@ TEST(VerbsCredits, KeepsOneCreditInReserveForCreditMessages) {
 }
 
 TEST(VerbsCredits, PiggybacksOwedCreditsOnSends) {
-  CreditAccount c(16, 16);
+  BufferCredits c(16, 16);
   for (int i = 0; i < 3; ++i) c.on_reposted();
   EXPECT_EQ(c.on_send(), 3u);
   EXPECT_EQ(c.on_send(), 0u);
@@ -209,7 +209,7 @@ TEST(VerbsCredits, PiggybacksOwedCreditsOnSends) {
 }
 
 TEST(VerbsCredits, RejectsMoreCreditsThanThePeerCouldOwe) {
-  CreditAccount c(4, 4);
+  BufferCredits c(4, 4);
   c.on_send();
   EXPECT_TRUE(c.on_returned(1));
   EXPECT_FALSE(c.on_returned(1)) << "would exceed the peer's 4 receive buffers";
@@ -217,7 +217,7 @@ TEST(VerbsCredits, RejectsMoreCreditsThanThePeerCouldOwe) {
 }
 
 TEST(VerbsCredits, CapsCreditsPerMessage) {
-  CreditAccount c(4, 4);
+  BufferCredits c(4, 4);
   for (std::uint32_t i = 0; i < kMaxCreditsPerMessage + 10; ++i) c.on_reposted();
   EXPECT_EQ(c.on_send(), kMaxCreditsPerMessage);
   EXPECT_EQ(c.owed(), 10u);
@@ -228,7 +228,7 @@ TEST(VerbsCredits, CapsCreditsPerMessage) {
 // finish (no credit deadlock), also when one side sends nothing at all.
 struct Side {
   Side(std::uint32_t own, std::uint32_t peer) : credits(peer, own), posted(own) {}
-  CreditAccount credits;
+  BufferCredits credits;
   std::uint32_t posted;            // receive buffers currently posted
   std::deque<std::uint32_t> held;  // received, not yet reposted (credits carried)
   int to_send = 0, data_sent = 0, data_received = 0;

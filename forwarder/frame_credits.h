@@ -1,7 +1,8 @@
-// Credit accounting for one client connection, as in Lustre LNet peer
-// credits: the client may have at most `granted` bytes (header + payload of
-// each frame) inside zipperd; zipperd returns credit once it has written a
-// frame onwards (or dropped it).
+// Credit of one client connection, counted in frames, as Lustre LNet's peer
+// credits count router buffers: the client may have at most `granted` frames
+// inside zipperd (each frame holds one pool buffer while there); zipperd
+// returns a frame's credit once it has written the frame onwards (or dropped
+// it). The wire's credit fields carry these frame counts (proto::credit_cost).
 #pragma once
 
 #include <atomic>
@@ -9,12 +10,13 @@
 
 namespace zipper::forwarder {
 
-class CreditAccount {
+class FrameCredits {
  public:
-  explicit CreditAccount(std::uint64_t granted_bytes) : granted_(granted_bytes) {}
+  /// granted_frames: the connection's grant (--conn-credits), frames.
+  explicit FrameCredits(std::uint64_t granted_frames) : granted_(granted_frames) {}
 
-  /// Charges one incoming frame. False when the client overran its grant:
-  /// a protocol violation.
+  /// Charges one incoming frame (`cost` frames). False when the client overran
+  /// its grant: a protocol violation.
   bool charge(std::uint64_t cost) {
     const std::uint64_t in_use = in_use_.fetch_add(cost) + cost;
     return in_use <= granted_;
@@ -24,7 +26,7 @@ class CreditAccount {
     in_use_.fetch_sub(cost);
     to_return_.fetch_add(cost);
   }
-  /// Takes all credit waiting to be returned to the client (bytes).
+  /// Takes all credit waiting to be returned to the client (frames).
   std::uint64_t take_returnable() { return to_return_.exchange(0); }
   std::uint64_t returnable() const { return to_return_.load(); }
   std::uint64_t in_use() const { return in_use_.load(); }

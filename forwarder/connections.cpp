@@ -1,0 +1,124 @@
+// A connection's life in zipperd: accepted (pausing on EMFILE/ENFILE rather
+// than spinning), closed, and its job's other ranks told it went.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "forwarder.h"
+#include "forwarder_internal.h"
+
+namespace zipper::forwarder {
+
+using proto::ErrorCode;
+using proto::FrameHeader;
+using proto::FrameType;
+
+namespace {
+
+// Dead peers (a powered-off node, a cut cable) are found by the kernel even
+// on a link that carries nothing. Fails harmlessly (ENOTSOCK) on links whose
+// poll fd is not a socket (verbs).
+void set_keepalive(int fd, int idle_s) {
+  if (idle_s <= 0) return;
+  int one = 1, idle = idle_s, intvl = std::max(1, idle_s / 6), count = 3;
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) != 0) return;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+}  // namespace
+
+void Forwarder::accept_all(Side& side) {
+  const auto log_refused = [&] {
+    for (const auto& r : side.listener->take_refused()) {
+      ++protocol_errors_;
+      warn_limited("refused", "side {}: refused a connection from {}", side.name, r);
+    }
+  };
+  while (auto link = side.listener->accept()) {
+    log_refused();
+    if (open_conns_.load() >= cfg_.max_connections) {
+      warn_limited("max-connections",
+                   "side {}: closing a connection from {}: {} connections open (--max-connections)",
+                   side.name, link->peer(), open_conns_.load());
+      continue;  // the link's destructor closes it
+    }
+    ++open_conns_;
+    set_keepalive(link->poll_fd(), cfg_.keepalive_s);
+    const std::uint64_t id = next_conn_id_++;
+    auto conn = std::make_shared<Connection>(id, side.index, std::move(link), cfg_.conn_credits);
+    conn->link->set_max_payload(kPreHelloMaxPayload);
+    // Piggyback returned credit on every frame to this client; a standalone
+    // CREDIT frame that finds nothing left to return is dropped.
+    conn->link->set_header_hook([c = conn.get()](FrameHeader& h) {
+      if (h.type == FrameType::kCredit) c->credit_frame_queued = false;
+      const std::uint64_t r = c->credit.take_returnable();
+      h.credits = static_cast<std::uint32_t>(r);
+      return !(h.type == FrameType::kCredit && r == 0);
+    });
+    {
+      std::lock_guard lk(side.mu);
+      side.conns.emplace(id, conn);
+    }
+    ++connections_;
+    ++side.accepted;
+    spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
+    const int fd = conn->link->poll_fd();
+    epoll_add(side.epoll_tx.get(), fd, EPOLLOUT | EPOLLET, id);
+    epoll_add(side.epoll_rx.get(), fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);
+  }
+  log_refused();
+  if (const int err = side.listener->take_accept_error()) pause_accepting(side, err);
+}
+
+void Forwarder::pause_accepting(Side& side, int err) {
+  if (side.accept_paused) return;
+  side.accept_paused = true;
+  side.accept_resume =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.accept_pause_ms);
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, side.listener->poll_fd(), nullptr);
+  ++accept_pauses_;
+  warn_limited("accept", "side {}: cannot accept ({}); pausing accepts for {} ms", side.name,
+               std::strerror(err), cfg_.accept_pause_ms);
+}
+
+void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::string& why) {
+  if (conn->closed.exchange(true)) return;
+  Side& side = *sides_[conn->side];
+  const int fd = conn->link->poll_fd();
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  set_parked(*conn, false);
+  // Give queued frames (e.g. an error report) a last chance, then close.
+  conn->link->progress_send();
+  conn->link->shutdown();
+  {
+    std::lock_guard lk(side.mu);
+    side.conns.erase(conn->id);
+  }
+  --open_conns_;
+  if (conn->job) {
+    const bool orderly = conn->said_bye;
+    if (orderly)
+      spdlog::debug("connection of {} ended: {}", conn->name(), why);
+    else
+      warn_limited("ended", "job {}: connection of {} ended: {}", conn->job->log_name(),
+                   conn->name(), why);
+    registry_.leave(conn);
+    share_.set_jobs(registry_.job_count());
+    if (!orderly) {
+      for (auto& other : conn->job->members())
+        if (!other->doomed)
+          send_error(other, ErrorCode::kPeerGone, conn->vrank, 0,
+                     "rank " + std::to_string(conn->vrank) + " disconnected: " + why);
+    }
+  } else {
+    warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
+                 why);
+  }
+}
+
+}  // namespace zipper::forwarder

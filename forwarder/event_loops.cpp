@@ -1,0 +1,146 @@
+// The epoll loops: one receive and one send thread per listener (side).
+// A->B and B->A use disjoint threads (full duplex); a receive thread writes a
+// frame onwards itself (cut-through, relay.cpp) and the send thread finishes
+// what a socket did not take, on EPOLLOUT.
+#include <sched.h>
+#include <unistd.h>
+
+#include "forwarder.h"
+#include "forwarder_internal.h"
+#include "recv_sink.h"
+
+namespace zipper::forwarder {
+
+using proto::ErrorCode;
+using proto::LinkStatus;
+
+void Forwarder::recv_loop(Side& side) {
+  epoll_event evs[64];
+  auto last_sweep = std::chrono::steady_clock::now();
+  // After traffic, poll without sleeping for a few rounds: the next frame of
+  // a ping-pong usually follows within microseconds, and a sleeping thread
+  // pays a wake-up on every hop. sched_yield keeps the core free for the
+  // ranks when they need it.
+  constexpr int kSpinRounds = 200;
+  int spin = 0;
+  while (!stopping_) {
+    side.rx_rounds.fetch_add(1, std::memory_order_relaxed);
+    int n = 0;
+    if (spin > 0) {
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);
+      if (n == 0) {
+        --spin;
+        sched_yield();
+        continue;
+      }
+    } else {
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 500);
+    }
+    if (n > 0) spin = kSpinRounds;
+    for (int i = 0; i < n && !stopping_; ++i) {
+      const std::uint64_t id = evs[i].data.u64;
+      if (id == kListenerId) {
+        accept_all(side);
+      } else if (id == kWakeId) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = ::read(side.wake_rx.get(), &v, sizeof v);
+        std::vector<std::shared_ptr<Connection>> parked;
+        {
+          std::lock_guard lk(side.mu);
+          // A job at its fair share stays parked until its own frames
+          // leave; waking it for every other job's release would cost a
+          // pass over all its connections per frame.
+          const std::uint64_t share = share_.share();
+          for (auto& [cid, c] : side.conns)
+            if (c->parked &&
+                !(c->share_wait > 0 && c->job->memory_held.load() + c->share_wait > share))
+              parked.push_back(c);
+        }
+        for (auto& c : parked) progress_conn(side, c);
+      } else if (auto conn = side.find(id)) {
+        progress_conn(side, conn);
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (side.accept_paused && now >= side.accept_resume) {
+      side.accept_paused = false;
+      epoll_add(side.epoll_rx.get(), side.listener->poll_fd(), EPOLLIN, kListenerId);
+      spdlog::info("side {}: accepting connections again", side.name);
+    }
+    // Every 250 ms: at most a quarter of a second late on any timeout.
+    if (now - last_sweep > std::chrono::milliseconds(250)) {
+      last_sweep = now;
+      sweep(side);
+    }
+  }
+}
+
+void Forwarder::send_loop(Side& side) {
+  epoll_event evs[64];
+  while (!stopping_) {
+    side.tx_rounds.fetch_add(1, std::memory_order_relaxed);
+    const int n = epoll_wait(side.epoll_tx.get(), evs, 64, 500);
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t id = evs[i].data.u64;
+      if (id == kWakeId) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = ::read(side.wake_tx.get(), &v, sizeof v);
+        continue;
+      }
+      if (auto conn = side.find(id)) {
+        if (conn->link->progress_send() == LinkStatus::kError) {
+          // The peer address only: job and rank belong to the receive thread.
+          warn_limited("send", "send to {} failed: {}", conn->link->peer(), conn->link->error());
+          conn->link->shutdown();  // its receive thread sees the error and closes it
+        }
+      }
+    }
+  }
+}
+
+// Parked connections are counted by what they wait for: the global budget
+// (parked_: any release wakes the receivers) or their job's share
+// (Job::share_parked: only that job's releases do), so that a job parked at
+// its share does not cost a wake-up per frame of every other job.
+void Forwarder::set_parked(Connection& c, bool on) {
+  const int kind = !on ? 0 : c.share_wait > 0 ? 2 : 1;
+  if (kind == c.park_kind) return;
+  if (c.park_kind == 1) --parked_;
+  if (c.park_kind == 2) --c.job->share_parked;
+  if (kind == 1) ++parked_;
+  if (kind == 2) ++c.job->share_parked;
+  c.park_kind = kind;
+  c.parked = kind != 0;
+}
+
+void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
+  (void)side;
+  if (conn->closed) return;
+  RecvSinkImpl sink(*this, conn);
+  LinkStatus st = conn->link->progress_recv(sink, 0);
+  if (st == LinkStatus::kPaused && !sink.fatal() && !conn->parked) {
+    // Out of memory. Count the connection as parked before trying once more:
+    // memory released between the failed reservation and now woke nobody (no
+    // receiver was parked yet), and its socket may never signal again.
+    set_parked(*conn, true);
+    conn->memory_stalls.fetch_add(1, std::memory_order_relaxed);
+    memory_stalls_.fetch_add(1, std::memory_order_relaxed);
+    st = conn->link->progress_recv(sink, 0);
+  }
+  set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
+  if (sink.fatal()) {
+    note_protocol_error(conn);
+    close_conn(conn, "protocol violation");
+  } else if (st == LinkStatus::kClosed) {
+    close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
+  } else if (st == LinkStatus::kError) {
+    const proto::LinkError err = conn->link->last_error();
+    if (err.kind == proto::LinkErrorKind::kMalformed) {
+      note_protocol_error(conn);
+      send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, err.message);
+    }
+    close_conn(conn, err.message);
+  }
+}
+
+}  // namespace zipper::forwarder

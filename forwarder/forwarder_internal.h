@@ -1,0 +1,83 @@
+// What the parts of Forwarder's implementation share: a listener's state
+// (Side: its epoll loops, connections and counters), the epoll helpers and the
+// rate-limited warning. Internal to zipperd's forwarder (forwarder/*.cpp).
+#pragma once
+
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "../proto/unique_fd.h"
+#include "forwarder.h"
+
+namespace zipper::forwarder {
+
+/// epoll ids: the listener and the wake-up eventfd; connections use their id (>= 1).
+inline constexpr std::uint64_t kListenerId = 0;
+inline constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
+/// Bytes of payload a connection may send before admission: a HELLO, or an
+/// AUTH with a MUNGE credential.
+inline constexpr std::uint32_t kPreHelloMaxPayload = 4096;
+
+/// epoll_ctl(ADD); throws std::runtime_error on failure.
+void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id);
+/// Wakes the loop waiting on eventfd `efd`.
+void wake(int efd);
+
+struct Forwarder::Side {
+  Side(std::string n, int i)
+      : name(std::move(n)),
+        index(i),
+        epoll_rx(epoll_create1(EPOLL_CLOEXEC)),
+        epoll_tx(epoll_create1(EPOLL_CLOEXEC)),
+        wake_rx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+        wake_tx(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (!epoll_rx || !epoll_tx || !wake_rx || !wake_tx)
+      throw std::runtime_error("cannot create epoll/eventfd");
+    epoll_add(epoll_rx.get(), wake_rx.get(), EPOLLIN, kWakeId);
+    epoll_add(epoll_tx.get(), wake_tx.get(), EPOLLIN, kWakeId);
+  }
+  std::shared_ptr<Connection> find(std::uint64_t id) {
+    std::lock_guard lk(mu);
+    auto it = conns.find(id);
+    return it == conns.end() ? nullptr : it->second;
+  }
+
+  const std::string name;
+  const int index;
+  std::unique_ptr<proto::Listener> listener;
+  proto::UniqueFd epoll_rx, epoll_tx, wake_rx, wake_tx;
+  std::thread rx, tx;
+  // Accepting is paused (listener out of epoll) until this time, after
+  // EMFILE/ENFILE: the pending connection would wake us at once again.
+  bool accept_paused = false;
+  std::chrono::steady_clock::time_point accept_resume;
+  mutable std::mutex mu;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
+  // Counters (relaxed): see snapshot.h.
+  TrafficCounters received, sent;
+  std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};
+};
+
+template <typename... Args>
+void Forwarder::warn_limited(const std::string& kind, fmt::format_string<Args...> f,
+                             Args&&... args) {
+  std::uint64_t suppressed = 0;
+  if (!warn_limiter_.allow(kind, &suppressed)) return;
+  if (suppressed > 0)
+    spdlog::warn("({} similar warnings suppressed) {}", suppressed,
+                 fmt::format(f, std::forward<Args>(args)...));
+  else
+    spdlog::warn(f, std::forward<Args>(args)...);
+}
+
+}  // namespace zipper::forwarder

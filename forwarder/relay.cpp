@@ -1,0 +1,104 @@
+// Routing and cut-through relay: a frame from an admitted rank goes to its
+// destination rank inside the same job only, written out at once by the
+// receiving thread; control frames (errors, credit) to a client.
+#include <cstring>
+
+#include "../proto/payload_pipe.h"
+#include "forwarder.h"
+#include "forwarder_internal.h"
+
+namespace zipper::forwarder {
+
+using proto::ErrorCode;
+using proto::FrameHeader;
+using proto::FrameType;
+using proto::LinkStatus;
+using proto::OutFrame;
+using proto::Payload;
+
+void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
+                         Payload payload) {
+  if (!conn->job) {
+    if (hdr.type == FrameType::kHello) return on_hello(conn, hdr, payload);
+    if (hdr.type == FrameType::kAuth) return on_auth(conn, payload);
+    send_error(conn, ErrorCode::kUnknownJob, 0, hdr.seq,
+               "a connection must be admitted (HELLO, AUTH) before anything else");
+    note_protocol_error(conn);
+    return close_conn(conn,
+                      std::string("first frame was ") + std::string(proto::to_string(hdr.type)));
+  }
+  switch (hdr.type) {
+    case FrameType::kEager:
+    case FrameType::kRts:
+    case FrameType::kCts:
+    case FrameType::kChunk:
+      break;
+    case FrameType::kBye:
+      conn->said_bye = true;
+      return;
+    default:
+      note_protocol_error(conn);
+      send_error(conn, ErrorCode::kMalformed, conn->vrank, hdr.seq,
+                 std::string("unexpected ") + std::string(proto::to_string(hdr.type)) +
+                     " frame from a client");
+      return close_conn(conn, "unexpected frame type");
+  }
+  if (hdr.job_id != conn->job->id() || hdr.src != conn->vrank) {
+    note_protocol_error(conn);
+    send_error(conn, ErrorCode::kUnknownJob, conn->vrank, hdr.seq,
+               "frame claims job " + std::to_string(hdr.job_id) + " rank " +
+                   std::to_string(hdr.src) + " on a connection of job " +
+                   std::to_string(conn->job->id()) + " rank " + std::to_string(conn->vrank));
+    return close_conn(conn, "spoofed job or rank");
+  }
+  auto dest = conn->job->lookup(hdr.dst);
+  if (!dest || dest->closed) {
+    send_error(conn, ErrorCode::kPeerGone, hdr.dst, hdr.seq,
+               "rank " + std::to_string(hdr.dst) + " is not connected");
+    return;  // payload dropped here: its credit goes back to the sender
+  }
+  ++frames_relayed_;
+  bytes_relayed_ += hdr.payload_len;
+  conn->received.add(hdr.payload_len);
+  sides_[conn->side]->received.add(hdr.payload_len);
+  dest->sent.add(hdr.payload_len);
+  sides_[dest->side]->sent.add(hdr.payload_len);
+  conn->job->count(hdr.src, hdr.payload_len);
+  // A CTS lets the opposite direction's rendezvous go on: it must not wait
+  // behind the data queued for this client (it is matched by sequence
+  // number, not by order, so overtaking is safe).
+  if (payload.pipe && !dest->link->splices() && !proto::materialize(payload)) {
+    // Never happens short of a kernel failure; the frame is lost, so the
+    // sender's connection goes rather than carry on with a gap.
+    return close_conn(conn, std::string("cannot read a spliced payload: ") + std::strerror(errno));
+  }
+  OutFrame out{hdr, std::move(payload), {}};
+  out.urgent = hdr.type == FrameType::kCts;
+  dest->link->post(std::move(out));
+  // Cut-through: write now from this thread; the destination side's send
+  // thread finishes whatever the socket does not take.
+  if (dest->link->progress_send() == LinkStatus::kError) dest->link->shutdown();
+}
+
+void Forwarder::send_control(const std::shared_ptr<Connection>& conn, OutFrame frame) {
+  if (conn->closed && frame.hdr.type != FrameType::kError) return;
+  conn->link->post(std::move(frame));
+  if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
+}
+
+void Forwarder::send_error(const std::shared_ptr<Connection>& conn, ErrorCode code,
+                           std::uint32_t about_rank, std::uint64_t seq, const std::string& text) {
+  OutFrame f;
+  f.hdr.type = FrameType::kError;
+  f.hdr.flags = static_cast<std::uint8_t>(code);
+  f.hdr.job_id = conn->job ? conn->job->id() : 0;
+  f.hdr.src = about_rank;
+  f.hdr.dst = conn->vrank;
+  f.hdr.seq = seq;
+  const std::string msg = text.substr(0, 1024);
+  f.payload = Payload::allocate(msg.size());
+  std::memcpy(f.payload.bytes.data(), msg.data(), msg.size());
+  send_control(conn, std::move(f));
+}
+
+}  // namespace zipper::forwarder

@@ -1,0 +1,112 @@
+// Counters and the snapshot behind zipperctl and /metrics.
+#include <algorithm>
+
+#include "forwarder.h"
+#include "forwarder_internal.h"
+
+namespace zipper::forwarder {
+
+Stats Forwarder::stats() const {
+  Stats st;
+  st.frames_relayed = frames_relayed_.load();
+  st.bytes_relayed = bytes_relayed_.load();
+  st.connections = connections_.load();
+  st.protocol_errors = protocol_errors_.load();
+  st.peak_memory = pool_->peak_bytes();
+  st.pool_bytes = pool_->total_bytes();
+  const PipePool::Stats ps = pipes_->stats();
+  st.spliced_frames = ps.spliced_frames;
+  st.spliced_bytes = ps.spliced_bytes;
+  st.memory_registrations = proto::memory_registrations();
+  st.pools = pool_->stats();
+  st.auth_failures = auth_failures_.load();
+  st.refused_admissions = refused_admissions_.load();
+  st.timeouts = timeouts_.load();
+  st.accept_pauses = accept_pauses_.load();
+  return st;
+}
+
+void Forwarder::note_protocol_error(const std::shared_ptr<Connection>& conn) {
+  ++protocol_errors_;
+  conn->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<std::uint64_t> Forwarder::loop_rounds() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& s : sides_) {
+    out.push_back(s->rx_rounds.load(std::memory_order_relaxed));
+    out.push_back(s->tx_rounds.load(std::memory_order_relaxed));
+  }
+  return out;
+}
+
+Snapshot Forwarder::snapshot() const {
+  using namespace std::chrono;
+  const auto now = steady_clock::now();
+  const auto secs = [&](steady_clock::time_point t) { return duration<double>(now - t).count(); };
+  Snapshot s;
+  s.uptime_s = secs(started_at_);
+  s.draining = draining();
+  s.relayed = {frames_relayed_.load(), bytes_relayed_.load()};
+  s.connections_accepted = connections_.load();
+  s.protocol_errors = protocol_errors_.load();
+  s.auth_errors = auth_failures_.load();
+  s.jobs_refused_draining = refused_draining_.load();
+  s.credit_stalls = credit_stalls_.load();
+  s.memory_stalls = memory_stalls_.load();
+  const PipePool::Stats ps = pipes_->stats();
+  s.spliced = {ps.spliced_frames, ps.spliced_bytes};
+  for (const auto& side : sides_) {
+    struct Seen {
+      std::shared_ptr<Connection> conn;
+      std::uint64_t job;
+      std::uint32_t vrank;
+    };
+    std::vector<Seen> conns;
+    {
+      std::lock_guard lk(side->mu);
+      for (const auto& [id, c] : side->conns)
+        if (c->admitted.load(std::memory_order_acquire))
+          conns.push_back({c, c->job->id(), c->vrank});
+        else
+          conns.push_back({c, 0, 0});
+    }
+    std::sort(conns.begin(), conns.end(),
+              [](const Seen& a, const Seen& b) { return a.conn->id < b.conn->id; });
+    s.sides.push_back({side->name, side->listener->address(), side->received.load(),
+                       side->sent.load(), side->accepted.load(), conns.size()});
+    for (const auto& [c, job, vrank] : conns) {
+      LinkSnapshot l;
+      l.id = c->id;
+      l.side = side->name;
+      l.peer = c->link->peer();
+      l.job = job;  // 0 before hello
+      l.vrank = vrank;
+      l.credits_granted = c->credit.granted();
+      l.credits_in_use = c->credit.in_use();
+      l.queued_bytes = c->link->send_queued_bytes();
+      l.received = c->received.load();
+      l.sent = c->sent.load();
+      l.credit_stalls = c->credit_stalls.load();
+      l.memory_stalls = c->memory_stalls.load();
+      l.errors = c->errors.load();
+      l.age_s = secs(c->accepted);
+      s.links.push_back(std::move(l));
+    }
+  }
+  const auto add_job = [&](const Job& j, bool finished) {
+    s.jobs.push_back({j.id(), j.np_low(), j.np_high(), j.connected(), finished, secs(j.created),
+                      j.from_low.load(), j.from_high.load()});
+  };
+  for (const auto& j : registry_.active()) {
+    add_job(*j, false);
+    ++s.jobs_active;
+    s.ranks_connected += j->connected();
+  }
+  for (const auto& j : registry_.finished()) add_job(*j, true);
+  for (const auto& c : pool_->stats())
+    s.pools.push_back({c.name, c.buffer_bytes, c.buffers, c.in_use, c.peak});
+  return s;
+}
+
+}  // namespace zipper::forwarder
