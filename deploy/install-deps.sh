@@ -9,7 +9,7 @@ PKGS=(
   libsystemd-dev libmicrohttpd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
   libsodium-dev libmunge-dev munge clang libclang-rt-14-dev
-  iproute2 util-linux procps python3 python3-matplotlib
+  iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 missing=()

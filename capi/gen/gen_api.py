@@ -3,9 +3,10 @@
 bindings and docs/api-coverage.md, and checks a built library against them.
 
   gen_api.py --mpi-h mpi.h --root SRC [--header H] [--impl-header H] [--source C]
-             [--fortran F]
+             [--fortran F] [--pmpi-header H] [--transparent C] [--transparent-fortran C]
              [--coverage MD] [--check-coverage MD]
              [--check-exports libmmpi.so] [--check-fortran-exports libmmpi_mpifh.so]
+             [--check-pmpi LIB...] [--check-transparent libmmpi_transparent.so]
 
 Inputs: Open MPI's mpi.h (which functions are MPI-3.1: capi/gen/mpi_protos.py),
 capi/gen/classification.txt, and the hand-written MMPI_ definitions under
@@ -16,6 +17,7 @@ unexpected exported symbol.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -23,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import classify  # noqa: E402
 import gen_c  # noqa: E402
 import gen_fortran  # noqa: E402
+import gen_transparent  # noqa: E402
 from mpi_protos import parse_mpi_h  # noqa: E402
 
 ORDER = ("implemented", "passthrough", "unsupported", "planned")
@@ -92,6 +95,33 @@ def check_exports(lib, expected, prefix):
             [f"{lib}: {s} exported but not in the coverage table" for s in extra])
 
 
+def undefined(lib):
+    r = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"gen_api: nm failed on {lib}: {r.stderr.strip()}")
+    return {line.split()[-1].split("@")[0] for line in r.stdout.splitlines() if line.strip()}
+
+
+def check_pmpi(lib):
+    """Problems: MPI_ functions (C) or mpi_xxx_ routines (Fortran) that lib
+    calls; libmmpi must reach Open MPI through PMPI_ only, or the transparent
+    layer's definitions of those names would recurse into it."""
+    c = re.compile(r"^MPI_[A-Z][a-z]")
+    f = re.compile(r"^(mpi_\w+|MPI_[A-Z0-9_]+)$")
+    bad = sorted(s for s in undefined(lib)
+                 if (c.match(s) or f.match(s)) and not s.startswith("mpi_fortran_"))
+    return [f"{lib}: calls {s} (use PMPI_{s[4:]}: capi/gen mmpi_pmpi.h)" for s in bad]
+
+
+def check_transparent(lib, protos, fortran_names):
+    """Problems: MPI-3.1 C functions or Open MPI Fortran names lib lacks."""
+    syms = exported(lib)
+    want = {f"MPI_{n}" for n in protos if n not in gen_transparent.MACRO_FUNCTIONS}
+    for n in fortran_names:
+        want |= {f"mpi_{n}", f"mpi_{n}_", f"mpi_{n}__", f"MPI_{n.upper()}"}
+    return [f"{lib}: {s} not defined" for s in sorted(want - syms)]
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -114,6 +144,11 @@ def main():
     ap.add_argument("--source")
     ap.add_argument("--impl-header")
     ap.add_argument("--fortran")
+    ap.add_argument("--pmpi-header")
+    ap.add_argument("--transparent")
+    ap.add_argument("--transparent-fortran")
+    ap.add_argument("--check-pmpi", nargs="+", default=[])
+    ap.add_argument("--check-transparent")
     ap.add_argument("--coverage")
     ap.add_argument("--check-coverage")
     ap.add_argument("--check-exports")
@@ -123,8 +158,13 @@ def main():
     cls_path = os.path.join(a.root, "capi", "gen", "classification.txt")
     try:
         entries, extra = classify.classify(protos, cls_path, a.root)
-        fortran = gen_fortran.source(protos, entries) if a.fortran else None
-    except (classify.ClassificationError, gen_fortran.BindingError) as e:
+        need_f = a.fortran or a.transparent_fortran or a.check_transparent
+        fortran = gen_fortran.source(protos, entries) if need_f else None
+        transparent_c = gen_transparent.c_source(protos) if a.transparent else None
+        transparent_f = (gen_transparent.fortran_source(protos, entries, fortran)
+                         if a.transparent_fortran else None)
+    except (classify.ClassificationError, gen_fortran.BindingError,
+            gen_transparent.TransparentError) as e:
         print(f"gen_api: {e}", file=sys.stderr)
         return 1
     problems = [f"MMPI_{n}: hand-written but not an MPI-3.1 function" for n in extra]
@@ -134,8 +174,14 @@ def main():
         write(a.impl_header, gen_c.impl_header(protos, entries))
     if a.source:
         write(a.source, gen_c.source(protos, entries))
-    if fortran is not None:
+    if a.fortran:
         write(a.fortran, fortran)
+    if a.pmpi_header:
+        write(a.pmpi_header, gen_transparent.pmpi_header(protos))
+    if transparent_c is not None:
+        write(a.transparent, transparent_c)
+    if transparent_f is not None:
+        write(a.transparent_fortran, transparent_f)
     table = coverage(protos, entries)
     if a.coverage:
         write(a.coverage, table)
@@ -150,8 +196,16 @@ def main():
         want = {gen_fortran.fname(e.name) for e in entries
                 if not gen_fortran.c_only_reason(e.name)}
         problems += check_exports(a.check_fortran_exports, want, "mmpi_")
+    for lib in a.check_pmpi:
+        problems += check_pmpi(lib)
+    if a.check_transparent:
+        names = gen_transparent.fortran_names(fortran)
+        problems += check_transparent(a.check_transparent, protos, names)
     for p in problems:
         print(f"gen_api: {p}", file=sys.stderr)
+    if not problems and (a.check_pmpi or a.check_transparent):
+        print("gen_api: OK: " + ", ".join(a.check_pmpi + ([a.check_transparent]
+                                                           if a.check_transparent else [])))
     if not problems and (a.check_coverage or a.check_exports or a.check_fortran_exports):
         counts = {s: sum(e.status == s for e in entries) for s in ORDER}
         print("gen_api: OK: " + ", ".join(f"{counts[s]} {LABEL[s]}" for s in ORDER) +

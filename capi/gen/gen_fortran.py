@@ -5,7 +5,7 @@ size_t length per CHARACTER argument after all others. Binding names are
 gfortran's: lower case with a trailing underscore (mmpi_send_).
 
 How each class is bound:
-- pass-through: forwards to Open MPI's own Fortran routine (mpi_xxx_ in
+- pass-through: forwards to Open MPI's own Fortran routine (pmpi_xxx_ in
   libmpi_mpifh) with the same arguments; only communicator handles are
   translated, from MMPI Fortran handles to the native Fortran handle of the
   communicator's cluster-local part. So callbacks, attributes and character
@@ -58,7 +58,8 @@ def fname(name):
 
 
 def _ompi(name):
-    return f"mpi_{name.lower()}_"
+    # PMPI_: the transparent layer defines mpi_xxx_ itself (over these bindings).
+    return f"pmpi_{name.lower()}_"
 
 
 def source(protos, entries):
@@ -284,12 +285,12 @@ def _comm_get_attr(p):
     # the value). User keyvals live on the cluster-local communicator
     # (MMPI_Comm_set_attr is a pass-through), so Open MPI's own Fortran routine
     # reads them: it alone knows whether C or Fortran set the value.
-    return ("void mpi_comm_get_attr_();\n"
+    return ("void pmpi_comm_get_attr_();\n"
             "void mmpi_comm_get_attr_(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* attribute_val,\n"
             "                         MPI_Fint* flag, MPI_Fint* ierr) {\n"
             "  if (!mmpif_is_predefined_keyval(*keyval)) {\n"
             "    MPI_Fint native = mmpif_native_comm(*comm);\n"
-            "    mpi_comm_get_attr_(&native, keyval, attribute_val, flag, ierr);\n"
+            "    pmpi_comm_get_attr_(&native, keyval, attribute_val, flag, ierr);\n"
             "    return;\n  }\n"
             "  void* v = NULL;\n  int found = 0;\n"
             "  const int rc = MMPI_Comm_get_attr(MMPI_Comm_f2c(*comm), *keyval, &v, &found);\n"

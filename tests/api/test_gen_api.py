@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, "capi", "gen"))
 import classify  # noqa: E402
 import gen_c  # noqa: E402
 import gen_fortran  # noqa: E402
+import gen_transparent  # noqa: E402
 from mpi_protos import parse_mpi_h  # noqa: E402
 
 PROTOS = parse_mpi_h(MPI_H)
@@ -132,6 +133,37 @@ class GenApiTest(unittest.TestCase):
         with self.assertRaisesRegex(gen_fortran.BindingError,
                                     r"MPI_Comm_spawn: no Fortran conversion for 'char \*argv\[\]'"):
             gen_fortran.source(PROTOS, entries)
+
+
+    def test_transparent_layer(self):
+        entries, _ = self.classify()
+        src = gen_transparent.c_source(PROTOS)
+        # Every communicator in is translated, every one out translated back.
+        self.assertIn("return MMPI_Send(buf, count, datatype, dest, tag, mmpit_comm_in(comm));",
+                      src)
+        self.assertIn("if (newcomm != NULL) *newcomm = mmpit_comm_out(*newcomm);", src)
+        self.assertIn("MPI_Comm comm_z = mmpit_comm_in(*comm);", src)  # Comm_free: in and out
+        defined = set(re.findall(r"^[\w ]+\bMPI_(\w+)\(", src, re.M))
+        self.assertEqual(defined | gen_transparent.HANDWRITTEN,
+                         set(PROTOS) - {"Aint_add", "Aint_diff"})
+        # A function whose callback receives a communicator must be hand-written.
+        saved = set(gen_transparent.HANDWRITTEN)
+        gen_transparent.HANDWRITTEN.discard("Comm_create_keyval")
+        try:
+            with self.assertRaisesRegex(gen_transparent.TransparentError,
+                                        "MPI_Comm_create_keyval takes a callback"):
+                gen_transparent.c_source(PROTOS)
+        finally:
+            gen_transparent.HANDWRITTEN |= saved
+        # Fortran: four manglings of every bound routine, communicators translated.
+        fsrc = gen_transparent.fortran_source(PROTOS, entries, gen_fortran.source(PROTOS, entries))
+        for alias in ("mpi_send_", "mpi_send__", "MPI_SEND"):
+            self.assertIn(f"MMPIT_ALIAS(mpi_send, {alias})", fsrc)
+        self.assertIn("MPI_Fint comm_z = mmpit_fcomm_in(*comm);", fsrc)
+        self.assertNotIn("void mpi_init(", fsrc)  # hand-written (transparent_init.c)
+        hdr = gen_transparent.pmpi_header(PROTOS)
+        self.assertIn("#define MPI_Send PMPI_Send\n", hdr)
+        self.assertNotIn("MPI_Aint_add", hdr)  # a macro in Open MPI
 
 
 if __name__ == "__main__":

@@ -21,6 +21,14 @@ else
 fi
 # Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
 for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
+# Unported programs (issue 19) through libmmpi_transparent: ITEST_TRANSPARENT
+# names the library. The ranks get what zipper-run --transparent sets: the
+# preload, MMPI_TRANSPARENT=1 and the stop component for a rank that starts
+# Open MPI without the layer (zipper-transparent-check --env; docs/transparent.md).
+if [[ -n ${ITEST_TRANSPARENT:-} ]]; then
+    tenv=$("$bin/zipper-transparent-check" --env --lib "$ITEST_TRANSPARENT")
+    while IFS= read -r kv; do args+=(--env "$kv"); done <<<"$tenv"
+fi
 # peerdeath kills a rank on purpose: cluster B fails, A must still report PASS.
 [[ $test != peerdeath ]] || args+=(--grace 30)
 log=$(mktemp)

@@ -1,0 +1,138 @@
+/* MPI_Init / MPI_Init_thread of the transparent layer (C and Fortran), and
+ * the guards that keep a program from running half-transparent: Open MPI's
+ * PMPI_Init reached by anything but libmmpi, `use mpi_f08`, and the
+ * OMPI_MCA_pml sentinel of zipper-run --transparent (transparent.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transparent.h"
+
+/* True while the layer's MPI_Init runs MMPI_Init, which alone may start Open MPI. */
+static int in_layer_init;
+
+_Noreturn void mmpit_stop(const char* why) {
+  fprintf(stderr,
+          "mmpi transparent: %s. Stopping: this rank would run outside the zipper job "
+          "(docs/transparent.md)\n",
+          why);
+  fflush(stderr);
+  exit(1);
+}
+
+/* Drops every element of the ':'-separated list in variable `name` that
+ * ends in "/zipper-mca" (the stop component's directory). */
+static void drop_stop_component_dir(const char* name) {
+  const char* v = getenv(name);
+  if (v == NULL || strstr(v, "/zipper-mca") == NULL) return;
+  char* out = calloc(strlen(v) + 1, 1);
+  char* copy = strdup(v);
+  if (out == NULL || copy == NULL) mmpit_stop("out of memory at start");
+  char* save = NULL;
+  for (char* e = strtok_r(copy, ":", &save); e != NULL; e = strtok_r(NULL, ":", &save)) {
+    const size_t n = strlen(e);
+    if (n >= 11 && strcmp(e + n - 11, "/zipper-mca") == 0) continue;
+    if (*out) strcat(out, ":");
+    strcat(out, e);
+  }
+  if (*out)
+    setenv(name, out, 1);
+  else
+    unsetenv(name);
+  free(copy);
+  free(out);
+}
+
+/* Runs when the layer is loaded (LD_PRELOAD or linked), before main: takes the
+ * stop component (OMPI_MCA_pml and its directory on the component path) away
+ * again, so Open MPI starts normally here. */
+__attribute__((constructor)) static void mmpit_loaded(void) {
+  const char* pml = getenv("OMPI_MCA_pml");
+  if (pml == NULL || strcmp(pml, MMPIT_PML_SENTINEL) != 0) return;
+  const char* own = getenv("MMPI_TRANSPARENT_PML");
+  if (own != NULL && *own != '\0')
+    setenv("OMPI_MCA_pml", own, 1);
+  else
+    unsetenv("OMPI_MCA_pml");
+  drop_stop_component_dir("OMPI_MCA_mca_base_component_path");
+}
+
+static void name_predefined(void) {
+  MMPI_Comm_set_name(mmpi_comm_world, "MPI_COMM_WORLD");
+  MMPI_Comm_set_name(MPI_COMM_SELF, "MPI_COMM_SELF");
+}
+
+static int layer_init(int* argc, char*** argv, int thread, int required, int* provided) {
+  in_layer_init = 1;
+  const int rc = thread ? MMPI_Init_thread(argc, argv, required, provided) : MMPI_Init(argc, argv);
+  in_layer_init = 0;
+  if (rc == MPI_SUCCESS) name_predefined();
+  return rc;
+}
+
+int MPI_Init(int* argc, char*** argv) { return layer_init(argc, argv, 0, 0, NULL); }
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return layer_init(argc, argv, 1, required, provided);
+}
+
+/* Fortran MPI_INIT / MPI_INIT_THREAD (mpif.h, `use mpi`), every mangling. */
+void mpi_init(MPI_Fint* ierr) { *ierr = layer_init(NULL, NULL, 0, 0, NULL); }
+MMPIT_ALIAS(mpi_init, mpi_init_)
+MMPIT_ALIAS(mpi_init, mpi_init__)
+MMPIT_ALIAS(mpi_init, MPI_INIT)
+void mpi_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  int p = 0;
+  *ierr = layer_init(NULL, NULL, 1, *required, &p);
+  *provided = p;
+}
+MMPIT_ALIAS(mpi_init_thread, mpi_init_thread_)
+MMPIT_ALIAS(mpi_init_thread, mpi_init_thread__)
+MMPIT_ALIAS(mpi_init_thread, MPI_INIT_THREAD)
+
+/* `use mpi_f08` (Open MPI's libmpi_usempif08) is not covered: its handles are
+ * derived types that the layer does not translate. */
+static _Noreturn void f08_stop(void) {
+  mmpit_stop(
+      "this program uses the Fortran 2008 bindings (`use mpi_f08`), which "
+      "libmmpi_transparent does not cover (only C, mpif.h and `use mpi`); build it "
+      "with `use mpi`, or port it to `use mmpi`");
+}
+void mpi_init_f08_(MPI_Fint* ierr) {
+  (void)ierr;
+  f08_stop();
+}
+void mpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  (void)required, (void)provided, (void)ierr;
+  f08_stop();
+}
+
+/* Open MPI's own start, reached directly (its Fortran bindings call PMPI_Init,
+ * as does a PMPI tool) rather than through MMPI_Init: stop. */
+static void* next_symbol(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
+  if (f == NULL) mmpit_stop("Open MPI's PMPI_Init was not found behind the layer");
+  return f;
+}
+
+int PMPI_Init(int* argc, char*** argv) {
+  if (!in_layer_init)
+    mmpit_stop(
+        "PMPI_Init was called directly, bypassing the layer's MPI_Init (a Fortran "
+        "binding the layer does not cover, or a PMPI tool)");
+  int (*f)(int*, char***);
+  *(void**)&f = next_symbol("PMPI_Init"); /* POSIX: dlsym gives functions as void* */
+  return f(argc, argv);
+}
+
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  if (!in_layer_init)
+    mmpit_stop(
+        "PMPI_Init_thread was called directly, bypassing the layer's MPI_Init_thread "
+        "(a Fortran binding the layer does not cover, or a PMPI tool)");
+  int (*f)(int*, char***, int, int*);
+  *(void**)&f = next_symbol("PMPI_Init_thread");
+  return f(argc, argv, required, provided);
+}
