@@ -99,7 +99,7 @@ def _run(r):
             if not emulate_bin:
                 raise Fatal("zipper-emulate not found: pass --zipper-emulate PATH or set $ZIPPER_EMULATE")
 
-    preload = version.transparent_lib(r.self_dir) if o.transparent else None
+    preload = _transparent_env(o, r.self_dir) if o.transparent else None
 
     r.bridges, will_start, zbin = zipperd.plan(o, r.work, r.self_dir)
     cmds, heads = {}, {}
@@ -223,6 +223,27 @@ def _cleanup(r, code):
             zipperd.show_log(br.log, 20)
     if r.work and not r.o.dry_run and os.path.isdir(r.work):
         shutil.rmtree(r.work, ignore_errors=True)
+
+
+def _transparent_env(o, self_dir):
+    """NAME=VALUE settings for every rank of a --transparent run, from
+    zipper-transparent-check (docs/transparent.md): LD_PRELOAD of the layer,
+    MMPI_TRANSPARENT=1 and Open MPI's stop-component sentinel, which ends a
+    rank the layer did not reach in MPI_Init. The program is refused first
+    when it cannot be preloaded (static, setuid)."""
+    lib = version.transparent_lib(self_dir)
+    check = find_bin("zipper-transparent-check", "", "ZIPPER_TRANSPARENT_CHECK", self_dir)
+    if not check:
+        raise Fatal("--transparent: zipper-transparent-check not found next to zipper-run or on PATH")
+    p = subprocess.run([check, "--lib", lib, o.program[0]], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise Fatal(p.stderr.strip() or f"--transparent: {o.program[0]} cannot run transparently")
+    p = subprocess.run([check, "--lib", lib, "--env"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise Fatal(f"--transparent: zipper-transparent-check --env failed: {p.stderr.strip()}")
+    return [line for line in p.stdout.splitlines() if "=" in line]
 
 
 def main(argv, self_dir):

@@ -33,7 +33,7 @@ def hostfile_text(cluster, nodes, np):
 
 def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload):
     """argv for cluster 'A' or 'B'. `fwd` is the list of that side's Addresses
-    (MMPI_FORWARDER), `preload` the transparent library or None."""
+    (MMPI_FORWARDER), `preload` the NAME=VALUE settings of --transparent or None."""
     low = cluster == "A"
     np = int(o.np_low if low else o.np_high)
     extra = o.mpirun_args_a if low else o.mpirun_args_b
@@ -45,7 +45,8 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload):
     x += ["-x", "MMPI_JOB_ID", "-x", secret_var, "-x", f"MMPI_GROUP={'low' if low else 'high'}",
           "-x", f"MMPI_NP_LOW={o.np_low}", "-x", f"MMPI_NP_HIGH={o.np_high}"]
     if preload:
-        x += ["-x", f"LD_PRELOAD={preload}", "-x", "MMPI_TRANSPARENT=1"]
+        for kv in preload:
+            x += ["-x", kv]
     for v in pass_env:
         x += ["-x", v]
     for v in o.env:
