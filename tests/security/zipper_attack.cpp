@@ -998,7 +998,7 @@ TEST_F(Attack, JobsPerAddressAreLimited) {
     auto ch = hello_only(c, 7000 + j, 0, 1, 1);
     ASSERT_TRUE(ch);
     c.send(header(FrameType::kAuth, 7000 + j, 0, 0),
-           auth_payload(test_secret(7000 + j), *ch, {7000 + j, 0, 1, 1}));
+           auth_payload(test_secret(7000 + j), *ch, {7000 + j, 0, 1, 1}, c.link()));
     auto f = next(c);
     ASSERT_TRUE(f);
     if (f->hdr.type == FrameType::kHelloAck) ++admitted;
@@ -1017,7 +1017,7 @@ TEST_F(Attack, JobsPerAddressAreLimited) {
   auto ch = hello_only(*again, 7100, 0, 1, 1);
   ASSERT_TRUE(ch);
   again->send(header(FrameType::kAuth, 7100, 0, 0),
-              auth_payload(test_secret(7100), *ch, {7100, 0, 1, 1}));
+              auth_payload(test_secret(7100), *ch, {7100, 0, 1, 1}, again->link()));
   EXPECT_TRUE(got(*again, FrameType::kHelloAck));
 }
 
@@ -1212,7 +1212,7 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   auto ch = hello_only(x, job, 1, 1, 1);
   ASSERT_TRUE(ch);
   x.send(header(FrameType::kAuth, job, 1, 0),
-         auth_payload(test_secret(31337), *ch, {job, 1, 1, 1}));
+         auth_payload(test_secret(31337), *ch, {job, 1, 1, 1}, x.link()));
   auto f = next(x);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kError);

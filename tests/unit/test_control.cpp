@@ -99,7 +99,7 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   ASSERT_EQ(ans.at("jobs").size(), 1u);
   const auto& j = ans.at("jobs")[0];
   // One label everywhere (Job::job_label), the id as a string (u64 loses precision in jq).
-  const std::string label = fw::Job::job_label(7, proto::auth::fingerprint(test_secret(7)));
+  const std::string label = fw::Job::job_label(7, proto::auth::job_fingerprint(proto::auth::job_key(test_secret(7), fwd_->host_public_key())));
   EXPECT_EQ(j.at("job"), label);
   EXPECT_EQ(j.at("id"), "7");
   EXPECT_EQ(j.at("state"), "running");
@@ -174,7 +174,7 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
   ASSERT_TRUE(pump_until(all(), [&] { return !x.inbox().empty(); }));
   proto::auth::ChallengePayload ch;
   ASSERT_TRUE(proto::auth::decode_challenge(x.pop()->payload, &ch));
-  x.send(header(FrameType::kAuth, 8, 1, 0), auth_payload(test_secret(999), ch, {8, 1, 1, 1}));
+  x.send(header(FrameType::kAuth, 8, 1, 0), auth_payload(test_secret(999), ch, {8, 1, 1, 1}, x.link()));
   ASSERT_TRUE(pump_until(all(), [&] { return x.closed(); }));
   auto err = x.pop();
   ASSERT_TRUE(err.has_value());
