@@ -454,7 +454,8 @@ std::string value_name(const Setting& s) {
       {"--log-level", "LEVEL"},       {"--pid-file", "PATH"},
       {"--control-socket", "PATH"},   {"--metrics-listen", "HOST:PORT"},
       {"--munge-socket", "PATH,..."}, {"--listen", "NAME=ADDRESS"},
-      {"--hello-timeout", "SECONDS"}, {"--keepalive", "SECONDS"}};
+      {"--hello-timeout", "SECONDS"}, {"--keepalive", "SECONDS"},
+      {"--host-key", "PATH"},         {"--metrics-job-series", "label|none"}};
   if (auto it = by_flag.find(s.info.flag); it != by_flag.end()) return it->second;
   switch (s.shape) {
     case Shape::kSize:

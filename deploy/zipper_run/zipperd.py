@@ -102,7 +102,11 @@ def plan(o, work, self_dir):
     for br in bridges:
         pre = ["ip", "netns", "exec", emulation.zipper_ns(br.index, k)] if o.mode == "emulated" else []
         br.node = emulation.zipper_ns(br.index, k) if o.mode == "emulated" else ""
-        br.cmd = pre + [zbin or "zipperd"] + _listen_args(br.listen) + ["--pid-file", br.pidfile] + o.zipperd_args
+        # A host key of this run in the private directory (not one zipperd
+        # would make in memory and only log): docs/security.md.
+        key = ["--host-key", os.path.join(work, f"host_key.{br.index}")]
+        br.cmd = (pre + [zbin or "zipperd"] + _listen_args(br.listen) + ["--pid-file", br.pidfile]
+                  + key + o.zipperd_args)
     return bridges, True, zbin
 
 

@@ -153,16 +153,23 @@ def check_quiet():
         log = os.path.join(tmp, "zipperd.log")
         pid = os.path.join(tmp, "zipperd.pid")
         with open(log, "w") as f:
+            # As a site's zipperd: a host key file (no warning about a key
+            # made for one run), which the ranks pin.
             zd = subprocess.Popen([os.path.join(BIN, "zipperd"), "--listen", f"A=127.0.0.1:{port}",
-                                   "--pid-file", pid], stdout=f, stderr=f)
+                                   "--pid-file", pid, "--host-key", os.path.join(tmp, "host_key")],
+                                  stdout=f, stderr=f)
         try:
             for _ in range(100):
                 if os.path.exists(pid):
                     break
                 time.sleep(0.1)
+            with open(os.path.join(tmp, "host_key.pub")) as kf:
+                pinned = kf.read().split()[0]
             r = zrun(["--local", "--port", str(port), "-x", "1", "-y", "1", "--timeout", "120", "--",
-                      os.path.join(BIN, "mmpi_itest"), "ring"])
+                      os.path.join(BIN, "mmpi_itest"), "ring"], env={"MMPI_FORWARDER_KEYS": pinned})
             print(r.stdout, end="")
+            if "not authenticated" in r.stdout:
+                fail("a rank did not authenticate the pinned zipperd")
             if r.returncode != 0 or "PASS ring" not in r.stdout:
                 fail(f"the job through the running zipperd failed (status {r.returncode})")
             if "already answers" not in r.stdout:
