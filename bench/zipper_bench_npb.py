@@ -217,7 +217,8 @@ def report(rows, out, write_csv, pyplot):
         for ref in ("native_a", "native_b"):
             base = times.get((k, c, lay, ref))
             # Ratio per run index pairs runs of one round (measured side by side).
-            rs = [t / b for t, b in zip(ts, base)] if base and mode != ref else []
+            # NPB prints 2 decimals: a class S kernel can read 0.00 s (no ratio).
+            rs = [t / b for t, b in zip(ts, base) if b > 0] if base and mode != ref else []
             med, lo, hi = spread(rs)
             line[f"over_{ref}"] = med
             line[f"over_{ref}_min"], line[f"over_{ref}_max"] = lo, hi

@@ -65,8 +65,8 @@ def netpipe(bin_dir, d):
     passed = re.findall(r"(\d+) bytes .*Integrity check passed", text)
     assert "fail" not in text.lower(), text[-3000:]
     sizes = {int(s) for s in passed}
-    # NetPIPE's sweep with perturbations: 1 B up to 4 MiB, and the checks above.
-    assert len(passed) >= 60 and max(sizes) >= 3 << 20, f"{len(passed)} sizes checked: {text[-2000:]}"
+    # NetPIPE's sweep with perturbations: 40 sizes from 1 B to 3 MiB + 1 (under -u 4 MiB).
+    assert len(passed) >= 35 and max(sizes) >= 3 << 20, f"{len(passed)} sizes checked: {text[-2000:]}"
     print(f"PASS netpipe: {len(passed)} message sizes up to {max(sizes)} B intact")
 
 
