@@ -46,24 +46,22 @@ void Channel::report(const std::string& msg) const {
   std::fflush(stderr);
 }
 
-bool Channel::connect(FrameHandler& h) {
+bool Channel::begin_connect(int connect_ms) {
   std::string why;
-  address_ = *cfg_.forwarder;
-  auto ep = proto::parse_endpoint(*cfg_.forwarder, &why);
+  auto ep = proto::parse_endpoint(address_, &why);
   if (!ep) {
     error_ = "MMPI_FORWARDER: " + why;
     return false;
   }
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(cfg_.connect_timeout_s);
   const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
                                 cfg_.np_high};
   try {
-    link_ = proto::connect(*ep, cfg_.connect_timeout_s * 1000, &who);
+    link_ = proto::connect(*ep, connect_ms, &who);
   } catch (const std::exception& e) {
     error_ = e.what();
     return false;
   }
+  last_heard_ = std::chrono::steady_clock::now();
   if (!link_->hello_delivered()) {
     OutFrame hello;
     hello.hdr.type = FrameType::kHello;
@@ -74,6 +72,13 @@ bool Channel::connect(FrameHandler& h) {
                         hello.payload.bytes.first<proto::kHelloFixedSize>());
     link_->post(std::move(hello));
   }
+  return true;
+}
+
+bool Channel::connect(FrameHandler& h) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(cfg_.connect_timeout_s);
+  if (!begin_connect(cfg_.connect_timeout_s * 1000)) return false;
   // One round trip per job, not per message: wait until every rank of both
   // clusters has connected, so no frame can be addressed to a rank not yet there.
   while (link_ && !job_ready_) {
@@ -81,7 +86,7 @@ bool Channel::connect(FrameHandler& h) {
     if (std::chrono::steady_clock::now() > deadline) {
       error_ = "timed out after " + std::to_string(cfg_.connect_timeout_s) +
                " s waiting for all ranks of job " + std::to_string(cfg_.job_id) +
-               " to connect to zipperd at " + ep->to_string() +
+               " to connect to zipperd at " + address_ +
                (hello_acked_ ? "" : " (no answer to hello)");
       return false;
     }
@@ -102,7 +107,7 @@ void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
   auth::ChallengePayload ch;
   if (hello_acked_ || proof_ || !cfg_.job_secret || !auth::decode_challenge(payload.bytes, &ch))
     return fail_soon("unexpected or malformed CHALLENGE from the forwarder at " + address_);
-  const auto pinned = cfg_.pins.lookup(address_, 0);
+  const auto pinned = cfg_.pins.lookup(address_, static_cast<std::size_t>(index_));
   if (pinned && *pinned != ch.server_key)
     return fail_soon("the forwarder at " + address_ + " presented host key " +
                      auth::to_hex(ch.server_key) + ", not the pinned key " + auth::to_hex(*pinned) +
@@ -191,6 +196,27 @@ void Channel::send(OutFrame f) {
   }
 }
 
+std::chrono::steady_clock::time_point Channel::ping() {
+  if (!ping_out_ && link_ && hello_acked_) {
+    OutFrame f;
+    f.hdr.type = FrameType::kPing;
+    f.hdr.seq = ++ping_seq_;
+    ping_out_ = true;
+    ping_sent_ = std::chrono::steady_clock::now();
+    // Like a CTS: ahead of data waiting for credit, so a busy link is probed too.
+    f.hdr.job_id = cfg_.job_id;
+    f.hdr.src = static_cast<std::uint32_t>(rank_);
+    f.urgent = true;
+    if (control_wait_.empty() && credits_ >= 1) {
+      credits_ -= 1;
+      link_->post(std::move(f));
+    } else {
+      control_wait_.push_back(std::move(f));
+    }
+  }
+  return ping_sent_;
+}
+
 void Channel::flush_credit_wait() {
   for (auto* wait : {&control_wait_, &credit_wait_}) {
     while (link_ && !wait->empty()) {
@@ -224,7 +250,13 @@ void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload)
     return fail_soon("the forwarder at " + address_ + " sent " +
                      std::string(proto::to_string(hdr.type)) + " before admitting this rank");
   credits_ += hdr.credits;
+  last_heard_ = std::chrono::steady_clock::now();
   switch (hdr.type) {
+    case FrameType::kPing:
+      if (!(hdr.flags & proto::kPong) || hdr.seq != ping_seq_)
+        return fail_soon("unexpected PING answer from the forwarder at " + address_);
+      ping_out_ = false;
+      return;
     case FrameType::kHelloAck: {
       proto::HelloAckPayload ack;
       if (hello_acked_ || !proto::decode_hello_ack(payload.bytes, &ack))
@@ -253,6 +285,7 @@ void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload)
       const auto code = static_cast<proto::ErrorCode>(hdr.flags);
       if (code == proto::ErrorCode::kPeerGone && h.on_peer_gone(static_cast<int>(hdr.src), text))
         return;
+      if (code == proto::ErrorCode::kDraining) return h.on_draining();
       return fail_soon("the forwarder at " + address_ + " reported " +
                        std::string(proto::to_string(code)) + ": " + text);
     }

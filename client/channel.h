@@ -5,6 +5,7 @@
 // the data frames through FrameHandler.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -30,17 +31,28 @@ class FrameHandler {
   virtual bool on_peer_gone(int vrank, const std::string& why) = 0;
   /// The link failed and is closed: fail whatever waited on it.
   virtual void on_link_failed() = 0;
+  /// zipperd said it is draining (proto::ErrorCode::kDraining).
+  virtual void on_draining() {}
 };
 
 class Channel {
  public:
   /// `rank`: this process's world rank, stamped into every frame it sends.
-  Channel(ClientConfig cfg, int rank) : cfg_(std::move(cfg)), rank_(rank) {}
+  /// `address`: entry `index` of MMPI_FORWARDER ([tcp:|verbs:]HOST:PORT).
+  Channel(ClientConfig cfg, int rank, std::string address, int index)
+      : cfg_(std::move(cfg)), rank_(rank), address_(std::move(address)), index_(index) {}
 
   /// Connects, says hello, answers the challenge and waits (up to the
   /// configured connect timeout) until every rank of the job has connected.
   /// Returns false and sets error() on failure.
   bool connect(FrameHandler& h);
+  /// Starts connecting (the TCP connect waits at most `connect_ms`) and
+  /// returns; progress() then runs the handshake until ready(). For a rail
+  /// that rejoins (client/rails.h). False with error() set on failure.
+  bool begin_connect(int connect_ms);
+  /// Admitted, and every rank of the job has connected.
+  bool ready() const { return link_ != nullptr && job_ready_; }
+  const std::string& address() const { return address_; }
   /// Says BYE, lets queued frames out (up to 30 s) and drains zipperd's side
   /// (up to 10 s) before closing.
   void close(FrameHandler& h);
@@ -64,7 +76,21 @@ class Channel {
   /// link's own call returned.
   void fail_soon(std::string why);
   bool failing() const { return !pending_failure_.empty(); }
+  /// Closes the link at once (queued frames dropped) and calls
+  /// h.on_link_failed(); error() says `why`.
+  void fail_now(FrameHandler& h, const std::string& why) { failed(h, why); }
 
+  /// Health (client/rails.h): sends a PING unless one is out; zipperd answers
+  /// from its relay loop. Returns the time the outstanding PING was sent.
+  std::chrono::steady_clock::time_point ping();
+  bool ping_outstanding() const { return ping_out_; }
+  /// When the last frame of any kind arrived (or the link came up).
+  std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
+  /// Frames this rank may still send before waiting for credit, less those queued.
+  std::int64_t free_credit() const {
+    return static_cast<std::int64_t>(credits_) -
+           static_cast<std::int64_t>(credit_wait_.size() + control_wait_.size());
+  }
  private:
   class Sink;
   void on_frame(FrameHandler& h, const proto::FrameHeader& hdr, proto::Payload payload);
@@ -84,6 +110,10 @@ class Channel {
   std::uint64_t eager_limit_ = cfg_.eager_limit, chunk_size_ = cfg_.chunk_size;
   bool hello_acked_ = false, job_ready_ = false;
   std::string address_;                            // MMPI_FORWARDER entry, for messages
+  int index_ = 0;                                  // its position in MMPI_FORWARDER
+  bool ping_out_ = false;
+  std::uint64_t ping_seq_ = 0;
+  std::chrono::steady_clock::time_point ping_sent_{}, last_heard_{};
   std::optional<proto::auth::ClientProof> proof_;  // what AUTH sent; HELLO_ACK confirms it
   std::string pending_failure_;                    // failure seen inside a receive callback
 };

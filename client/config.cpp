@@ -29,8 +29,14 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
   if (!parse_u64("MMPI_EAGER_LIMIT", &c.eager_limit, why) ||
       !parse_u64("MMPI_SPIN_ROUNDS", &spins, why) ||
       !parse_u64("MMPI_CHUNK_SIZE", &c.chunk_size, why) ||
-      !parse_u64("MMPI_CONNECT_TIMEOUT", &timeout, why))
+      !parse_u64("MMPI_CONNECT_TIMEOUT", &timeout, why) ||
+      !parse_u64("MMPI_RETRANSMIT_BYTES", &c.retransmit_bytes, why))
     return std::nullopt;
+  std::uint64_t fwd_timeout = 0;
+  c.forwarder_timeout_set = std::getenv("MMPI_FORWARDER_TIMEOUT") != nullptr;
+  if (!parse_u64("MMPI_FORWARDER_TIMEOUT", &fwd_timeout, why)) return std::nullopt;
+  if (c.forwarder_timeout_set)
+    c.forwarder_timeout_ms = static_cast<int>(std::min<std::uint64_t>(fwd_timeout, 3600000));
   c.connect_timeout_s = static_cast<int>(timeout);
   c.spin_rounds = static_cast<int>(std::min<std::uint64_t>(spins, 1u << 30));
   if (c.chunk_size < 1024) {

@@ -28,6 +28,15 @@ struct ClientConfig {
   std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
   int spin_rounds = 1000;             // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
+  // MMPI_FORWARDER_TIMEOUT (ms): a forwarder that does not answer a PING
+  // within it is out of use (client/rails.h), and data unacknowledged that
+  // long is resent (client/reliability.h). With one forwarder, PINGs are
+  // sent only when the variable is set (0: never).
+  int forwarder_timeout_ms = 3000;
+  bool forwarder_timeout_set = false;
+  // MMPI_RETRANSMIT_BYTES: eager bytes kept for resending over several
+  // forwarders until acknowledged; beyond it, sends use the rendezvous.
+  std::uint64_t retransmit_bytes = 32u << 20;
 };
 
 /// Reads MMPI_* variables (and removes MMPI_JOB_SECRET from the environment

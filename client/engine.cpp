@@ -17,16 +17,26 @@ using proto::FrameType;
 using proto::OutFrame;
 using proto::Payload;
 
-Engine::Engine(Channel& channel, int rank, int world_size, int local_lo, int local_hi,
-               int spin_rounds)
-    : channel_(channel),
+Engine::Engine(Rails& rails, int rank, int world_size, int local_lo, int local_hi,
+               int spin_rounds, std::uint64_t retransmit_bytes, int forwarder_timeout_ms)
+    : rails_(rails),
       rank_(rank),
       world_size_(world_size),
       local_lo_(local_lo),
       local_hi_(local_hi),
       spin_rounds_(spin_rounds),
+      reliable_(rails.size() > 1),
+      retransmit_limit_(retransmit_bytes),
+      resend_after_(std::max(forwarder_timeout_ms, 100)),
       next_send_seq_(static_cast<std::size_t>(world_size), 0),
-      next_recv_seq_(static_cast<std::size_t>(world_size), 0) {}
+      next_recv_seq_(static_cast<std::size_t>(world_size), 0),
+      header_match_(static_cast<std::size_t>(std::max(rails.size(), 1)), nullptr),
+      header_order_(static_cast<std::size_t>(std::max(rails.size(), 1)), HeaderOrder::kInOrder) {
+  if (reliable_) {
+    tx_.resize(static_cast<std::size_t>(world_size));
+    rx_.resize(static_cast<std::size_t>(world_size));
+  }
+}
 
 Engine::~Engine() = default;
 
@@ -68,8 +78,8 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   const int wdest = m.world(dest);
   int rc = describe(buf, count, type, &r->layout);
   if (rc != MPI_SUCCESS) return complete(r, rc), rc;
-  // The channel or on_peer_gone reported the failure once already: no line per call.
-  if (!channel_.up() || dead_peers_.count(wdest)) return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
+  // The rails or on_peer_gone reported the failure once already: no line per call.
+  if (!rails_.up() || dead_peers_.count(wdest)) return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
   r->kind = RequestKind::kSend;
   r->peer = wdest;
   r->send_bytes = r->layout.bytes;
@@ -89,46 +99,39 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   f.hdr.seq = r->seq;
   f.hdr.msg_len = r->send_bytes;
   active_sends_.insert(r);
-  if (r->send_bytes <= channel_.eager_limit() && mode == SendMode::kStandard) {
+  const bool eager = r->send_bytes <= rails_.eager_limit() && mode == SendMode::kStandard &&
+                     (!reliable_ || retained_bytes_ + r->send_bytes <= retransmit_limit_);
+  if (eager && reliable_) {
+    // Kept until the peer acknowledges it (reliability.h): the user's
+    // buffer is free at once, as with one rail once the frame is out.
+    auto copy = std::make_shared<std::vector<std::byte>>(r->send_data, r->send_data + r->send_bytes);
+    f.hdr.type = FrameType::kEager;
+    f.payload = Payload{std::span<std::byte>(copy->data(), copy->size()), copy};
+    keep_eager_copy(f);
+    complete(r, MPI_SUCCESS);
+  } else if (eager) {
     f.hdr.type = FrameType::kEager;
     f.payload = Payload::borrow(r->send_data, r->send_bytes);
     f.on_sent = [this, r] { complete(r, MPI_SUCCESS); };
   } else {
     f.hdr.type = FrameType::kRts;
+    r->tag = tag;
+    r->context = f.hdr.context_id;
+    r->last_tx = std::chrono::steady_clock::now();
     rndv_sends_[{wdest, r->seq}] = r;
   }
-  channel_.send(std::move(f));
-  channel_.flush();
+  send_pair(wdest, std::move(f));
+  rails_.flush();
   return MPI_SUCCESS;
 }
 
-void Engine::stream_chunks(Request* s, std::uint64_t accepted) {
-  const std::uint64_t n = std::min(accepted, s->send_bytes);
-  if (n == 0) return complete(s, MPI_SUCCESS);
-  const std::uint64_t chunk = rendezvous_chunk(n, channel_.chunk_size());
-  s->chunks_left = static_cast<std::uint32_t>((n + chunk - 1) / chunk);
-  // Every chunk is posted at once: credit, not a round trip, paces them, so
-  // zipperd relays chunk i while chunk i+1 is on its way in.
-  // The chunks share one owner token and the message as their extent: a verbs
-  // link registers the message once (MR cache) instead of once per chunk. The
-  // token dies with the last chunk, which invalidates that registration; the
-  // user buffer itself stays borrowed until the request completes.
-  const std::shared_ptr<void> token = std::make_shared<char>();
-  const std::span<std::byte> message(s->send_data, n);
-  for (std::uint64_t off = 0; off < n; off += chunk) {
-    const std::uint64_t len = std::min(chunk, n - off);
-    OutFrame f;
-    f.hdr.type = FrameType::kChunk;
-    f.hdr.dst = static_cast<std::uint32_t>(s->peer);
-    f.hdr.seq = s->seq;
-    f.hdr.msg_len = n;
-    f.hdr.chunk_offset = off;
-    f.payload = Payload{message.subspan(off, len), token, message};
-    f.on_sent = [this, s] {
-      if (--s->chunks_left == 0) complete(s, MPI_SUCCESS);
-    };
-    channel_.send(std::move(f));
-  }
+void Engine::send_pair(int peer, OutFrame f) {
+  if (!reliable_) return rails_.send(0, std::move(f));
+  PeerTx& t = tx_[static_cast<std::size_t>(peer)];
+  if (t.rail < 0 || !rails_.usable(t.rail) || (t.avoid >> t.rail & 1))
+    t.rail = rails_.pair_rail(local_index(), t.avoid);
+  if (t.rail < 0) return;  // no rail reaches the peer: on_peer_gone / on_link_failed fail it
+  rails_.send(t.rail, std::move(f));
 }
 
 // ---------------------------------------------------------------------------
@@ -188,7 +191,7 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
   // Reported once already (channel, on_peer_gone). A wildcard receive on a
   // communicator with members across the lost link fails too: its sender
   // may be one of them, and it must not hang.
-  if ((!native_possible && (!channel_.up() || dead_peers_.count(r->peer))) ||
+  if ((!native_possible && (!rails_.up() || dead_peers_.count(r->peer))) ||
       (any && link_lost() && !c->intra_cluster()))
     return complete(r, MPI_ERR_OTHER), MPI_ERR_OTHER;
   post_recv(r, sel, native_possible);
@@ -250,6 +253,7 @@ void Engine::deliver(Request* r, const Envelope& env, UnexpectedMsg&& m) {
     case UnexpectedMsg::Kind::kEager:
       return deliver_bytes(r, env, m.payload.bytes.data(), m.payload.bytes.size());
     case UnexpectedMsg::Kind::kRts:
+      if (reliable_) unexpected_rts_.erase({env.src, m.seq});
       return begin_rendezvous_recv(r, env, m.seq, m.msg_len);
   }
 }
@@ -285,9 +289,10 @@ void Engine::begin_rendezvous_recv(Request* r, const Envelope& env, std::uint64_
   cts.hdr.tag = env.tag;
   cts.hdr.seq = seq;
   cts.hdr.msg_len = r->rndv_expected;
-  channel_.send(std::move(cts));
+  send_pair(env.src, std::move(cts));
   if (r->rndv_expected == 0) {
     r->status_bytes = 0;
+    if (reliable_) send_fin(env.src, seq);
     return complete(r, msg_len > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
   }
   rndv_recvs_[{env.src, seq}] = r;
@@ -300,162 +305,11 @@ void Engine::complete(Request* r, int error) {
 }
 
 // ---------------------------------------------------------------------------
-// Frames from zipperd
-
-std::optional<Payload> Engine::payload_dest(const FrameHeader& h) {
-  if (h.type == FrameType::kChunk) {
-    auto it = rndv_recvs_.find({static_cast<int>(h.src), h.seq});
-    if (it != rndv_recvs_.end()) {
-      Request* r = it->second;
-      if (h.chunk_offset + h.payload_len <= r->rndv_expected)
-        return Payload::borrow(r->recv_dest() + h.chunk_offset, h.payload_len);
-    }
-  } else if (h.type == FrameType::kEager || h.type == FrameType::kRts) {
-    // The envelope is complete once the header is in: match now, so the
-    // payload can land in the user's buffer and no other path (a native
-    // message for a wildcard receive) can claim that receive meanwhile.
-    Request* r = match_header(h);
-    if (r && h.type == FrameType::kEager && r->layout.contiguous &&
-        r->layout.bytes >= h.payload_len)
-      return Payload::borrow(r->layout.base, h.payload_len);
-  }
-  return Payload::allocate(h.payload_len);
-}
-
-Request* Engine::match_header(const FrameHeader& h) {
-  header_match_ = nullptr;
-  const int src = static_cast<int>(h.src);
-  if (!valid_world(src) || is_local_world(src)) {
-    channel_.fail_soon("frame from invalid rank " + std::to_string(h.src));
-    return nullptr;
-  }
-  auto& expect = next_recv_seq_[static_cast<std::size_t>(src)];
-  if (h.seq != expect) {
-    channel_.fail_soon("message order violated from rank " + std::to_string(h.src) + ": sequence " +
-                       std::to_string(h.seq) + ", expected " + std::to_string(expect));
-    return nullptr;
-  }
-  ++expect;
-  if (auto r = queue_.match_posted(Envelope{src, h.tag, h.context_id})) {
-    unposted(*r);
-    header_match_ = *r;
-  }
-  return header_match_;
-}
-
-void Engine::on_data_frame(const FrameHeader& h, Payload payload) {
-  const Envelope env{static_cast<int>(h.src), h.tag, h.context_id};
-  switch (h.type) {
-    case FrameType::kEager:
-    case FrameType::kRts: {
-      Request* r = std::exchange(header_match_, nullptr);
-      if (r == nullptr) {
-        // A receive posted while this frame's payload was still arriving
-        // (the header matched nothing then) must take it now: later frames
-        // of this pair would otherwise claim that receive first and overtake.
-        if (auto p = queue_.match_posted(env)) {
-          unposted(*p);
-          r = *p;
-        }
-      }
-      if (r) {
-        if (h.type == FrameType::kEager)
-          deliver_bytes(r, env, payload.bytes.data(), payload.bytes.size());
-        else
-          begin_rendezvous_recv(r, env, h.seq, h.msg_len);
-      } else {
-        UnexpectedMsg m;
-        m.kind =
-            h.type == FrameType::kEager ? UnexpectedMsg::Kind::kEager : UnexpectedMsg::Kind::kRts;
-        m.payload = std::move(payload);
-        m.msg_len = h.msg_len;
-        m.seq = h.seq;
-        queue_.add_unexpected(env, std::move(m));
-      }
-      return;
-    }
-    case FrameType::kCts: {
-      auto it = rndv_sends_.find({env.src, h.seq});
-      if (it == rndv_sends_.end())
-        return channel_.fail_soon("CTS for unknown message " + std::to_string(h.seq) +
-                                  " from rank " + std::to_string(h.src));
-      Request* s = it->second;
-      rndv_sends_.erase(it);
-      return stream_chunks(s, h.msg_len);
-    }
-    case FrameType::kChunk: {
-      auto it = rndv_recvs_.find({env.src, h.seq});
-      if (it == rndv_recvs_.end() || h.chunk_offset + h.payload_len > it->second->rndv_expected)
-        return channel_.fail_soon("unexpected rendezvous chunk from rank " + std::to_string(h.src));
-      Request* r = it->second;
-      r->rndv_received += h.payload_len;
-      if (r->rndv_received >= r->rndv_expected) {
-        rndv_recvs_.erase(it);
-        if (!r->layout.contiguous)
-          unpack(r->staging.data(), r->rndv_expected, r->buf, r->count, r->type, r->comm->native());
-        r->status_bytes = r->rndv_expected;
-        complete(r, r->msg_len > r->layout.bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-      }
-      return;
-    }
-    default:
-      return;
-  }
-}
-
-bool Engine::on_peer_gone(int vrank, const std::string& why) {
-  if (!valid_world(vrank) || is_local_world(vrank)) return false;
-  if (!dead_peers_.insert(vrank).second) return true;
-  report("rank " + std::to_string(vrank) + " is gone (" + why +
-         "); operations with it fail with MPI_ERR_OTHER");
-  for (auto* pending : {&rndv_sends_, &rndv_recvs_}) {
-    for (auto it = pending->begin(); it != pending->end();) {
-      if (it->first.first == vrank) {
-        complete(it->second, MPI_ERR_OTHER);
-        it = pending->erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  auto& posted = queue_.posted();
-  for (auto it = posted.begin(); it != posted.end();) {
-    if (it->sel.src == vrank) {
-      unposted(it->recv);
-      complete(it->recv, MPI_ERR_OTHER);
-      it = posted.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  return true;
-}
-
-void Engine::on_link_failed() {
-  link_lost_ = true;
-  for (Request* s : std::set<Request*>(active_sends_)) complete(s, MPI_ERR_OTHER);
-  rndv_sends_.clear();
-  for (auto& [key, r] : rndv_recvs_) complete(r, MPI_ERR_OTHER);
-  rndv_recvs_.clear();
-  auto& posted = queue_.posted();
-  for (auto it = posted.begin(); it != posted.end();) {
-    const bool remote = it->sel.src == MPI_ANY_SOURCE ? !it->recv->comm->intra_cluster()
-                                                      : !is_local_world(it->sel.src);
-    if (remote) {
-      unposted(it->recv);
-      complete(it->recv, MPI_ERR_OTHER);
-      it = posted.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Progress and completion
 
 void Engine::progress() {
-  channel_.progress(*this);
+  rails_.progress(*this);
+  if (reliable_) reliability_tick();
   if (native_eligible_total_ > 0) {
     // pull_native may deliver and so change the map: walk a copy of the keys.
     std::vector<const Comm*> comms;
@@ -469,6 +323,24 @@ void Engine::progress() {
     hook_active_ = progress_hook_();
     in_hook_ = false;
   }
+}
+
+void Engine::close() {
+  if (reliable_ && rails_.up()) {
+    // What this rank sent must be acknowledged before its rails close: a
+    // rail that fails now could otherwise take the last copy with it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (rails_.up() && !reliable_idle() && std::chrono::steady_clock::now() < deadline) {
+      progress();
+      rails_.poll_fds(&pollfds_);
+      poll(pollfds_.data(), pollfds_.size(), 1);
+    }
+    if (rails_.up() && !reliable_idle())
+      report("finalize: messages still unacknowledged after 30 s; closing anyway");
+    for (int p : std::vector<int>(ack_due_)) send_ack(p);  // what peers wait for
+    rails_.flush();
+  }
+  rails_.close(*this);
 }
 
 bool Engine::test(Request& r) {
@@ -513,112 +385,14 @@ void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
     // quickly for native progress, which has no file descriptor to wait on.
     const bool native =
         native_active || native_eligible_total_ > 0 || !released_.empty() || hook_active_;
-    if (channel_.up()) {
-      pollfd p{channel_.poll_fd(),
-               static_cast<short>(POLLIN | (channel_.send_pending() ? POLLOUT : 0)), 0};
-      poll(&p, 1, native ? 0 : 1);
+    rails_.poll_fds(&pollfds_);
+    if (!pollfds_.empty()) {
+      poll(pollfds_.data(), pollfds_.size(), native ? 0 : 1);
       if (native) sched_yield();
     } else {
       sched_yield();
     }
   }
-}
-
-void Engine::fill_status(const Request& r, MPI_Status* st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = r.status_source;
-  st->MPI_TAG = r.status_tag;
-  st->MPI_ERROR = r.error;
-  MPI_Status_set_elements_x(st, MPI_BYTE, static_cast<MPI_Count>(r.status_bytes));
-  MPI_Status_set_cancelled(st, r.cancelled ? 1 : 0);
-}
-
-namespace {
-void probe_status(const CommPtr& c, const Envelope& env, const UnexpectedMsg& m, MPI_Status* st) {
-  Request r;
-  r.status_source = c->map().rank_of_world(env.src);
-  r.status_tag = env.tag;
-  r.status_bytes = m.kind == UnexpectedMsg::Kind::kEager ? m.payload.bytes.size() : m.msg_len;
-  Engine::fill_status(r, st);
-}
-}  // namespace
-
-int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st) {
-  *flag = false;
-  if (source == MPI_PROC_NULL) {
-    *flag = true;
-    Request r;
-    r.status_source = MPI_PROC_NULL;
-    fill_status(r, st);
-    return MPI_SUCCESS;
-  }
-  if (source != MPI_ANY_SOURCE && (source < 0 || source >= c->size())) return MPI_ERR_RANK;
-  if (tag < 0 && tag != MPI_ANY_TAG) return MPI_ERR_TAG;
-  progress();
-  // Pull native messages into the one queue so that a following receive with
-  // the probed source and tag gets exactly the probed message.
-  const bool any = source == MPI_ANY_SOURCE;
-  if (any || c->map().is_local(source)) pull_native(*c);
-  const Selector sel{any ? MPI_ANY_SOURCE : c->map().world(source), tag, c->p2p_context()};
-  if (const auto* e = queue_.peek_unexpected(sel)) {
-    *flag = true;
-    probe_status(c, e->env, e->msg, st);
-    return MPI_SUCCESS;
-  }
-  // Nothing can come any more from across a lost link or from a dead rank:
-  // an error, so that a blocking probe does not wait forever.
-  const bool remote = any ? !c->intra_cluster() : !c->map().is_local(source);
-  if (remote && (link_lost() || (!any && dead_peers_.count(sel.src)))) return MPI_ERR_OTHER;
-  return MPI_SUCCESS;
-}
-
-int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<MatchedMessage>* out,
-                    MPI_Status* st) {
-  out->reset();
-  bool flag = false;
-  if (source == MPI_PROC_NULL) return iprobe(c, source, tag, &flag, st);
-  if (int rc = iprobe(c, source, tag, &flag, MPI_STATUS_IGNORE)) return rc;
-  if (!flag) return MPI_SUCCESS;
-  const bool any = source == MPI_ANY_SOURCE;
-  const Selector sel{any ? MPI_ANY_SOURCE : c->map().world(source), tag, c->p2p_context()};
-  auto e = queue_.match_unexpected(sel);  // the one iprobe saw: nothing ran in between
-  probe_status(c, e->env, e->msg, st);
-  *out = std::make_unique<MatchedMessage>(MatchedMessage{c, e->env, std::move(e->msg)});
-  return MPI_SUCCESS;
-}
-
-int Engine::mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_Datatype type,
-                  RequestPtr* out) {
-  *out = start(m->comm);
-  Request* r = out->get();
-  r->buf = buf;
-  r->count = count;
-  r->type = type;
-  r->kind = RequestKind::kRecv;
-  if (int rc = describe(buf, count, type, &r->layout)) return complete(r, rc), rc;
-  deliver(r, m->env, std::move(m->msg));
-  return MPI_SUCCESS;
-}
-
-bool Engine::cancel(Request& r) {
-  if (r.complete || r.kind != RequestKind::kRecv) {
-    // A native receive Open MPI may still cancel; sends are never cancelled.
-    if (!r.complete && r.kind == RequestKind::kNative && r.native != MPI_REQUEST_NULL)
-      return MPI_Cancel(&r.native) == MPI_SUCCESS;
-    return false;
-  }
-  if (!queue_.remove_posted(&r)) return false;  // matched already: it will complete
-  unposted(&r);
-  r.cancelled = true;
-  r.status_source = MPI_ANY_SOURCE;
-  r.status_tag = MPI_ANY_TAG;
-  r.status_bytes = 0;
-  complete(&r, MPI_SUCCESS);
-  return true;
-}
-
-void Engine::release(RequestPtr r) {
-  if (!r->complete) released_.push_back(std::move(r));
 }
 
 }  // namespace zipper::client

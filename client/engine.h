@@ -2,8 +2,12 @@
 // so that MPI_ANY_SOURCE, MPI_ANY_TAG and non-overtaking hold across them.
 // Messages to a rank in this cluster go to Open MPI on the communicator's
 // native communicator (the native bridge); messages to the other cluster go
-// through zipperd (channel.h), addressed by world rank and carrying the
-// communicator's context (communicator.h).
+// through zipperd (rails.h: one channel per bridge node), addressed by world
+// rank and carrying the communicator's context (communicator.h).
+//
+// Files: engine.cpp (sending, receiving, matching, progress), engine_frames.cpp
+// (frames from zipperd, the rendezvous), engine_probe.cpp (probe, mprobe,
+// cancel), reliability.cpp (acknowledgements and resending over several rails).
 //
 // Protocols through zipperd:
 //   eager (<= eager limit): one EAGER frame, no handshake;
@@ -12,6 +16,11 @@
 //   use the rendezvous, so they complete only after the receiver matched.
 //   Nothing blocks in an I-call; the protocol advances whenever any MMPI
 //   call progresses.
+//
+// With k > 1 rails (reliability.h): a pair's EAGER and RTS frames take one
+// rail (the sender's index in its cluster mod k), chunks take any rail with
+// credit, and everything is acknowledged end to end so that a failed rail
+// loses nothing.
 #pragma once
 
 #include <mpi.h>
@@ -24,10 +33,11 @@
 #include <utility>
 #include <vector>
 
-#include "channel.h"
 #include "chunking.h"
 #include "match_queue.h"
 #include "point_to_point.h"
+#include "rails.h"
+#include "reliability.h"
 
 namespace zipper::client {
 
@@ -47,13 +57,15 @@ struct MatchedMessage {
   UnexpectedMsg msg;
 };
 
-class Engine final : public PointToPoint, private FrameHandler {
+class Engine final : public PointToPoint, private RailHandler {
  public:
-  /// `channel`: the link to zipperd (not connected in standalone mode).
+  /// `rails`: the links to the zipperd of each bridge node (none in standalone mode).
   /// This process is world rank `rank` of `world_size`; world ranks in
   /// [local_lo, local_hi) are in its cluster.
   /// `spin_rounds`: progress rounds a wait spins before it sleeps.
-  Engine(Channel& channel, int rank, int world_size, int local_lo, int local_hi, int spin_rounds);
+  /// `retransmit_bytes`: eager bytes kept for resending (several rails only).
+  Engine(Rails& rails, int rank, int world_size, int local_lo, int local_hi, int spin_rounds,
+         std::uint64_t retransmit_bytes, int forwarder_timeout_ms);
   ~Engine() override;
 
   int isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_Datatype type, int dest,
@@ -90,18 +102,23 @@ class Engine final : public PointToPoint, private FrameHandler {
   /// instead of sleeping on the link.
   using ProgressHook = bool (*)();
   static void set_progress_hook(ProgressHook hook) { progress_hook_ = hook; }
-  /// Connects the channel with this engine handling its frames (see
-  /// Channel::connect); false with channel's error() set on failure.
-  bool connect() { return channel_.connect(*this); }
-  /// Closes the channel (see Channel::close).
-  void close() { channel_.close(*this); }
+  /// Connects the rails with this engine handling their frames (see
+  /// Rails::connect); false with the rails' error() set on failure.
+  bool connect() { return rails_.connect(*this); }
+  /// Waits (up to 30 s) until every message sent over several rails is
+  /// acknowledged, then closes the rails (see Rails::close).
+  void close();
   /// The link to zipperd failed (it was up once): nothing crosses clusters.
   bool link_lost() const { return link_lost_; }
 
  private:
-  std::optional<proto::Payload> payload_dest(const proto::FrameHeader& h) override;
-  void on_data_frame(const proto::FrameHeader& h, proto::Payload payload) override;
-  bool on_peer_gone(int vrank, const std::string& why) override;
+  // RailHandler (engine_frames.cpp)
+  std::optional<proto::Payload> payload_dest(int rail, const proto::FrameHeader& h) override;
+  void on_data_frame(int rail, const proto::FrameHeader& h, proto::Payload payload) override;
+  bool on_peer_gone(int rail, int vrank, const std::string& why) override;
+  void on_rail_failed(int rail) override;
+  void on_rail_draining(int rail) override;
+  void on_rail_rejoined(int rail) override;
   void on_link_failed() override;
 
   bool valid_world(int w) const { return w >= 0 && w < world_size_; }
@@ -118,27 +135,71 @@ class Engine final : public PointToPoint, private FrameHandler {
   void complete(Request* r, int error);
   /// Completes `r` if its native request finished; true when `r` is complete.
   bool poll_native(Request& r);
-  Request* match_header(const proto::FrameHeader& h);
+  /// Classifies an EAGER/RTS header (sequence order) and matches it when in order.
+  Request* match_header(int rail, const proto::FrameHeader& h);
+  /// An EAGER or RTS frame in sequence order: to `r` (matched) or the unexpected queue.
+  void accept_in_order(const proto::FrameHeader& h, proto::Payload payload, Request* r);
+  void on_chunk(const proto::FrameHeader& h);
+  void fail_all(const std::string& why);
   void report(const std::string& msg) const;
 
-  Channel& channel_;
+  // To world rank `peer`: EAGER, RTS, CTS and acknowledgements take the
+  // pair's rail (reliability.cpp), so one pair's frames stay in order.
+  void send_pair(int peer, proto::OutFrame f);
+
+  // reliability.cpp: several rails only.
+  int local_index() const { return rank_ - local_lo_; }
+  void keep_eager_copy(const proto::OutFrame& f);
+  void on_ack(int peer, std::uint64_t upto);
+  void on_fin(int peer, std::uint64_t seq);
+  void on_cts(int peer, const proto::FrameHeader& h);
+  void on_duplicate(const proto::FrameHeader& h);
+  void hold(const proto::FrameHeader& h, proto::Payload payload);
+  void release_held(int src);
+  void header_arrived(int src);
+  void send_ack(int peer);
+  void send_fin(int peer, std::uint64_t seq);
+  void send_rts(Request* s);
+  void pump_chunks();
+  void resend_to(int peer, int failed_rail);
+  void reliability_tick();
+  bool reliable_idle() const;
+  void drop_peer_state(int peer);
+
+  Rails& rails_;
   int rank_ = 0, world_size_ = 1, local_lo_ = 0, local_hi_ = 1;
   int spin_rounds_ = 1000;
+  const bool reliable_;  // more than one rail
+  const std::uint64_t retransmit_limit_;
+  const std::chrono::milliseconds resend_after_;
 
   MatchQueue<Request*, UnexpectedMsg> queue_;
   // Posted receives a native message could match, per communicator.
   std::map<const Comm*, int> native_eligible_;
   int native_eligible_total_ = 0;
   std::vector<std::uint64_t> next_send_seq_, next_recv_seq_;      // per world rank
-  std::map<std::pair<int, std::uint64_t>, Request*> rndv_sends_;  // (dest, seq): awaiting CTS
+  std::map<std::pair<int, std::uint64_t>, Request*> rndv_sends_;  // (dest, seq): awaiting CTS (FIN)
   std::map<std::pair<int, std::uint64_t>, Request*> rndv_recvs_;  // (src, seq): receiving chunks
   std::set<Request*> active_sends_;   // inter-cluster sends not yet complete
   std::vector<RequestPtr> released_;  // freed by the user, still running
-  Request* header_match_ = nullptr;   // receive matched by the EAGER/RTS header being read
+  // Per rail: the receive matched by the EAGER/RTS header being read on it,
+  // and how that header stood in its pair's sequence.
+  std::vector<Request*> header_match_;
+  std::vector<HeaderOrder> header_order_;
   std::set<int> dead_peers_;
   bool link_lost_ = false;
   static inline ProgressHook progress_hook_ = nullptr;
   bool in_hook_ = false, hook_active_ = false;
+
+  // Several rails (reliability.h).
+  std::vector<PeerTx> tx_;  // per world rank
+  std::vector<PeerRx> rx_;
+  std::uint64_t retained_bytes_ = 0;
+  std::vector<Request*> streaming_;  // rendezvous sends with chunks to post
+  std::set<std::pair<int, std::uint64_t>> unexpected_rts_;
+  std::vector<int> ack_due_;  // peers owed an ACK
+  std::chrono::steady_clock::time_point next_tick_{};
+  std::vector<pollfd> pollfds_;
 };
 
 }  // namespace zipper::client

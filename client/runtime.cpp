@@ -87,13 +87,18 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
 
   // The engine exists before connecting: a peer that saw JOB_READY first may
   // send at once, and its frame can arrive in the same receive as our JOB_READY.
-  rt->channel_ = std::make_unique<Channel>(*cfg, rt->rank_);
-  rt->engine_ =
-      std::make_unique<Engine>(*rt->channel_, rt->rank_, rt->size_, lo, hi, cfg->spin_rounds);
+  // One forwarder is pinged only when MMPI_FORWARDER_TIMEOUT asks for it:
+  // its failure shows on the link, and there is nowhere to fail over to.
+  const bool several = cfg->forwarder && cfg->forwarder->find(',') != std::string::npos;
+  const int timeout_ms = several || cfg->forwarder_timeout_set ? cfg->forwarder_timeout_ms : 0;
+  rt->rails_ = std::make_unique<Rails>(*cfg, rt->rank_, timeout_ms);
+  rt->engine_ = std::make_unique<Engine>(*rt->rails_, rt->rank_, rt->size_, lo, hi,
+                                         cfg->spin_rounds, cfg->retransmit_bytes,
+                                         cfg->forwarder_timeout_ms);
   if (cfg->forwarder) {
-    // The engine is the channel's frame handler during the handshake too.
+    // The engine is the rails' frame handler during the handshake too.
     if (!rt->engine_->connect()) {
-      rt->report(rt->channel_->error() + " (aborting)");
+      rt->report(rt->rails_->error() + " (aborting)");
       MPI_Abort(MPI_COMM_WORLD, 1);
       return MPI_ERR_OTHER;
     }

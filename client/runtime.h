@@ -1,5 +1,5 @@
 // libmmpi's process-wide state, one per process: MPI initialisation, the
-// channel to zipperd, the point-to-point engine and the communicator table
+// rails to the zipperd of each bridge node, the point-to-point engine and the communicator table
 // with MMPI_COMM_WORLD and MMPI_COMM_SELF.
 #pragma once
 
@@ -7,10 +7,10 @@
 
 #include <memory>
 
-#include "channel.h"
 #include "comm_table.h"
 #include "config.h"
 #include "engine.h"
+#include "rails.h"
 
 namespace zipper::client {
 
@@ -46,7 +46,7 @@ class Runtime {
   bool we_initialized_mpi_ = false;
   int rank_ = 0, size_ = 1;
   int offset_ = 0, local_size_ = 1;
-  std::unique_ptr<Channel> channel_;
+  std::unique_ptr<Rails> rails_;
   std::unique_ptr<Engine> engine_;
   CommTable comms_;
   std::shared_ptr<Comm> world_;

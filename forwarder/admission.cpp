@@ -164,10 +164,17 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
 
 void Forwarder::set_draining(bool on) {
   if (draining_.exchange(on) == on) return;
-  if (on)
+  if (on) {
     spdlog::info("draining: no new jobs are admitted, {} running", registry_.job_count());
-  else
+    // Ranks that use other forwarders too (client/rails.h) move their
+    // traffic off this one and leave; a rank with no other keeps using it.
+    for (const auto& job : registry_.active())
+      for (const auto& c : job->members())
+        send_error(c, ErrorCode::kDraining, c->vrank, 0,
+                   "zipperd is draining for maintenance: move traffic to other forwarders");
+  } else {
     spdlog::info("drain ended: admitting new jobs ({} running)", registry_.job_count());
+  }
 }
 
 }  // namespace zipper::forwarder

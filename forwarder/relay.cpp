@@ -42,6 +42,18 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     case FrameType::kBye:
       conn->said_bye = true;
       return;
+    case FrameType::kPing: {
+      // A client's health probe (client/rails.h): answered from this thread,
+      // so a hung relay loop shows as a missing answer.
+      OutFrame pong;
+      pong.hdr.type = FrameType::kPing;
+      pong.hdr.flags = proto::kPong;
+      pong.hdr.job_id = conn->job->id();
+      pong.hdr.dst = conn->vrank;
+      pong.hdr.seq = hdr.seq;
+      pong.urgent = true;
+      return send_control(conn, std::move(pong));
+    }
     default:
       note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, hdr.seq,

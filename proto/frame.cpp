@@ -85,6 +85,8 @@ std::string_view to_string(FrameType t) {
       return "CHALLENGE";
     case FrameType::kAuth:
       return "AUTH";
+    case FrameType::kPing:
+      return "PING";
   }
   return "?";
 }
@@ -103,6 +105,8 @@ std::string_view to_string(ErrorCode c) {
       return "credit overrun";
     case ErrorCode::kAuth:
       return "authentication failed";
+    case ErrorCode::kDraining:
+      return "draining";
   }
   return "unknown error";
 }
@@ -165,6 +169,7 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
     case FrameType::kCredit:
     case FrameType::kJobReady:
     case FrameType::kBye:
+    case FrameType::kPing:
       if (h.payload_len != 0) return DecodeError::kBadLength;
       break;
     case FrameType::kHello:

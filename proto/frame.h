@@ -29,8 +29,18 @@ enum class FrameType : std::uint8_t {
   kBye = 10,        // orderly close
   kChallenge = 11,  // zipperd -> client after HELLO: payload ChallengePayload (proto/auth.h)
   kAuth = 12,       // client -> zipperd: payload AuthPayload, the answer to the challenge
+  kPing = 13,       // client -> zipperd health probe; zipperd answers with flags kPong, same seq
 };
-inline constexpr std::uint8_t kMaxFrameType = 12;
+inline constexpr std::uint8_t kMaxFrameType = 13;
+
+/// kPing flags: zipperd's answer.
+inline constexpr std::uint8_t kPong = 1;
+/// kCts flags (client to client, relayed like any CTS) for striping over
+/// several forwarders (client/reliability.h): end-to-end acknowledgements.
+/// kCtsAck: every EAGER/RTS header with seq < `seq` from the receiver's peer arrived.
+inline constexpr std::uint8_t kCtsAck = 1;
+/// kCtsFin: the rendezvous message `seq` arrived whole.
+inline constexpr std::uint8_t kCtsFin = 2;
 
 /// Error codes carried in the flags byte of a kError frame.
 enum class ErrorCode : std::uint8_t {
@@ -41,6 +51,7 @@ enum class ErrorCode : std::uint8_t {
                        // (0xffffffff: the job lost several ranks and is broken; Job::kAllRanks)
   kCreditOverrun = 5,  // sender exceeded its granted credits
   kAuth = 6,           // authentication failed
+  kDraining = 7,       // zipperd is draining: clients with other forwarders move their traffic
 };
 
 /// Decoded frame header. All integers travel little-endian.

@@ -102,11 +102,17 @@ def _run(r):
     preload = _transparent_env(o, r.self_dir) if o.transparent else None
 
     r.bridges, will_start, zbin = zipperd.plan(o, r.work, r.self_dir)
-    cmds, heads = {}, {}
-    for c, np in (("A", o.np_low), ("B", o.np_high)):
-        if int(np) > 0:
-            fwd = [br.fwd_a if c == "A" else br.fwd_b for br in r.bridges]
-            cmds[c], heads[c] = mpirun.build(o, c, fwd, secret_var, pass_env, r.work, rsh_bin, preload)
+
+    def build_cmds(keys):
+        cmds, heads = {}, {}
+        for c, np in (("A", o.np_low), ("B", o.np_high)):
+            if int(np) > 0:
+                fwd = [br.fwd_a if c == "A" else br.fwd_b for br in r.bridges]
+                cmds[c], heads[c] = mpirun.build(o, c, fwd, secret_var, pass_env, r.work, rsh_bin,
+                                                 preload, keys)
+        return cmds, heads
+
+    cmds, heads = build_cmds(None)
 
     if o.dry_run:
         try:
@@ -131,6 +137,11 @@ def _run(r):
 
     if will_start:
         zipperd.start(o, r.bridges, zbin)
+        # Ranks pin the host keys of the zipperd this run started (docs/security.md);
+        # a zipperd that was already there is pinned by the site's known_forwarders.
+        keys = zipperd.host_keys(o, r.bridges)
+        if keys:
+            cmds, heads = build_cmds(keys)
     elif o.mode == "cluster" and not o.standalone:
         for br in r.bridges:
             va, _ = zipperd.probe_addr("", br.fwd_a, 0)

@@ -12,7 +12,7 @@ from .util import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
-OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
+OWN_VARS = {"MMPI_FORWARDER", "MMPI_FORWARDER_KEYS", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
             "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
 
 
@@ -31,9 +31,11 @@ def hostfile_text(cluster, nodes, np):
     return "".join(f"cluster{cluster}{i} slots={slots}\n" for i in range(1, nodes + 1))
 
 
-def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload):
+def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None):
     """argv for cluster 'A' or 'B'. `fwd` is the list of that side's Addresses
-    (MMPI_FORWARDER), `preload` the NAME=VALUE settings of --transparent or None."""
+    (MMPI_FORWARDER), `preload` the NAME=VALUE settings of --transparent or None,
+    `keys` the host keys of the bridge nodes in `fwd`'s order (MMPI_FORWARDER_KEYS:
+    64 hex digits each) or None to leave pinning to the site's known_forwarders."""
     low = cluster == "A"
     np = int(o.np_low if low else o.np_high)
     extra = o.mpirun_args_a if low else o.mpirun_args_b
@@ -42,6 +44,8 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload):
     x = []
     if not o.standalone:
         x += ["-x", f"MMPI_FORWARDER={addresses.join(fwd)}"]
+        if keys:
+            x += ["-x", f"MMPI_FORWARDER_KEYS={','.join(keys)}"]
     x += ["-x", "MMPI_JOB_ID", "-x", secret_var, "-x", f"MMPI_GROUP={'low' if low else 'high'}",
           "-x", f"MMPI_NP_LOW={o.np_low}", "-x", f"MMPI_NP_HIGH={o.np_high}"]
     if preload:

@@ -93,7 +93,9 @@ def plan(o, work, self_dir):
     if o.mode == "cluster":
         zbin = o.zipperd or os.environ.get("ZIPPERD") or "zipperd"  # a path on that host
         br = bridges[0]
-        br.cmd = ["exec", zbin] + _listen_args(br.listen) + ["--pid-file", "@DIR@/zipperd.pid"] + o.zipperd_args
+        br.cmd = (["exec", zbin] + _listen_args(br.listen) + ["--pid-file", "@DIR@/zipperd.pid",
+                                                              "--host-key", "@DIR@/host_key"]
+                  + o.zipperd_args)
         return bridges, True, zbin
     zbin = find_bin("zipperd", o.zipperd, "ZIPPERD", self_dir)
     if zbin is None and o.dry_run:
@@ -262,6 +264,43 @@ def _start_one(o, br):
     say(f"zipperd running (pid {br.proc.pid}, log {br.log})")
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _read_public_key(o, br):
+    """The public half of the host key br's zipperd was started with (64 hex
+    digits), or None when it was not started by this run or has none."""
+    if not br.started or not br.cmd:
+        return None
+    if o.mode == "cluster":
+        r = _ssh_run(o, f"cat {quote_cmd([br.remote_dir + '/host_key.pub'])}")
+        text = r.stdout if r.returncode == 0 else ""
+    else:
+        i = max((j for j, a in enumerate(br.cmd) if a == "--host-key"), default=-1)  # the last wins
+        if i < 0 or i + 1 >= len(br.cmd):
+            return None
+        try:
+            with open(br.cmd[i + 1] + ".pub") as f:
+                text = f.read()
+        except OSError:
+            return None
+    m = _HEX64.search(text)
+    return m.group(0) if m else None
+
+
+def host_keys(o, bridges):
+    """MMPI_FORWARDER_KEYS for this run: the host keys of every bridge node in
+    order, when zipper-run started all of them; else None (a --zipperd-arg
+    --host-key of the user's wins over ours and is read the same way)."""
+    keys = [_read_public_key(o, br) for br in bridges]
+    if all(keys):
+        return keys
+    if any(keys):
+        say("note: some bridge nodes were already running; their ranks pin keys from the "
+            "site's known_forwarders (MMPI_KNOWN_FORWARDERS)")
+    return None
+
+
 def wait_or_kill(proc, seconds):
     """Wait for our child at most `seconds`, then SIGKILL it; returns its status (128+N on signal N)."""
     try:
@@ -286,7 +325,7 @@ def _stop_remote(o, br):
             say(r.stderr.strip().replace("zipper-run: ", "") or "remote zipperd not signalled")
     if br.remote_dir:
         d = quote_cmd([br.remote_dir])
-        _ssh_run(o, f"rm -f {d}/zipperd.pid {d}/launched.pid; rmdir {d}")
+        _ssh_run(o, f"rm -f {d}/zipperd.pid {d}/launched.pid {d}/host_key {d}/host_key.pub; rmdir {d}")
 
 
 def stop(o, br):

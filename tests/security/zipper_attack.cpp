@@ -1267,7 +1267,7 @@ RankOutcome run_rank(const std::string& address, std::uint64_t job, std::uint32_
   cfg.connect_timeout_s = timeout_s;
   if (pinned) cfg.pins.by_index.push_back(*pinned);
   cfg.pins.strict = strict;
-  client::Channel ch(cfg, static_cast<int>(rank));
+  client::Channel ch(cfg, static_cast<int>(rank), address, 0);
   RecordingHandler h;
   RankOutcome out;
   out.connected = ch.connect(h);

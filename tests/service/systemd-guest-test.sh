@@ -45,15 +45,18 @@ zipper-run --local --no-zipperd --forwarder-a 127.0.0.1:7470 --forwarder-b 127.0
 grep -q '^PASS bytes' /tmp/job.out || fail "the job did not pass"
 read -r _ _ up_bytes _ up_frames _ down_bytes _ down_frames < <(grep '^EXPECT' /tmp/job.out)
 zipperctl jobs
-got=$(zipperctl jobs --json | jq -r ".[] | select(.id == $job) |
-    [.low_to_high.bytes, .low_to_high.frames, .high_to_low.bytes, .high_to_low.frames] | @tsv")
+j=$(zipperctl jobs --json | jq ".[] | select(.id == \"$job\")")  # the id is a string
+[[ -n $j ]] || fail "job $job not listed by zipperctl jobs"
+label=$(jq -r .job <<<"$j")  # the job's one label: journal, zipperctl, /metrics
+[[ $label =~ ^[0-9a-f]{12}$ ]] || fail "job label '$label'"
+got=$(jq -r '[.low_to_high.bytes, .low_to_high.frames, .high_to_low.bytes, .high_to_low.frames] | @tsv' <<<"$j")
 want=$(printf '%s\t%s\t%s\t%s' "$up_bytes" "$up_frames" "$down_bytes" "$down_frames")
 echo "zipperctl: $got / job sent: $want"
 [[ $got == "$want" ]] || fail "zipperctl's counters differ from what the job sent"
 curl -sf http://127.0.0.1:9479/metrics >/tmp/metrics.txt || fail "GET /metrics"
 promtool check metrics </tmp/metrics.txt || fail "promtool"
-grep -F "zipper_job_bytes_total{job=\"$job\"" /tmp/metrics.txt
-grep -qF "zipper_job_bytes_total{job=\"$job\",direction=\"low_to_high\"} $up_bytes" /tmp/metrics.txt ||
+grep -F "zipper_job_bytes_total{job=\"$label\"" /tmp/metrics.txt
+grep -qF "zipper_job_bytes_total{job=\"$label\",direction=\"low_to_high\"} $up_bytes" /tmp/metrics.txt ||
     fail "/metrics job bytes"
 echo "StatusText: $(show StatusText)"
 
