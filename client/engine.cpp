@@ -375,6 +375,9 @@ bool Engine::poll_native(Request& r) {
 
 void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
   for (int spins = 0; !pred(); ++spins) {
+    // Over several rails the engine owes its peers acknowledgements and
+    // chunks even while this wait is only on native requests (reliability.h).
+    if (reliable_) progress();
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
       // peer's progress) may need: yield it between rounds.

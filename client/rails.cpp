@@ -271,6 +271,14 @@ void Rails::progress(RailHandler& h) {
       r.ch->ping();
     }
   }
+  if (size() > 1) flush_after_receive();
+}
+
+void Rails::flush_after_receive() {
+  // A frame queued on rail j while rail i received (a CTS, ACK or FIN the
+  // engine owes) goes out in this round, not when the rank next progresses.
+  for (auto& r : rails_)
+    if (r->state == State::kUp || r->state == State::kDraining) r->ch->flush();
 }
 
 void Rails::poll_fds(std::vector<pollfd>* out) const {

@@ -101,6 +101,7 @@ class Rails {
   class Adapter;
   void out_of_use(RailHandler& h, int i, const std::string& why, bool retry);
   void try_rejoin(RailHandler& h, int i);
+  void flush_after_receive();
   void report(const std::string& msg) const;
 
   ClientConfig cfg_;
