@@ -12,13 +12,16 @@ if [[ $mode == emulated ]]; then
         echo "SKIP: emulated clusters unavailable: $reason"
         exit 77
     fi
-    "$bin/zipper-emulate" up --nodes-a "$na" --nodes-b "$nb" --force >/dev/null
+    "$bin/zipper-emulate" up --nodes-a "$na" --nodes-b "$nb" --zippers "${ITEST_ZIPPERS:-1}" \
+        --force >/dev/null
     args+=(--emulated --nodes-a "$na" --nodes-b "$nb")
 else
     # A port of our own, so that it never meets an emulation's zipperd nor
     # another run's on this shared host (zipper-run would use that one).
     args+=(--local --port "$((20000 + RANDOM % 20000))")
 fi
+# k bridge nodes (issue 18): ranks stripe over ITEST_ZIPPERS forwarders.
+args+=(--zippers "${ITEST_ZIPPERS:-1}")
 # Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
 for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
 # Unported programs (issue 19) through libmmpi_transparent: ITEST_TRANSPARENT

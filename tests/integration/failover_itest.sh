@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 18: ranks stripe over K zipperd on loopback while one of them fails;
+# the job must finish with every byte checked (mmpi_failover_itest), or, when
+# every forwarder goes, end non-zero within 10 s with no process left.
+# usage: failover_itest.sh BIN_DIR kill|stop|all K X Y ROUNDS
+set -euo pipefail
+[[ -z ${FAILOVER_DEBUG:-} ]] || set -x
+bin=$1 fault=$2 k=$3 x=$4 y=$5 rounds=$6
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+dir=$(mktemp -d)
+trap 'kill -CONT $(cat "$dir"/pids 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
+port=$((20000 + RANDOM % 20000))
+# A short forwarder timeout so that a stopped zipperd is noticed quickly.
+t0=$(date +%s.%N)
+"$bin/zipper-run" --local --port "$port" --zippers "$k" -x "$x" -y "$y" --timeout 240 \
+    --env MMPI_FORWARDER_TIMEOUT=2000 -- "$bin/mmpi_failover_itest" "$rounds" >"$dir/out" 2>&1 &
+run=$!
+# zipperd of bridge node 2 (or every one, for "all").
+for _ in $(seq 200); do
+    [[ $(grep -c 'zipperd running (pid' "$dir/out" || true) -ge $k ]] && break
+    sleep 0.1
+done
+mapfile -t pids < <(sed -n 's/.*zipperd running (pid \([0-9]*\),.*/\1/p' "$dir/out")
+[[ ${#pids[@]} -ge $k ]] || { cat "$dir/out"; echo "FAIL: zipperd did not start"; exit 1; }
+# Traffic first: the fault hits messages in flight both ways.
+for _ in $(seq 300); do
+    grep -q "^# failover: .* begin" "$dir/out" 2>/dev/null && break
+    sleep 0.1
+done
+sleep 1
+case $fault in
+    kill) kill -KILL "${pids[1]}" || { cat "$dir/out"; exit 1; } ;;
+    stop) kill -STOP "${pids[1]}"; echo "${pids[1]}" >"$dir/pids" ;;
+    all) t_all=$(date +%s.%N); kill -KILL "${pids[@]}" ;;
+esac
+echo "fault '$fault' at $(echo "$(date +%s.%N) - $t0" | bc) s"
+rc=0
+wait "$run" || rc=$?
+t_end=$(date +%s.%N)
+cat "$dir/out" | grep -v '^  |' | grep -v 'not authenticated' || true
+if [[ $fault == all ]]; then
+    took=$(echo "$t_end - $t_all" | bc)
+    echo "job ended with status $rc, $took s after every zipperd was killed"
+    [[ $rc -ne 0 ]] || { echo "FAIL: the job exited 0 with no forwarder left"; exit 1; }
+    (($(echo "$took < 10" | bc))) || { echo "FAIL: took $took s (limit 10 s)"; exit 1; }
+    grep -q "no forwarder left\|link to zipperd failed" "$dir/out" ||
+        { echo "FAIL: no clear message"; exit 1; }
+    ! pgrep -f "mmpi_failover_itest $rounds" >/dev/null || { echo "FAIL: ranks left running"; exit 1; }
+    echo "PASS failover_all"
+    exit 0
+fi
+[[ $rc -eq 0 ]] || { echo "FAIL: zipper-run exited $rc"; exit 1; }
+grep -q "^PASS failover" "$dir/out" || { echo "FAIL: no PASS line"; exit 1; }
+grep -q "is out of use" "$dir/out" || { echo "FAIL: no rank noticed the failed forwarder"; exit 1; }
+echo "PASS failover_$fault"
