@@ -91,6 +91,7 @@ class Channel {
     return static_cast<std::int64_t>(credits_) -
            static_cast<std::int64_t>(credit_wait_.size() + control_wait_.size());
   }
+
  private:
   class Sink;
   void on_frame(FrameHandler& h, const proto::FrameHeader& hdr, proto::Payload payload);
@@ -109,8 +110,8 @@ class Channel {
   std::deque<proto::OutFrame> control_wait_;  // CTS waiting for credit (sent first)
   std::uint64_t eager_limit_ = cfg_.eager_limit, chunk_size_ = cfg_.chunk_size;
   bool hello_acked_ = false, job_ready_ = false;
-  std::string address_;                            // MMPI_FORWARDER entry, for messages
-  int index_ = 0;                                  // its position in MMPI_FORWARDER
+  std::string address_;  // MMPI_FORWARDER entry, for messages
+  int index_ = 0;        // its position in MMPI_FORWARDER
   bool ping_out_ = false;
   std::uint64_t ping_seq_ = 0;
   std::chrono::steady_clock::time_point ping_sent_{}, last_heard_{};

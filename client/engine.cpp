@@ -17,8 +17,8 @@ using proto::FrameType;
 using proto::OutFrame;
 using proto::Payload;
 
-Engine::Engine(Rails& rails, int rank, int world_size, int local_lo, int local_hi,
-               int spin_rounds, std::uint64_t retransmit_bytes, int forwarder_timeout_ms)
+Engine::Engine(Rails& rails, int rank, int world_size, int local_lo, int local_hi, int spin_rounds,
+               std::uint64_t retransmit_bytes, int forwarder_timeout_ms)
     : rails_(rails),
       rank_(rank),
       world_size_(world_size),
@@ -104,7 +104,8 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   if (eager && reliable_) {
     // Kept until the peer acknowledges it (reliability.h): the user's
     // buffer is free at once, as with one rail once the frame is out.
-    auto copy = std::make_shared<std::vector<std::byte>>(r->send_data, r->send_data + r->send_bytes);
+    auto copy =
+        std::make_shared<std::vector<std::byte>>(r->send_data, r->send_data + r->send_bytes);
     f.hdr.type = FrameType::kEager;
     f.payload = Payload{std::span<std::byte>(copy->data(), copy->size()), copy};
     keep_eager_copy(f);

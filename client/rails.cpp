@@ -16,7 +16,8 @@ std::vector<std::string> split_addresses(const std::string& list) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = list.find(',', start);
-    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    out.push_back(
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
@@ -287,7 +288,8 @@ void Rails::poll_fds(std::vector<pollfd>* out) const {
     if (r->state == State::kOut) continue;
     const int fd = r->ch->poll_fd();
     if (fd >= 0)
-      out->push_back(pollfd{fd, static_cast<short>(POLLIN | (r->ch->send_pending() ? POLLOUT : 0)), 0});
+      out->push_back(
+          pollfd{fd, static_cast<short>(POLLIN | (r->ch->send_pending() ? POLLOUT : 0)), 0});
   }
 }
 

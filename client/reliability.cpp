@@ -128,8 +128,8 @@ void Engine::resend_to(int peer, int failed_rail) {
   // every rendezvous without a FIN (a query when its data went out already:
   // the receiver answers FIN, or CTS when data is missing).
   std::vector<std::pair<std::uint64_t, Request*>> rts;
-  for (auto it = rndv_sends_.lower_bound({peer, 0}); it != rndv_sends_.end() && it->first.first == peer;
-       ++it)
+  for (auto it = rndv_sends_.lower_bound({peer, 0});
+       it != rndv_sends_.end() && it->first.first == peer; ++it)
     rts.emplace_back(it->first.second, it->second);
   auto e = t.eager.begin();
   auto q = rts.begin();

@@ -48,10 +48,10 @@ struct EagerCopy {
 
 /// Sender state towards one peer.
 struct PeerTx {
-  int rail = -1;            // the pair's rail; -1: choose at the next send
-  std::uint64_t avoid = 0;  // bit i: the peer is gone from rail i's zipperd
-  std::deque<EagerCopy> eager;  // in sequence order
-  std::uint64_t acked = 0;      // the peer has every header below this
+  int rail = -1;                                    // the pair's rail; -1: choose at the next send
+  std::uint64_t avoid = 0;                          // bit i: the peer is gone from rail i's zipperd
+  std::deque<EagerCopy> eager;                      // in sequence order
+  std::uint64_t acked = 0;                          // the peer has every header below this
   std::chrono::steady_clock::time_point last_tx{};  // oldest unacknowledged (re)send
 };
 

@@ -6,8 +6,8 @@
 
 #include <mpi.h>
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <vector>
@@ -81,11 +81,11 @@ struct Request {
   // receiver's FIN; chunks go out as rails have credit and are resent when
   // the rail they crossed fails.
   bool cts_seen = false;
-  std::uint64_t accepted = 0;            // bytes the CTS accepted
-  std::uint64_t chunk = 0;               // chunk size (bytes)
-  std::vector<std::int8_t> chunk_rail;   // per chunk: the rail it went on, -1 not yet
-  std::uint32_t next_unposted = 0;       // first chunk index that may be -1
-  std::int32_t tag = 0;                  // for a resent RTS
+  std::uint64_t accepted = 0;           // bytes the CTS accepted
+  std::uint64_t chunk = 0;              // chunk size (bytes)
+  std::vector<std::int8_t> chunk_rail;  // per chunk: the rail it went on, -1 not yet
+  std::uint32_t next_unposted = 0;      // first chunk index that may be -1
+  std::int32_t tag = 0;                 // for a resent RTS
   std::uint32_t context = 0;
   std::chrono::steady_clock::time_point last_tx{};
   // Receive side: offsets of chunks in (a resent chunk is dropped).

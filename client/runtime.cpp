@@ -92,9 +92,9 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   const bool several = cfg->forwarder && cfg->forwarder->find(',') != std::string::npos;
   const int timeout_ms = several || cfg->forwarder_timeout_set ? cfg->forwarder_timeout_ms : 0;
   rt->rails_ = std::make_unique<Rails>(*cfg, rt->rank_, timeout_ms);
-  rt->engine_ = std::make_unique<Engine>(*rt->rails_, rt->rank_, rt->size_, lo, hi,
-                                         cfg->spin_rounds, cfg->retransmit_bytes,
-                                         cfg->forwarder_timeout_ms);
+  rt->engine_ =
+      std::make_unique<Engine>(*rt->rails_, rt->rank_, rt->size_, lo, hi, cfg->spin_rounds,
+                               cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
   if (cfg->forwarder) {
     // The engine is the rails' frame handler during the handshake too.
     if (!rt->engine_->connect()) {

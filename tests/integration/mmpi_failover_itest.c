@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     for (int s = 0; s < nsenders; ++s)
       for (int i = 0; i < 3; ++i) {
         int v = -1;
-        check_rc(MMPI_Recv(&v, 1, MPI_INT, senders[s], 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                 rank, "Recv", round);
+        check_rc(MMPI_Recv(&v, 1, MPI_INT, senders[s], 2, MMPI_COMM_WORLD, MPI_STATUS_IGNORE), rank,
+                 "Recv", round);
         if (v != round * 3 + i) fail(rank, "order violated (or a duplicate)", round, senders[s]);
       }
     check_rc(MMPI_Waitall(3, o, MPI_STATUSES_IGNORE), rank, "Waitall", round);
@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
          * source the values come in order, each once. */
         for (int i = 0; i < y; ++i) {
           MPI_Status st;
-          check_rc(MMPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 3, MMPI_COMM_WORLD, &st), rank,
-                   "Recv", round);
+          check_rc(MMPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 3, MMPI_COMM_WORLD, &st), rank, "Recv",
+                   round);
           const int b = st.MPI_SOURCE - x;
           if (b < 0 || b >= 4096 || v != next_v[b])
             fail(rank, "ANY_SOURCE: a message out of order, lost or duplicated", round,
@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
   }
   if (rank == 0)
     for (int b = 0; b < y && b < 4096; ++b)
-      if (next_v[b] != 7 + 8 * (rounds / 8)) fail(rank, "ANY_SOURCE: messages missing", rounds, x + b);
+      if (next_v[b] != 7 + 8 * (rounds / 8))
+        fail(rank, "ANY_SOURCE: messages missing", rounds, x + b);
   unsigned long long total = 0;
   MMPI_Reduce(&checked, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MMPI_COMM_WORLD);
   if (rank == 0) printf("PASS failover (%d rounds, %llu bytes checked)\n", rounds, total);

@@ -1208,6 +1208,11 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   ASSERT_TRUE(got(r0, FrameType::kHelloAck));
   ASSERT_NE(control(sock, R"({"cmd":"drain","on":true})").find("\"draining\":true"),
             std::string::npos);
+  // Ranks already admitted are told (issue 18: those with other forwarders move).
+  auto notice = next(r0);
+  ASSERT_TRUE(notice);
+  EXPECT_EQ(notice->hdr.type, FrameType::kError);
+  EXPECT_EQ(notice->hdr.flags, static_cast<std::uint8_t>(ErrorCode::kDraining)) << notice->text();
   FrameClient& x = connect(z, 1);
   auto ch = hello_only(x, job, 1, 1, 1);
   ASSERT_TRUE(ch);
