@@ -12,7 +12,7 @@ from .util import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
-OWN_VARS = {"MMPI_FORWARDER", "MMPI_FORWARDER_KEYS", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
+OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
             "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
 
 
@@ -52,6 +52,8 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=No
         for kv in preload:
             x += ["-x", kv]
     for v in pass_env:
+        if keys and v == "MMPI_FORWARDER_KEYS":
+            continue  # the keys of the zipperd this run started win
         x += ["-x", v]
     for v in o.env:
         x += ["-x", v if "=" in v else f"{v}={os.environ[v]}"]
