@@ -2,25 +2,46 @@
 # Issue 18: ranks stripe over K zipperd on loopback while one of them fails;
 # the job must finish with every byte checked (mmpi_failover_itest), or, when
 # every forwarder goes, end non-zero within 10 s with no process left.
-# usage: failover_itest.sh BIN_DIR kill|stop|all K X Y ROUNDS
+# usage: failover_itest.sh BIN_DIR kill|stop|drain|all K X Y ROUNDS
 set -euo pipefail
 [[ -z ${FAILOVER_DEBUG:-} ]] || set -x
 bin=$1 fault=$2 k=$3 x=$4 y=$5 rounds=$6
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d)
-trap 'kill -CONT $(cat "$dir"/pids 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
+trap 'kill -CONT $(cat "$dir"/pids 2>/dev/null) 2>/dev/null || true
+      kill -TERM $(cat "$dir"/zipperd.*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
 port=$((20000 + RANDOM % 20000))
 # A short forwarder timeout so that a stopped zipperd is noticed quickly.
 t0=$(date +%s.%N)
-"$bin/zipper-run" --local --port "$port" --zippers "$k" -x "$x" -y "$y" --timeout 240 \
+run_args=(--local --zippers "$k" --port "$port")
+if [[ $fault == drain ]]; then
+    # zipperd of our own, each with a control socket for `zipperctl drain`.
+    fwd=()
+    for i in $(seq 1 "$k"); do
+        p=$((port + i - 1))
+        "$bin/zipperd" --listen "A=127.0.0.1:$p" --control-socket "$dir/ctl.$i" \
+            --pid-file "$dir/zipperd.$i.pid" --host-key "$dir/key.$i" >"$dir/zipperd.$i.log" 2>&1 &
+        echo "zipperd running (pid $!, log $dir/zipperd.$i.log)" >>"$dir/started"
+        fwd+=("127.0.0.1:$p")
+    done
+    for i in $(seq 1 "$k"); do
+        for _ in $(seq 100); do [[ -s $dir/zipperd.$i.pid ]] && break; sleep 0.1; done
+    done
+    list=$(IFS=,; echo "${fwd[*]}")
+    keys=$(for i in $(seq 1 "$k"); do cat "$dir/key.$i.pub"; done | paste -sd,)
+    run_args=(--local --no-zipperd --forwarder-a "$list" --forwarder-b "$list"
+              --env "MMPI_FORWARDER_KEYS=$keys")
+fi
+"$bin/zipper-run" "${run_args[@]}" -x "$x" -y "$y" --timeout 240 \
     --env MMPI_FORWARDER_TIMEOUT=2000 -- "$bin/mmpi_failover_itest" "$rounds" >"$dir/out" 2>&1 &
 run=$!
+touch "$dir/started"
 # zipperd of bridge node 2 (or every one, for "all").
 for _ in $(seq 200); do
-    [[ $(grep -c 'zipperd running (pid' "$dir/out" || true) -ge $k ]] && break
+    [[ $(cat "$dir/out" "$dir/started" | grep -c 'zipperd running (pid' || true) -ge $k ]] && break
     sleep 0.1
 done
-mapfile -t pids < <(sed -n 's/.*zipperd running (pid \([0-9]*\),.*/\1/p' "$dir/out")
+mapfile -t pids < <(cat "$dir/out" "$dir/started" | sed -n 's/.*zipperd running (pid \([0-9]*\),.*/\1/p')
 [[ ${#pids[@]} -ge $k ]] || { cat "$dir/out"; echo "FAIL: zipperd did not start"; exit 1; }
 # Traffic first: the fault hits messages in flight both ways.
 for _ in $(seq 300); do
@@ -32,6 +53,7 @@ case $fault in
     kill) kill -KILL "${pids[1]}" || { cat "$dir/out"; exit 1; } ;;
     stop) kill -STOP "${pids[1]}"; echo "${pids[1]}" >"$dir/pids" ;;
     all) t_all=$(date +%s.%N); kill -KILL "${pids[@]}" ;;
+    drain) "$bin/zipperctl" --socket "$dir/ctl.2" drain ;;
 esac
 echo "fault '$fault' at $(echo "$(date +%s.%N) - $t0" | bc) s"
 rc=0
@@ -48,6 +70,14 @@ if [[ $fault == all ]]; then
     ! pgrep -f "mmpi_failover_itest $rounds" >/dev/null || { echo "FAIL: ranks left running"; exit 1; }
     echo "PASS failover_all"
     exit 0
+fi
+if [[ $fault == drain ]]; then
+    # The drained zipperd: no job left on it, and it says draining.
+    "$bin/zipperctl" --socket "$dir/ctl.2" status
+    "$bin/zipperctl" --socket "$dir/ctl.2" --json status | grep -q '"state": *"draining"' ||
+        { echo "FAIL: zipperd 2 does not say draining"; exit 1; }
+    grep -q "is draining for maintenance" "$dir/out" || { echo "FAIL: no rank moved off"; exit 1; }
+    kill -TERM $(cat "$dir"/zipperd.*.pid) 2>/dev/null || true
 fi
 [[ $rc -eq 0 ]] || { echo "FAIL: zipper-run exited $rc"; exit 1; }
 grep -q "^PASS failover" "$dir/out" || { echo "FAIL: no PASS line"; exit 1; }
