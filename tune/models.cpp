@@ -77,8 +77,11 @@ double two_tier(double L, double M, double B) { return L + 5 * M / B; }
 double rabenseifner(double L, double M, int n, double B) { return L + M / (n * B) + 2 * M / B; }
 }  // namespace matsuda
 
-double Network::stream_gap(int n, double m, Flow f) const {
+double Network::stream_gap(int n_streams, double m, Flow f) const {
   if (fwd_contention.empty()) return forwarded.g(m);
+  // The same load per forwarder as n·k_measured/k streams had when measured.
+  const double n =
+      static_cast<double>(n_streams) * std::max(1, forwarders_measured) / std::max(1, forwarders);
   const auto at = [&](const FwdContention& c) {
     double one = c.alone, many = c.low_to_high;
     if (f == Flow::kHighToLow) many = c.high_to_low;
@@ -87,7 +90,7 @@ double Network::stream_gap(int n, double m, Flow f) const {
       many = c.exchange;
     }
     if (n <= 1 || senders_measured <= 1) return one;
-    const double w = static_cast<double>(n - 1) / (senders_measured - 1);
+    const double w = (n - 1) / (senders_measured - 1);
     return std::max(0.0, one + w * (many - one));
   };
   const auto& v = fwd_contention;

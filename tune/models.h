@@ -97,7 +97,13 @@ struct Network {
   double gamma_alltoall = 1;
   /// Forwarded contention per message size, ascending bytes (empty: none).
   std::vector<FwdContention> fwd_contention;
-  int senders_measured = 1;   // streams of the contention experiments
+  int senders_measured = 1;  // streams of the contention experiments
+  /// Bridge nodes (zipperd) the ranks stripe over (docs/rails.md), and how
+  /// many the contention experiments ran through. Sender i uses forwarder
+  /// i mod k, so n streams over k forwarders load each as n·k_measured/k
+  /// streams loaded the measured ones.
+  int forwarders = 1;
+  int forwarders_measured = 1;
   double op_us_per_byte = 0;  // cost of combining one byte (MPI_SUM on doubles), µs
   /// The job's ranks (and zipperd) share one host whose cores are fewer than
   /// the ranks, as on the emulated clusters: steps that separate nodes run
@@ -117,7 +123,8 @@ struct Network {
   /// a relay that serves messages one at a time slows each stream in
   /// proportion to n), then linear in m between the measured sizes (below
   /// the smallest its value; above the largest in proportion to m). No
-  /// measurement: the forwarded class's g(m).
+  /// measurement: the forwarded class's g(m). n is first scaled to the
+  /// measured forwarders (forwarders above).
   double stream_gap(int n, double m, Flow f) const;
   /// One forwarded transfer of m bytes, as k segments of at most s bytes
   /// posted at once (s = 0: one message), one of n concurrent streams going

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -152,6 +153,7 @@ json contention_json(const Network& net) {
   return {{"gamma_alltoall", net.gamma_alltoall},
           {"forwarded", fc},
           {"senders_measured", net.senders_measured},
+          {"forwarders_measured", net.forwarders_measured},
           {"op_us_per_byte", net.op_us_per_byte}};
 }
 
@@ -183,6 +185,9 @@ Network network_from_report(const json& rep) {
   const json& c = rep.at("contention");
   net.gamma_alltoall = c.at("gamma_alltoall");
   net.senders_measured = c.at("senders_measured");
+  // Reports of one forwarder only before issue 18.
+  net.forwarders_measured = c.value("forwarders_measured", 1);
+  net.forwarders = net.forwarders_measured;
   net.op_us_per_byte = c.at("op_us_per_byte");
   // Reports written before the host check ran as if every rank had a node.
   if (rep.contains("host")) net.shared_cores = rep.at("host").at("shared_cores");
@@ -501,6 +506,13 @@ int main(int argc, char** argv) {
   net.high = y >= 2 ? measure_class(x, x + 1, &th_high) : net.forwarded;
   const int smax = std::min(x, y);
   net.senders_measured = smax;
+  {
+    // Measured through every forwarder of MMPI_FORWARDER (issue 18).
+    const char* fwd = std::getenv("MMPI_FORWARDER");
+    net.forwarders_measured =
+        fwd && *fwd ? 1 + static_cast<int>(std::count(fwd, fwd + std::strlen(fwd), ',')) : 1;
+    net.forwarders = net.forwarders_measured;
+  }
   for (std::uint64_t b : contention_sizes(o.quick))
     net.fwd_contention.push_back(measure_forwarded_contention(x, smax, b, b <= 65536 ? 32 : 8));
   // G under load: every rank streaming inside its cluster at once.

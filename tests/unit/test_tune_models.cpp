@@ -95,6 +95,14 @@ TEST(TuneModels, ForwardedStreamGapsAndSegments) {
   EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 1, Flow::kLowToHigh), 10 + 4 * 12);
   EXPECT_DOUBLE_EQ(net.forward(4000, 0, 1, Flow::kLowToHigh), 10 + 42);
   EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 4, Flow::kExchange), 10 + 4 * 60);
+  // Issue 18: measured through one forwarder, predicted for two: 8 streams
+  // load each forwarder as 4 did the one, and 2 streams as one did.
+  Network two = net;
+  two.forwarders = 2;
+  EXPECT_DOUBLE_EQ(two.stream_gap(8, 1000, Flow::kLowToHigh), 30);
+  EXPECT_DOUBLE_EQ(two.stream_gap(2, 1000, Flow::kLowToHigh), 12);
+  two.forwarders_measured = 2;  // measured through both: as measured
+  EXPECT_DOUBLE_EQ(two.stream_gap(4, 1000, Flow::kLowToHigh), 30);
   // No contention measured: the forwarded class's g(m).
   Network plain = net;
   plain.fwd_contention.clear();
