@@ -208,8 +208,12 @@ def check_transparent():
 
 
 def run_picked(args, pick, test, prog="mmpi_itest"):
-    """Run mmpi_itest TEST with MMPI_FORWARDER cut to element `pick` of the list."""
+    """Run mmpi_itest TEST with MMPI_FORWARDER (and the host keys zipper-run pins,
+    MMPI_FORWARDER_KEYS) cut to element `pick` of the list, then with the whole
+    list (the ranks stripe over every bridge node)."""
     wrap = ('export MMPI_FORWARDER=$(printf %s "$MMPI_FORWARDER" | cut -d, -f"$0"); '
+            '[ -z "$MMPI_FORWARDER_KEYS" ] || '
+            'export MMPI_FORWARDER_KEYS=$(printf %s "$MMPI_FORWARDER_KEYS" | cut -d, -f"$0"); '
             'exec "$@"')
     r = zrun(args + ["--", "sh", "-c", wrap, str(pick), os.path.join(BIN, prog), test])
     if r.returncode != 0 or f"PASS {test}" not in r.stdout:
