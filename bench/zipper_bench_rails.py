@@ -89,7 +89,7 @@ def parse_stream(text):
     out = {"bytes": int(f[5]), "seconds": float(f[8]), "mb_s": float(f[10])}
     if one:
         g = one[-1].replace(",", "").split()
-        out["gap"] = float(g[-3])
+        out["gap"] = float(g[-4])  # "... longest gap G s, start T"
         out["start"] = float(g[-1])
     return out
 
