@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "../proto/auth.h"
+#include "forwarder.h"
 #include "prometheus_text.h"
 #include "snapshot_json.h"
 
@@ -32,6 +34,9 @@ std::string ControlCommands::handle(const std::string& request) {
                                     value + "'");
       set_log_level_(value);
       spdlog::info("log level set to {} by zipperctl", value);
+    } else if (cmd == "host-key") {
+      // The public half ranks pin (MMPI_FORWARDER_KEYS, known_forwarders).
+      answer["host_key"] = proto::auth::to_hex(fwd_.host_public_key());
     } else if (cmd == "metrics") {
       answer["text"] = prometheus_text(fwd_.snapshot(), build_info());
     } else {

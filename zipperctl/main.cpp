@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   set->add_option("value", value, "trace, debug, info, warn or error")->required();
   auto* metrics = app.add_subcommand(
       "metrics", "print Prometheus text (node_exporter textfile collector alternative)");
+  auto* host_key = app.add_subcommand(
+      "host-key",
+      "print zipperd's public host key (64 hex digits), for MMPI_FORWARDER_KEYS or the "
+      "site's known_forwarders");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,6 +95,13 @@ int main(int argc, char** argv) {
     } else if (*set) {
       ctl::request(socket, {{"cmd", "set"}, {"key", key}, {"value", value}});
       if (as_json) std::puts(json{{key, value}}.dump(2).c_str());
+    } else if (*host_key) {
+      answer = ctl::request(socket, {{"cmd", "host-key"}});
+      const std::string k = answer.at("host_key").get<std::string>();
+      if (as_json)
+        std::puts(json{{"host_key", k}}.dump(2).c_str());
+      else
+        std::puts(k.c_str());
     } else if (*metrics) {
       answer = ctl::request(socket, {{"cmd", "metrics"}});
       std::fputs(answer.at("text").get<std::string>().c_str(), stdout);

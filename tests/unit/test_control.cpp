@@ -99,7 +99,8 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   ASSERT_EQ(ans.at("jobs").size(), 1u);
   const auto& j = ans.at("jobs")[0];
   // One label everywhere (Job::job_label), the id as a string (u64 loses precision in jq).
-  const std::string label = fw::Job::job_label(7, proto::auth::job_fingerprint(proto::auth::job_key(test_secret(7), fwd_->host_public_key())));
+  const std::string label = fw::Job::job_label(7, proto::auth::job_fingerprint(proto::auth::job_key(
+                                                      test_secret(7), fwd_->host_public_key())));
   EXPECT_EQ(j.at("job"), label);
   EXPECT_EQ(j.at("id"), "7");
   EXPECT_EQ(j.at("state"), "running");
@@ -150,6 +151,12 @@ TEST_F(Control, CountersMatchWhatTheJobSent) {
   EXPECT_EQ(done.at("low_to_high").at("bytes"), up);
 }
 
+TEST_F(Control, HostKeyIsThePublicKeyRanksPin) {
+  const std::string k = ask({{"cmd", "host-key"}}).at("host_key");
+  EXPECT_EQ(k.size(), 64u);
+  EXPECT_EQ(k, proto::auth::to_hex(fwd_->host_public_key()));
+}
+
 TEST_F(Control, DrainRefusesNewJobsOnly) {
   FrameClient& a = join(0, 8, 0);
   ASSERT_TRUE(pump_until(all(), [&] { return !a.inbox().empty(); }));  // HELLO_ACK
@@ -174,7 +181,8 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
   ASSERT_TRUE(pump_until(all(), [&] { return !x.inbox().empty(); }));
   proto::auth::ChallengePayload ch;
   ASSERT_TRUE(proto::auth::decode_challenge(x.pop()->payload, &ch));
-  x.send(header(FrameType::kAuth, 8, 1, 0), auth_payload(test_secret(999), ch, {8, 1, 1, 1}, x.link()));
+  x.send(header(FrameType::kAuth, 8, 1, 0),
+         auth_payload(test_secret(999), ch, {8, 1, 1, 1}, x.link()));
   ASSERT_TRUE(pump_until(all(), [&] { return x.closed(); }));
   auto err = x.pop();
   ASSERT_TRUE(err.has_value());
