@@ -120,7 +120,9 @@ grep -q draining "$dir/refused.out" || fail "the refused job was not told why: $
 # Counted once per job (its two ranks), and no protocol error (issue 20).
 [[ $(ctl status --json | jq .jobs_refused_draining) -eq 1 ]] || fail "refused jobs not counted as jobs"
 [[ $(ctl status --json | jq .protocol_errors) -eq 0 ]] || fail "a drain refusal counted as a protocol error"
-curl -sf "$metrics" | grep -q '^zipper_protocol_errors_total 0$' || fail "/metrics protocol errors after a drain"
+# Whole text first: `grep -q` quitting early would fail curl (SIGPIPE) under pipefail.
+text=$(curl -sf "$metrics") || fail "GET $metrics after a drain"
+grep -q '^zipper_protocol_errors_total 0$' <<<"$text" || fail "/metrics protocol errors after a drain"
 ctl drain --wait --timeout 10 >/dev/null || fail "drain --wait with no job running"
 ctl resume
 [[ $(ctl status --json | jq -r .state) == running ]] || fail "resume"

@@ -70,7 +70,7 @@ pid=$(show MainPID)
 sed -i 's/^level = "info"/level = "debug"/' /etc/zipper/zipperd.toml
 systemctl reload zipperd || fail "systemctl reload"
 sleep 1
-journalctl -u zipperd --no-pager | grep -q "SIGHUP: applied log.level = debug" ||
+journalctl -u zipperd --no-pager | grep "SIGHUP: applied log.level = debug" >/dev/null ||
     fail "reload did not apply log.level"
 [[ $(show MainPID) == "$pid" && $(show ActiveState) == active ]] || fail "reload restarted zipperd"
 echo "reloaded: same pid $pid, log.level applied"
@@ -81,5 +81,5 @@ echo "stopped: $res"
 [[ $res == "ActiveState=inactive Result=success ExecMainStatus=0 NRestarts=0" ]] ||
     fail "the unit did not end clean"
 journalctl -u zipperd --no-pager -o cat | grep -E "listening|SIGHUP|watchdog|stopped:|Started|Stopped|Reload|Deactivated"
-journalctl -u zipperd --no-pager -o cat | grep -q "Deactivated successfully" || fail "no clean deactivation in the journal"
+journalctl -u zipperd --no-pager -o cat | grep "Deactivated successfully" >/dev/null || fail "no clean deactivation in the journal"
 echo "PASS systemd_service ($(($(date +%s) - t0)) s in the guest)"
