@@ -184,7 +184,8 @@ void Channel::send(OutFrame f) {
   // waits on it: it overtakes data frames waiting for credit (and, urgent,
   // those queued in the link), or a full-duplex exchange would run one
   // direction at a time. Everything else keeps its order (non-overtaking).
-  const bool control = f.hdr.type == FrameType::kCts;
+  // A PING is sent the same way, so that a busy link is probed too.
+  const bool control = f.hdr.type == FrameType::kCts || f.hdr.type == FrameType::kPing;
   f.urgent = control;
   auto& wait = control ? control_wait_ : credit_wait_;
   const std::uint64_t cost = proto::credit_cost(static_cast<std::uint32_t>(f.payload.bytes.size()));
@@ -203,16 +204,7 @@ std::chrono::steady_clock::time_point Channel::ping() {
     f.hdr.seq = ++ping_seq_;
     ping_out_ = true;
     ping_sent_ = std::chrono::steady_clock::now();
-    // Like a CTS: ahead of data waiting for credit, so a busy link is probed too.
-    f.hdr.job_id = cfg_.job_id;
-    f.hdr.src = static_cast<std::uint32_t>(rank_);
-    f.urgent = true;
-    if (control_wait_.empty() && credits_ >= 1) {
-      credits_ -= 1;
-      link_->post(std::move(f));
-    } else {
-      control_wait_.push_back(std::move(f));
-    }
+    send(std::move(f));
   }
   return ping_sent_;
 }

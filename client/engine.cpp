@@ -341,7 +341,7 @@ void Engine::close() {
     for (int p : std::vector<int>(ack_due_)) send_ack(p);  // what peers wait for
     rails_.flush();
   }
-  rails_.close(*this);
+  rails_.close();
 }
 
 bool Engine::test(Request& r) {

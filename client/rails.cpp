@@ -120,10 +120,9 @@ bool Rails::connect(RailHandler& h) {
   return connected > 0;
 }
 
-void Rails::close(RailHandler& h) {
+void Rails::close() {
   for (auto& r : rails_)
     if (r->state == State::kUp || r->state == State::kDraining) r->ch->close(*r->adapter);
-  (void)h;
 }
 
 bool Rails::up() const {
@@ -214,7 +213,7 @@ void Rails::out_of_use(RailHandler& h, int i, const std::string& why, bool retry
   }
 }
 
-void Rails::try_rejoin(RailHandler& h, int i) {
+void Rails::try_rejoin(int i) {
   Rail& r = *rails_[static_cast<std::size_t>(i)];
   r.ch = std::make_unique<Channel>(cfg_, rank_, r.ch->address(), i);
   if (!r.ch->begin_connect(kRejoinConnectMs)) {
@@ -224,7 +223,6 @@ void Rails::try_rejoin(RailHandler& h, int i) {
   }
   r.state = State::kJoining;
   r.joining_since = Clock::now();
-  (void)h;
 }
 
 void Rails::progress(RailHandler& h) {
@@ -234,7 +232,7 @@ void Rails::progress(RailHandler& h) {
     const int ri = static_cast<int>(i);
     switch (r.state) {
       case State::kOut:
-        if (r.retry && !all_lost_ && size() > 1 && now >= r.retry_at) try_rejoin(h, ri);
+        if (r.retry && !all_lost_ && size() > 1 && now >= r.retry_at) try_rejoin(ri);
         continue;
       case State::kJoining:
         r.ch->progress(*r.adapter);

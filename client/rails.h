@@ -60,7 +60,7 @@ class Rails {
   /// one connects. False with error() set when none does.
   bool connect(RailHandler& h);
   /// Closes every rail (BYE, drain).
-  void close(RailHandler& h);
+  void close();
 
   int size() const { return static_cast<int>(rails_.size()); }
   /// Any rail usable.
@@ -100,7 +100,7 @@ class Rails {
   struct Rail;
   class Adapter;
   void out_of_use(RailHandler& h, int i, const std::string& why, bool retry);
-  void try_rejoin(RailHandler& h, int i);
+  void try_rejoin(int i);
   void flush_after_receive();
   void report(const std::string& msg) const;
 

@@ -49,6 +49,10 @@ struct Connection {
   std::atomic<bool> closed{false};
   std::atomic<bool> doomed{false};  // about to be closed (timeout sweep): tell it nothing
   std::atomic<bool> credit_frame_queued{false};
+  // A PING answer is queued to this client: a client has one PING out at a
+  // time (client/rails.h), so a PING meanwhile is dropped, never queued
+  // without bound for a client that does not read.
+  std::atomic<bool> pong_queued{false};
   bool parked = false;  // receive paused for lack of memory (receive thread only)
   // Bytes of the frame it waits for when parked by its job's fair share
   // (0: parked by the global budget); receive thread only.

@@ -45,6 +45,7 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     case FrameType::kPing: {
       // A client's health probe (client/rails.h): answered from this thread,
       // so a hung relay loop shows as a missing answer.
+      if (conn->pong_queued.exchange(true)) return;
       OutFrame pong;
       pong.hdr.type = FrameType::kPing;
       pong.hdr.flags = proto::kPong;
@@ -52,6 +53,9 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
       pong.hdr.dst = conn->vrank;
       pong.hdr.seq = hdr.seq;
       pong.urgent = true;
+      pong.on_sent = [w = std::weak_ptr<Connection>(conn)] {
+        if (auto c = w.lock()) c->pong_queued.store(false);
+      };
       return send_control(conn, std::move(pong));
     }
     default:
