@@ -1055,6 +1055,54 @@ TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
 // 3k: 8000 ranks of one job disconnect at once without BYE. zipperd's cost
 // is O(N): a few notices per rank, not one per pair; RSS and CPU stay
 // bounded, and the other job keeps working.
+// Issue 18's PING: a rank that sends PINGs as fast as it can and never reads
+// its answers. zipperd queues at most one answer per connection, so its
+// memory stays flat, and another job runs beside.
+TEST_F(Attack, PingFloodFromARankThatNeverReadsStaysBounded) {
+  Zipperd z(probe_limits());
+  const std::uint64_t job = 41;
+  FrameClient& a = connect(z, 0);
+  send_hello(a, job, 0, 1, 1);
+  ASSERT_TRUE(got(a, FrameType::kHelloAck));
+  FrameClient& b = connect(z, 1);
+  send_hello(b, job, 1, 1, 1);
+  ASSERT_TRUE(got(b, FrameType::kHelloAck));
+  ASSERT_TRUE(got(a, FrameType::kJobReady));
+  const std::uint64_t rss0 = z.rss();
+  // Straight into the link, never receiving: 300000 PINGs (19 MB of headers).
+  int sent = 0;
+  const auto until = Clock::now() + seconds(20);
+  while (sent < 300000 && Clock::now() < until) {
+    for (int i = 0; i < 1000; ++i, ++sent) {
+      proto::OutFrame f;
+      f.hdr = header(FrameType::kPing, job, 0, 0);
+      f.hdr.seq = static_cast<std::uint64_t>(sent);
+      a.link().post(std::move(f));
+    }
+    while (a.link().send_pending() && Clock::now() < until) {
+      ASSERT_NE(a.link().progress_send(), proto::LinkStatus::kError) << a.link().error();
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  const std::uint64_t rss1 = z.rss();
+  const std::uint64_t grown = rss1 > rss0 ? rss1 - rss0 : 0;
+  std::printf("PING flood: %d PINGs from a rank that never reads; zipperd RSS %.1f -> %.1f MiB\n",
+              sent, rss0 / 1048576.0, rss1 / 1048576.0);
+  EXPECT_EQ(sent, 300000);
+  EXPECT_LT(grown, std::uint64_t{16} << 20);
+  // Another job runs beside, every byte checked.
+  FrameClient& c = connect(z, 0);
+  send_hello(c, job + 1, 0, 1, 1);
+  ASSERT_TRUE(got(c, FrameType::kHelloAck));
+  FrameClient& d = connect(z, 1);
+  send_hello(d, job + 1, 1, 1, 1);
+  ASSERT_TRUE(got(d, FrameType::kHelloAck));
+  EXPECT_TRUE(got(c, FrameType::kJobReady));
+  EXPECT_TRUE(got(d, FrameType::kJobReady));
+  EXPECT_GT(pingpong(c, d, job + 1, 50, 4096), 0);
+}
+
 TEST_F(Attack, MassDisconnectOf8000RanksIsLinear) {
   rlimit rl{};
   ::getrlimit(RLIMIT_NOFILE, &rl);
