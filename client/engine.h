@@ -194,8 +194,9 @@ class Engine final : public PointToPoint, private RailHandler {
   // Several rails (reliability.h).
   std::vector<PeerTx> tx_;  // per world rank
   std::vector<PeerRx> rx_;
-  std::uint64_t retained_bytes_ = 0;
-  std::vector<Request*> streaming_;  // rendezvous sends with chunks to post
+  std::uint64_t retained_bytes_ = 0;  // in the EAGER copies kept (MMPI_RETRANSMIT_BYTES)
+  std::size_t retained_copies_ = 0;   // EAGER copies kept, empty messages included
+  std::vector<Request*> streaming_;   // rendezvous sends with chunks to post
   std::set<std::pair<int, std::uint64_t>> unexpected_rts_;
   std::vector<int> ack_due_;  // peers owed an ACK
   std::chrono::steady_clock::time_point next_tick_{};

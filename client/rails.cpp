@@ -126,9 +126,9 @@ void Rails::close() {
 }
 
 bool Rails::up() const {
-  return std::any_of(rails_.begin(), rails_.end(), [](const auto& r) {
-    return r->state == State::kUp || r->state == State::kDraining;
-  });
+  for (int i = 0; i < size(); ++i)
+    if (usable(i)) return true;
+  return false;
 }
 
 bool Rails::preferred(int i) const {

@@ -30,6 +30,7 @@ void Engine::keep_eager_copy(const OutFrame& f) {
   if (t.eager.empty()) t.last_tx = Clock::now();
   auto bytes = std::static_pointer_cast<std::vector<std::byte>>(f.payload.owner);
   retained_bytes_ += bytes->size();
+  ++retained_copies_;
   t.eager.push_back(EagerCopy{f.hdr, std::move(bytes)});
 }
 
@@ -39,6 +40,7 @@ void Engine::on_ack(int peer, std::uint64_t upto) {
   t.acked = upto;
   while (!t.eager.empty() && t.eager.front().hdr.seq < upto) {
     retained_bytes_ -= t.eager.front().bytes->size();
+    --retained_copies_;
     t.eager.pop_front();
   }
   t.last_tx = Clock::now();
@@ -171,16 +173,14 @@ void Engine::resend_to(int peer, int failed_rail) {
 void Engine::drop_peer_state(int peer) {
   PeerTx& t = tx_[static_cast<std::size_t>(peer)];
   for (const auto& c : t.eager) retained_bytes_ -= c.bytes->size();
+  retained_copies_ -= t.eager.size();
   t.eager.clear();
   std::erase_if(streaming_, [peer](Request* s) { return s->peer == peer; });
   rx_[static_cast<std::size_t>(peer)].held.clear();
   std::erase(ack_due_, peer);
 }
 
-bool Engine::reliable_idle() const {
-  return rndv_sends_.empty() && retained_bytes_ == 0 &&
-         std::all_of(tx_.begin(), tx_.end(), [](const PeerTx& t) { return t.eager.empty(); });
-}
+bool Engine::reliable_idle() const { return rndv_sends_.empty() && retained_copies_ == 0; }
 
 // ---- receiver --------------------------------------------------------------
 
@@ -258,7 +258,8 @@ void Engine::release_held(int src) {
 
 void Engine::reliability_tick() {
   pump_chunks();
-  if (ack_due_.empty() && rndv_sends_.empty() && retained_bytes_ == 0) return;
+  // Copies of empty messages count too (retained_bytes_ does not see them).
+  if (ack_due_.empty() && reliable_idle()) return;
   const auto now = Clock::now();
   for (int p : std::vector<int>(ack_due_))
     if (rx_[static_cast<std::size_t>(p)].due <= now) send_ack(p);

@@ -1061,13 +1061,7 @@ TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
 TEST_F(Attack, PingFloodFromARankThatNeverReadsStaysBounded) {
   Zipperd z(probe_limits());
   const std::uint64_t job = 41;
-  FrameClient& a = connect(z, 0);
-  send_hello(a, job, 0, 1, 1);
-  ASSERT_TRUE(got(a, FrameType::kHelloAck));
-  FrameClient& b = connect(z, 1);
-  send_hello(b, job, 1, 1, 1);
-  ASSERT_TRUE(got(b, FrameType::kHelloAck));
-  ASSERT_TRUE(got(a, FrameType::kJobReady));
+  FrameClient& a = *legit_pair(z, job).first;
   const std::uint64_t rss0 = z.rss();
   // Straight into the link, never receiving: 300000 PINGs (19 MB of headers).
   int sent = 0;
@@ -1092,15 +1086,8 @@ TEST_F(Attack, PingFloodFromARankThatNeverReadsStaysBounded) {
   EXPECT_EQ(sent, 300000);
   EXPECT_LT(grown, std::uint64_t{16} << 20);
   // Another job runs beside, every byte checked.
-  FrameClient& c = connect(z, 0);
-  send_hello(c, job + 1, 0, 1, 1);
-  ASSERT_TRUE(got(c, FrameType::kHelloAck));
-  FrameClient& d = connect(z, 1);
-  send_hello(d, job + 1, 1, 1, 1);
-  ASSERT_TRUE(got(d, FrameType::kHelloAck));
-  EXPECT_TRUE(got(c, FrameType::kJobReady));
-  EXPECT_TRUE(got(d, FrameType::kJobReady));
-  EXPECT_GT(pingpong(c, d, job + 1, 50, 4096), 0);
+  auto [c, d] = legit_pair(z, job + 1);
+  EXPECT_GT(pingpong(*c, *d, job + 1, 50, 4096), 0);
 }
 
 TEST_F(Attack, MassDisconnectOf8000RanksIsLinear) {
