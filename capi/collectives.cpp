@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "../client/op_ref.h"
 #include "../client/runtime.h"
 #include "../collectives/allgather_two_level.h"
 #include "../collectives/allreduce_rabenseifner.h"
@@ -277,6 +278,15 @@ int mmpi_impl_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return MPI_Op_create(user_fn, commute, op);
 }
 
-int mmpi_impl_Op_free(MPI_Op* op) { return MPI_Op_free(op); }
+// A non-blocking reduction still running holds the op (client/op_ref.h): its
+// native free then waits for that operation to complete.
+int mmpi_impl_Op_free(MPI_Op* op) {
+  if (op == nullptr) return MPI_ERR_ARG;
+  if (*op != MPI_OP_NULL && zipper::client::free_when_released(*op)) {
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+  }
+  return MPI_Op_free(op);
+}
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "comm_create.h"
@@ -46,9 +47,60 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
   std::shared_ptr<Comm> n;
-  if (int rc = split(*rt, c, 0, c->rank(), &n)) return rc;
+  // Open MPI duplicates the handle's native communicator: the attributes'
+  // copy callbacks run onto the new one.
+  if (int rc = split(*rt, c, 0, c->rank(), &n, handle_of(*c))) return rc;
   n->cart = c->cart;  // MPI: the topology is copied, the name is not
+  for (int k : c->attr_keyvals) {
+    void* v = nullptr;
+    int flag = 0;
+    if (MPI_Comm_get_attr(handle_of(*n), k, &v, &flag) == MPI_SUCCESS && flag)
+      n->attr_keyvals.push_back(k);
+  }
   set_out(n, newcomm);
+  return MPI_SUCCESS;
+}
+
+// MPI-3.1 section 6.4.2: the non-blocking duplicate. It is made at once
+// (the same agreement as MMPI_Comm_dup, collective over comm) and the
+// request returned complete; the new handle is valid as MPI requires it to
+// be only after that request completes.
+int mmpi_impl_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (request == nullptr || newcomm == nullptr) return MPI_ERR_ARG;
+  if (int rc = mmpi_impl_Comm_dup(comm, newcomm)) return rc;
+  auto r = std::make_unique<zipper::client::Request>();
+  r->kind = zipper::client::RequestKind::kCompleted;
+  r->complete = true;
+  *request = to_handle(std::move(r));
+  return MPI_SUCCESS;
+}
+
+// The hints go to the new handle's native communicator (MMPI_Comm_get_info
+// reads them there); libmmpi itself follows none.
+int mmpi_impl_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  if (newcomm == nullptr) return MPI_ERR_ARG;
+  if (int rc = mmpi_impl_Comm_dup(comm, newcomm)) return rc;
+  if (info != MPI_INFO_NULL) return MPI_Comm_set_info(*newcomm, info);
+  return MPI_SUCCESS;
+}
+
+int mmpi_impl_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
+  Runtime* rt;
+  std::shared_ptr<Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  if (int rc = MPI_Comm_set_attr(handle_of(*c), comm_keyval, attribute_val)) return rc;
+  auto& keys = c->attr_keyvals;
+  if (std::find(keys.begin(), keys.end(), comm_keyval) == keys.end()) keys.push_back(comm_keyval);
+  return MPI_SUCCESS;
+}
+
+int mmpi_impl_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+  Runtime* rt;
+  std::shared_ptr<Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  if (int rc = MPI_Comm_delete_attr(handle_of(*c), comm_keyval)) return rc;
+  auto& keys = c->attr_keyvals;
+  keys.erase(std::remove(keys.begin(), keys.end(), comm_keyval), keys.end());
   return MPI_SUCCESS;
 }
 
@@ -69,14 +121,15 @@ int mmpi_impl_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info i
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) return MPI_ERR_ARG;
+  // A node lies in one cluster: Open MPI finds this node's members among
+  // this cluster's; the colour is the lowest of their ranks. Every member of
+  // this cluster enters Open MPI's split, also one passing MPI_UNDEFINED
+  // (it gets MPI_COMM_NULL there): the split is collective over them all.
+  MPI_Comm node = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_split_type(c->native(), split_type, 0, MPI_INFO_NULL, &node)) return rc;
+  zipper::client::NativeComm owned(node);
   int color = MPI_UNDEFINED;
-  if (split_type == MPI_COMM_TYPE_SHARED) {
-    // A node lies in one cluster: Open MPI finds this node's members among
-    // this cluster's; the colour is the lowest of their ranks.
-    MPI_Comm node = MPI_COMM_NULL;
-    if (int rc = MPI_Comm_split_type(c->native(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node))
-      return rc;
-    zipper::client::NativeComm owned(node);
+  if (node != MPI_COMM_NULL) {
     int mine = c->rank();
     if (int rc = MPI_Allreduce(&mine, &color, 1, MPI_INT, MPI_MIN, node)) return rc;
   }
@@ -95,8 +148,13 @@ int mmpi_impl_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   for (int w : g->world)
     if (c->map().rank_of_world(w) < 0) return MPI_ERR_GROUP;  // not a subgroup of comm's
   const int in_group = g->rank_of_world(c->map().world(c->rank()));
+  // MPI-2.2: the group may differ between processes if the groups are
+  // disjoint; each group becomes a communicator of its own. The colour names
+  // the group by its first member (a rank of comm, so it is non-negative).
+  const int color =
+      in_group < 0 || g->world.empty() ? MPI_UNDEFINED : c->map().rank_of_world(g->world.front());
   std::shared_ptr<Comm> n;
-  if (int rc = split(*rt, c, in_group < 0 ? MPI_UNDEFINED : 0, in_group, &n)) return rc;
+  if (int rc = split(*rt, c, color, in_group, &n)) return rc;
   set_out(n, newcomm);
   return MPI_SUCCESS;
 }
@@ -195,11 +253,13 @@ int mmpi_impl_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
   }
   // MPI_TAG_UB (frames carry 32-bit tags; Open MPI's bound is the smaller),
   // MPI_HOST, MPI_IO, MPI_APPNUM: Open MPI's own values, which it keeps on
-  // MPI_COMM_WORLD only. User keyvals: the communicator's native one.
+  // MPI_COMM_WORLD only. User keyvals: the native communicator that
+  // Comm_set_attr and Comm_delete_attr pass the handle to (for
+  // MMPI_COMM_SELF that is Open MPI's MPI_COMM_SELF, not c->native()).
   const bool predefined = comm_keyval == MPI_TAG_UB || comm_keyval == MPI_HOST ||
                           comm_keyval == MPI_IO || comm_keyval == MPI_APPNUM ||
                           comm_keyval == MPI_LASTUSEDCODE;
-  return MPI_Comm_get_attr(predefined ? MPI_COMM_WORLD : c->native(), comm_keyval, attribute_val,
+  return MPI_Comm_get_attr(predefined ? MPI_COMM_WORLD : handle_of(*c), comm_keyval, attribute_val,
                            flag);
 }
 

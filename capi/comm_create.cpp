@@ -15,7 +15,7 @@ MPI_Comm handle_of(const client::Comm& c) {
 }
 
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
-          std::shared_ptr<client::Comm>* out) {
+          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of) {
   out->reset();
   if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
   const coll::Topology t = coll::Topology::of(rt.engine(), parent);
@@ -45,12 +45,20 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
                              members.begin());
   // This cluster's members of the same colour, in new rank order (key = new rank).
   MPI_Comm native = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_split(parent->native(), color, new_rank, &native)) return rc;
+  if (dup_of != MPI_COMM_NULL) {
+    if (int rc = MPI_Comm_dup(dup_of, &native)) return rc;
+  } else if (int rc = MPI_Comm_split(parent->native(), color, new_rank, &native)) {
+    return rc;
+  }
   if (color == MPI_UNDEFINED) return MPI_SUCCESS;
   client::NativeComm nc(native);
   MPI_Comm_set_errhandler(native, MPI_ERRORS_RETURN);
+  // The collectives' duplicate carries no attributes: for Comm_dup it is
+  // made from the parent's own (same members, same order), so the copy
+  // callbacks run once, onto the new handle only.
   MPI_Comm coll = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_dup(native, &coll)) return rc;
+  if (int rc = MPI_Comm_dup(dup_of != MPI_COMM_NULL ? parent->native_coll() : native, &coll))
+    return rc;
   client::NativeComm ncoll(coll);
 
   std::vector<int> world(members.size());

@@ -19,8 +19,11 @@ namespace zipper::capi {
 /// table under its handle (its native communicator). Returns MPI_ERR_ARG for
 /// a negative colour other than MPI_UNDEFINED (checked before communicating;
 /// every rank must pass a valid colour), or an error from the collectives.
+/// `dup_of`: for MPI_Comm_dup, the parent's handle; the native
+/// communicator is then Open MPI's duplicate of it (same members, same
+/// order), so the attribute copy callbacks run as MPI-3.1 section 6.7.2 asks.
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
-          std::shared_ptr<client::Comm>* out);
+          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of = MPI_COMM_NULL);
 
 /// MPI_Comm_create_group: collective over the members of `members` only
 /// (world ranks, in new rank order; the caller among them). The native

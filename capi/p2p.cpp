@@ -143,7 +143,11 @@ int mmpi_impl_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   mmpi_impl_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &reqs[1]);
   MPI_Status st[2];
   const int wrc = mmpi_impl_Waitall(2, reqs, st);
-  if (status != MPI_STATUS_IGNORE) *status = st[0];
+  if (status != MPI_STATUS_IGNORE) {
+    const int user_error = status->MPI_ERROR;  // a single-completion call leaves it
+    *status = st[0];
+    status->MPI_ERROR = user_error;
+  }
   if (wrc == MPI_ERR_IN_STATUS)
     return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
   return wrc;

@@ -63,7 +63,8 @@ int mmpi_impl_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int 
   if (int rc = check_buf(count, datatype)) return rc;
   // Receive into scratch laid out like buf, then copy over what was sent.
   zipper::coll::TypedBuffer in(count, datatype);
-  MPI_Status st;
+  MPI_Status st{};
+  if (status != MPI_STATUS_IGNORE) st = *status;  // keeps the caller's MPI_ERROR
   const int rc = mmpi_impl_Sendrecv(buf, count, datatype, dest, sendtag, in.data(), count, datatype,
                                     source, recvtag, comm, &st);
   if (status != MPI_STATUS_IGNORE) *status = st;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "communicator.h"
 
@@ -23,7 +24,11 @@ class CommTable {
   void add(MPI_Comm h, std::shared_ptr<Comm> c);
   /// Unregisters `h`; the communicator lives on while requests hold it.
   bool remove(MPI_Comm h);
-  void clear() { comms_.clear(); }
+  /// Unregisters every communicator, in the order they were created and
+  /// MMPI_COMM_WORLD and MMPI_COMM_SELF last (an attribute's delete callback
+  /// on one may free a communicator made after it: PETSc's inner
+  /// communicators, mpi4py's); re-entrant.
+  void clear();
 
   /// Context ids: the next id no communicator of this process uses; after
   /// the members agreed on `cid` (MAX of their next_cid()), `take(cid)`.
@@ -32,6 +37,7 @@ class CommTable {
 
  private:
   std::map<MPI_Comm, std::shared_ptr<Comm>> comms_;
+  std::vector<MPI_Comm> created_;  // handles in the order added (clear() frees in it)
   std::uint32_t next_cid_ = kFirstFreeCid;
 };
 

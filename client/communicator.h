@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cart.h"
 #include "rank_map.h"
@@ -73,6 +74,10 @@ class Comm {
   /// which keeps it alive after the program frees its own handle.
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   NativeComm errhandler_keeper;
+  /// Keyvals with an attribute set through MMPI_Comm_set_attr, in the order
+  /// first set (the attributes live on the handle's native communicator).
+  /// MMPI_Finalize deletes MMPI_COMM_SELF's in the reverse order first.
+  std::vector<int> attr_keyvals;
 
  private:
   RankMap map_;

@@ -4,6 +4,32 @@
 
 namespace zipper::client {
 
+TypeRef& TypeRef::operator=(MPI_Datatype t) {
+  reset();
+  type_ = t;
+  if (t == MPI_DATATYPE_NULL) return *this;
+  int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+  if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+      combiner != MPI_COMBINER_NAMED) {
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    if (MPI_Type_dup(t, &dup) == MPI_SUCCESS) {
+      type_ = dup;
+      owned_ = true;
+    }
+  }
+  return *this;
+}
+
+void TypeRef::reset() {
+  if (owned_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Type_free(&type_);
+  }
+  type_ = MPI_DATATYPE_NULL;
+  owned_ = false;
+}
+
 int describe(const void* buf, int count, MPI_Datatype type, Layout* out) {
   if (count < 0) return MPI_ERR_COUNT;
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;

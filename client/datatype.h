@@ -18,6 +18,26 @@ struct Layout {
   std::byte* base = nullptr;  // first byte of data when contiguous
 };
 
+/// A datatype an operation in flight uses. MPI lets the application free
+/// its handle meanwhile (MPI-3.1 section 4.1.9: the type stays in use until
+/// the operation completes), so a derived type is held as a duplicate of its
+/// own; predefined types are used as they are.
+class TypeRef {
+ public:
+  TypeRef() = default;
+  ~TypeRef() { reset(); }
+  TypeRef(const TypeRef&) = delete;
+  TypeRef& operator=(const TypeRef&) = delete;
+  /// Holds `t` (a duplicate when it is derived).
+  TypeRef& operator=(MPI_Datatype t);
+  operator MPI_Datatype() const { return type_; }  // NOLINT: used where MPI wants the type
+  void reset();
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  bool owned_ = false;
+};
+
 /// Describes buf/count/datatype. Returns MPI_SUCCESS or MPI_ERR_TYPE /
 /// MPI_ERR_COUNT for invalid input.
 int describe(const void* buf, int count, MPI_Datatype type, Layout* out);

@@ -6,11 +6,12 @@
 
 namespace zipper::client {
 
+// MPI_ERROR is left as it is: MPI-3.1 section 3.2.5 lets only the
+// multiple-completion calls (Waitall, Testsome, ...) set it, and they do.
 void Engine::fill_status(const Request& r, MPI_Status* st) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = r.status_source;
   st->MPI_TAG = r.status_tag;
-  st->MPI_ERROR = r.error;
   MPI_Status_set_elements_x(st, MPI_BYTE, static_cast<MPI_Count>(r.status_bytes));
   MPI_Status_set_cancelled(st, r.cancelled ? 1 : 0);
 }

@@ -61,7 +61,7 @@ struct Request {
   // Receive side.
   void* buf = nullptr;
   int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
+  TypeRef type;                     // the receive's datatype, valid until the request completes
   Layout layout;                    // capacity = layout.bytes
   std::vector<std::byte> staging;   // packed bytes for non-contiguous receives
   std::uint64_t rndv_expected = 0;  // bytes the sender will stream (after truncation)

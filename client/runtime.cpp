@@ -110,9 +110,20 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
 int Runtime::finalize() {
   if (!instance_) return MPI_ERR_OTHER;
   Runtime& rt = *instance_;
-  rt.engine_->close();
-  // Communicators free their native communicators while MPI still runs.
+  // MPI-3.1 section 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's
+  // attributes, as MPI_Comm_free would, in the reverse order of setting;
+  // their callbacks may still call MPI (so everything still runs).
+  if (auto self = rt.comms_.find(MPI_COMM_SELF)) {
+    const std::vector<int> keys = std::move(self->attr_keyvals);
+    for (auto k = keys.rbegin(); k != keys.rend(); ++k) {
+      int key = *k;
+      MPI_Comm_delete_attr(MPI_COMM_SELF, key);
+    }
+  }
+  // Communicators free their native communicators while MPI still runs
+  // (delete callbacks of their attributes may free other communicators).
   rt.comms_.clear();
+  rt.engine_->close();
   rt.world_.reset();
   const bool fin = rt.we_initialized_mpi_;
   instance_.reset();

@@ -6,6 +6,7 @@ void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, int co
                          MPI_Datatype type, MPI_Op op, int root) {
   const Topology& t = s.topology();
   type = s.keep(type);  // the lambdas below may run after the caller freed it
+  op = s.keep(op);      // and so may the operation
   void* acc = s.scratch(count, type);
   void* tmp = s.scratch(count, type);
   s.local([=] { return copy_typed(sendbuf, acc, count, type); });

@@ -51,6 +51,13 @@ MPI_Datatype Schedule::keep(MPI_Datatype type) {
   return dup;
 }
 
+MPI_Op Schedule::keep(MPI_Op op) {
+  for (const client::OpRef& k : kept_ops_)
+    if (k.get() == op) return op;
+  kept_ops_.emplace_back(op);
+  return op;
+}
+
 int Schedule::start() {
   started_ = true;
   g_started.push_back(this);

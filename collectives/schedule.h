@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "../client/op_ref.h"
 #include "../client/request.h"
 #include "topology.h"
 #include "typed_buffer.h"
@@ -48,6 +49,9 @@ class Schedule final : public client::Progressable {
   /// A datatype that stays valid while the schedule runs, even if the
   /// caller frees its own handle (a duplicate of a derived type).
   MPI_Datatype keep(MPI_Datatype type);
+  /// A reduction operation that stays valid while the schedule runs, even
+  /// if the caller frees it (its free waits for the schedule: client/op_ref.h).
+  MPI_Op keep(MPI_Op op);
 
   /// Starts the first round and registers for progress. Returns an MPI
   /// error code (the schedule is then done with that error).
@@ -85,6 +89,7 @@ class Schedule final : public client::Progressable {
   std::vector<client::RequestPtr> active_;
   std::vector<std::unique_ptr<TypedBuffer>> scratch_;
   std::vector<MPI_Datatype> kept_;
+  std::vector<client::OpRef> kept_ops_;
   int error_ = MPI_SUCCESS;
   bool started_ = false, done_ = false;
 };

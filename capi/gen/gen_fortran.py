@@ -298,5 +298,11 @@ def _comm_get_attr(p):
             "  *flag = found;\n  *ierr = rc;\n}\n")
 
 
+# Generalized requests take C callbacks with C statuses; from Fortran they
+# stay refused with the reason.
+_GREQUEST_FORTRAN = "generalized requests are implemented for C only (Fortran callbacks take Fortran statuses)"
+
 _special = {"Init": _init, "Init_thread": _init_thread, "Wtime": _wtime,
-            "Comm_get_attr": _comm_get_attr}
+            "Comm_get_attr": _comm_get_attr,
+            "Grequest_start": lambda p: _unsupported(p, _GREQUEST_FORTRAN),
+            "Grequest_complete": lambda p: _unsupported(p, _GREQUEST_FORTRAN)}

@@ -1,0 +1,334 @@
+/* Regression tests of issue 29 (wrong results the MPICH test suite found),
+ * unmodified MPI run through libmmpi_transparent across the clusters.
+ * usage: issue29_regress TEST; prints "PASS TEST ..." when every check holds.
+ *   status_error   single-completion calls leave status.MPI_ERROR as it was
+ *   type_freed     a derived datatype freed while a receive using it is pending
+ *   op_freed       a user MPI_Op freed before the MPI_Ireduce using it completes
+ *   split_undef    MPI_Comm_split_type with MPI_UNDEFINED on some ranks
+ *   create_disjoint MPI_Comm_create with disjoint groups (even / odd ranks)
+ *   alltoallw_zeros zero-size types in Alltoallw / Alltoallv (also in place)
+ *   attributes     attributes on MPI_COMM_SELF and MPI_COMM_WORLD read back as
+ *                  set, copied by Comm_dup, deleted by Comm_free, MPI_COMM_SELF's
+ *                  first at MPI_Finalize, a delete callback freeing a communicator */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, errors;
+
+#define CHECK(cond, ...)                                           \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      ++errors;                                                    \
+      fprintf(stderr, "rank %d: check failed: %s: ", rank, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                \
+      fprintf(stderr, "\n");                                       \
+    }                                                              \
+  } while (0)
+
+/* ---- status_error ---- */
+static void status_error(void) {
+  const int peer = rank == 0 ? size - 1 : 0; /* rank 0 and the last rank: other clusters */
+  if (rank != 0 && rank != size - 1) return;
+  int v = 7, got = 0;
+  MPI_Status st;
+  MPI_Request req;
+  MPI_Message msg;
+  if (rank == 0) {
+    for (int i = 0; i < 5; ++i) MPI_Send(&v, 1, MPI_INT, peer, i, MPI_COMM_WORLD);
+  } else {
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Recv(&got, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Recv set MPI_ERROR to %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Probe(peer, 1, MPI_COMM_WORLD, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Probe set MPI_ERROR to %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Mprobe(peer, 1, MPI_COMM_WORLD, &msg, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mprobe set MPI_ERROR to %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Mrecv(&got, 1, MPI_INT, &msg, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mrecv set MPI_ERROR to %d", st.MPI_ERROR);
+    MPI_Mprobe(peer, 2, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+    MPI_Imrecv(&got, 1, MPI_INT, &msg, &req);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Wait(&req, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Wait (Imrecv) set MPI_ERROR to %d", st.MPI_ERROR);
+    MPI_Irecv(&got, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, &req);
+    int flag = 0;
+    while (!flag) {
+      st.MPI_ERROR = MPI_ERR_DIMS;
+      MPI_Test(&req, &flag, &st);
+    }
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Test set MPI_ERROR to %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Sendrecv(&v, 0, MPI_INT, MPI_PROC_NULL, 0, &got, 1, MPI_INT, peer, 4, MPI_COMM_WORLD, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Sendrecv set MPI_ERROR to %d", st.MPI_ERROR);
+    CHECK(got == 7, "received %d", got);
+  }
+}
+
+/* ---- type_freed ---- */
+static void type_freed(void) {
+  enum { N = 64, STRIDE = 3 };
+  if (rank != 0 && rank != size - 1) return;
+  const int peer = rank == 0 ? size - 1 : 0;
+  int buf[N * STRIDE];
+  if (rank == size - 1) {
+    for (int small = 0; small < 2; ++small) { /* eager, then rendezvous-sized */
+      const int count = small ? 1 : 200;
+      int* big = calloc((size_t)N * STRIDE * count, sizeof(int));
+      MPI_Datatype vec;
+      MPI_Type_vector(N * count, 1, STRIDE, MPI_INT, &vec);
+      MPI_Type_commit(&vec);
+      MPI_Request req;
+      MPI_Irecv(big, 1, vec, peer, 10 + small, MPI_COMM_WORLD, &req);
+      MPI_Type_free(&vec); /* legal: the receive keeps using the type */
+      /* a new type that could reuse the freed one's slot */
+      MPI_Datatype other;
+      MPI_Type_contiguous(5, MPI_INT, &other);
+      MPI_Type_commit(&other);
+      MPI_Send(&rank, 0, MPI_INT, peer, 99, MPI_COMM_WORLD); /* now send */
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+      MPI_Type_free(&other);
+      for (int i = 0; i < N * count; ++i) {
+        CHECK(big[i * STRIDE] == i + 1, "count %d: element %d is %d", count, i, big[i * STRIDE]);
+        if (big[i * STRIDE] != i + 1) break;
+        CHECK(big[i * STRIDE + 1] == 0, "gap %d written", i);
+      }
+      free(big);
+    }
+  } else {
+    for (int small = 0; small < 2; ++small) {
+      const int count = small ? 1 : 200;
+      int* data = malloc((size_t)N * count * sizeof(int));
+      for (int i = 0; i < N * count; ++i) data[i] = i + 1;
+      MPI_Recv(NULL, 0, MPI_INT, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(data, N * count, MPI_INT, peer, 10 + small, MPI_COMM_WORLD);
+      free(data);
+    }
+  }
+  (void)buf;
+}
+
+/* ---- op_freed ---- */
+static void my_max(void* in, void* inout, int* len, MPI_Datatype* t) {
+  (void)t;
+  for (int i = 0; i < *len; ++i)
+    if (((int*)in)[i] > ((int*)inout)[i]) ((int*)inout)[i] = ((int*)in)[i];
+}
+
+static void op_freed(void) {
+  enum { N = 1000 };
+  int in[N], out[N];
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < N; ++i) in[i] = (rank * 7 + i * 13 + round) % (size * 5);
+    MPI_Op op;
+    MPI_Op_create(my_max, 1, &op);
+    MPI_Request req;
+    const int root = round % size;
+    MPI_Ireduce(in, out, N, MPI_INT, op, root, MPI_COMM_WORLD, &req);
+    MPI_Op_free(&op); /* legal: the reduction keeps using it */
+    CHECK(op == MPI_OP_NULL, "Op_free left the handle set");
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rank == root)
+      for (int i = 0; i < N; ++i) {
+        int want = 0;
+        for (int r = 0; r < size; ++r) {
+          const int v = (r * 7 + i * 13 + round) % (size * 5);
+          if (v > want) want = v;
+        }
+        CHECK(out[i] == want, "round %d: element %d is %d, want %d", round, i, out[i], want);
+        if (out[i] != want) break;
+      }
+  }
+}
+
+/* ---- split_undef ---- */
+static void split_undef(void) {
+  MPI_Comm node = MPI_COMM_NULL;
+  const int type = rank % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED;
+  MPI_Comm_split_type(MPI_COMM_WORLD, type, rank, MPI_INFO_NULL, &node);
+  if (rank % 2) {
+    CHECK(node == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+  } else {
+    CHECK(node != MPI_COMM_NULL, "MPI_COMM_TYPE_SHARED gave MPI_COMM_NULL");
+    if (node != MPI_COMM_NULL) {
+      int n = 0, sum = 0;
+      MPI_Comm_size(node, &n);
+      CHECK(n >= 1 && n <= (size + 1) / 2, "node communicator of %d ranks", n);
+      MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, node);
+      CHECK(sum % 2 == 0, "odd ranks in the node communicator (sum %d)", sum);
+      MPI_Comm_free(&node);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- create_disjoint ---- */
+static void create_disjoint(void) {
+  MPI_Group world, mine;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int members[64], n = 0;
+  for (int r = rank % 2; r < size; r += 2) members[n++] = r;
+  MPI_Group_incl(world, n, members, &mine);
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_create(MPI_COMM_WORLD, mine, &c);
+  CHECK(c != MPI_COMM_NULL, "no communicator");
+  if (c != MPI_COMM_NULL) {
+    int csize = 0, crank = -1, sum = 0, want = 0;
+    MPI_Comm_size(c, &csize);
+    MPI_Comm_rank(c, &crank);
+    CHECK(csize == n, "size %d, want %d", csize, n);
+    CHECK(crank == rank / 2, "rank %d, want %d", crank, rank / 2);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c);
+    for (int i = 0; i < n; ++i) want += members[i];
+    CHECK(sum == want, "sum of world ranks %d, want %d", sum, want);
+    MPI_Comm_free(&c);
+  }
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
+}
+
+/* ---- alltoallw_zeros ---- */
+static void alltoallw_zeros(void) {
+  int sendbuf = 0, recvbuf = 0;
+  int* sc = calloc(size, sizeof(int));
+  int* rc = calloc(size, sizeof(int));
+  int* d = calloc(size, sizeof(int));
+  MPI_Datatype* st = malloc(size * sizeof(MPI_Datatype));
+  MPI_Datatype* rt = malloc(size * sizeof(MPI_Datatype));
+  MPI_Datatype zero;
+  MPI_Type_contiguous(0, MPI_INT, &zero);
+  MPI_Type_commit(&zero);
+  for (int i = 0; i < size; ++i) {
+    st[i] = zero;
+    sc[i] = 1;
+    rt[i] = MPI_INT;
+    rc[i] = 0;
+  }
+  MPI_Alltoallw(&sendbuf, sc, d, st, &recvbuf, rc, d, rt, MPI_COMM_WORLD);
+  MPI_Alltoallw(&sendbuf, rc, d, rt, &recvbuf, sc, d, st, MPI_COMM_WORLD);
+  MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, &recvbuf, rank % 2 ? rc : sc, d, rank % 2 ? rt : st,
+                MPI_COMM_WORLD);
+  MPI_Alltoallv(&sendbuf, sc, d, zero, &recvbuf, rc, d, MPI_INT, MPI_COMM_WORLD);
+  MPI_Alltoallv(&sendbuf, rc, d, MPI_INT, &recvbuf, sc, d, zero, MPI_COMM_WORLD);
+  MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, &recvbuf, rank % 2 ? rc : sc, d,
+                rank % 2 ? MPI_INT : zero, MPI_COMM_WORLD);
+  /* A real exchange afterwards: nothing of the above may be left in flight. */
+  int* a = malloc(size * sizeof(int));
+  int* b = malloc(size * sizeof(int));
+  for (int i = 0; i < size; ++i) a[i] = rank * 100 + i;
+  MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD);
+  for (int i = 0; i < size; ++i) CHECK(b[i] == i * 100 + rank, "b[%d] = %d", i, b[i]);
+  MPI_Type_free(&zero);
+  free(a), free(b), free(sc), free(rc), free(d), free(st), free(rt);
+}
+
+/* ---- attributes ---- */
+static int order[16], norder;
+static MPI_Comm victim = MPI_COMM_NULL;
+static int copies;
+
+static int copy_fn(MPI_Comm c, int k, void* extra, void* in, void* out, int* flag) {
+  (void)c, (void)k, (void)extra;
+  ++copies;
+  *(void**)out = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+static int delete_self(MPI_Comm c, int k, void* v, void* extra) {
+  (void)c, (void)k, (void)extra;
+  if (norder < 16) order[norder++] = (int)(size_t)v;
+  return MPI_SUCCESS;
+}
+static int delete_frees(MPI_Comm c, int k, void* v, void* extra) {
+  (void)c, (void)k, (void)extra;
+  if (norder < 16) order[norder++] = (int)(size_t)v;
+  if (victim != MPI_COMM_NULL) MPI_Comm_free(&victim); /* re-entrant: frees another one */
+  return MPI_SUCCESS;
+}
+
+static int attributes_before_finalize(void) {
+  int k_self, k_world, k_leak;
+  MPI_Comm_create_keyval(copy_fn, delete_self, &k_self, NULL);
+  MPI_Comm_create_keyval(copy_fn, delete_self, &k_world, NULL);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_frees, &k_leak, NULL);
+  void* v = NULL;
+  int flag = 0;
+  MPI_Comm_set_attr(MPI_COMM_SELF, k_self, (void*)(size_t)1);
+  MPI_Comm_get_attr(MPI_COMM_SELF, k_self, &v, &flag);
+  CHECK(flag && v == (void*)(size_t)1, "MPI_COMM_SELF: flag %d value %p", flag, v);
+  MPI_Comm_set_attr(MPI_COMM_WORLD, k_world, (void*)(size_t)2);
+  MPI_Comm_get_attr(MPI_COMM_WORLD, k_world, &v, &flag);
+  CHECK(flag && v == (void*)(size_t)2, "MPI_COMM_WORLD: flag %d value %p", flag, v);
+  /* Comm_dup runs the copy callback; Comm_free the delete callback. */
+  MPI_Comm d;
+  copies = 0;
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  CHECK(copies == 1, "Comm_dup ran %d copy callbacks", copies);
+  MPI_Comm_get_attr(d, k_world, &v, &flag);
+  CHECK(flag && v == (void*)(size_t)2, "dup: flag %d value %p", flag, v);
+  MPI_Comm dself;
+  MPI_Comm_dup(MPI_COMM_SELF, &dself);
+  MPI_Comm_get_attr(dself, k_self, &v, &flag);
+  CHECK(flag && v == (void*)(size_t)1, "dup of MPI_COMM_SELF: flag %d value %p", flag, v);
+  norder = 0;
+  MPI_Comm_free(&dself);
+  MPI_Comm_free(&d);
+  CHECK(norder == 2, "Comm_free ran %d delete callbacks", norder);
+  MPI_Comm_delete_attr(MPI_COMM_WORLD, k_world);
+  /* Left to MPI_Finalize: MPI_COMM_SELF's attribute (value 1), and a
+   * communicator never freed whose delete callback frees another one. */
+  norder = 0;
+  MPI_Comm leak;
+  MPI_Comm_dup(MPI_COMM_WORLD, &leak);
+  MPI_Comm_dup(MPI_COMM_WORLD, &victim);
+  MPI_Comm_set_attr(leak, k_leak, (void*)(size_t)3);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s TEST\n", argv[0]);
+    return 2;
+  }
+  const char* t = argv[1];
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int attributes = 0;
+  if (!strcmp(t, "status_error"))
+    status_error();
+  else if (!strcmp(t, "type_freed"))
+    type_freed();
+  else if (!strcmp(t, "op_freed"))
+    op_freed();
+  else if (!strcmp(t, "split_undef"))
+    split_undef();
+  else if (!strcmp(t, "create_disjoint"))
+    create_disjoint();
+  else if (!strcmp(t, "alltoallw_zeros"))
+    alltoallw_zeros();
+  else if (!strcmp(t, "attributes"))
+    attributes = !attributes_before_finalize();
+  else {
+    fprintf(stderr, "unknown test %s\n", t);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int all = 0;
+  MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  if (attributes) {
+    /* MPI_COMM_SELF's attribute first (1); the leaked communicator's (3), if
+     * deleted at all, after it. */
+    CHECK(norder >= 1 && order[0] == 1, "finalize deleted %d attributes, first %d", norder,
+          norder ? order[0] : -1);
+    if (norder > 1) CHECK(order[1] == 3, "second deletion %d", order[1]);
+    CHECK(victim == MPI_COMM_NULL || norder < 2, "the callback did not free the communicator");
+    all += errors;
+  }
+  if (all == 0 && errors == 0) printf("PASS %s rank %d of %d\n", t, rank, size);
+  return all || errors ? 1 : 0;
+}
