@@ -92,8 +92,15 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
                               rdispls, recvtype);
 
   // This cluster's members' entries, alive until the native exchange completes.
-  const auto lsc = t.local_slice(sendcounts), lsd = t.local_slice(sdispls);
-  const auto lrc = t.local_slice(recvcounts), lrd = t.local_slice(rdispls);
+  auto lsc = t.local_slice(sendcounts), lrc = t.local_slice(recvcounts);
+  const auto lsd = t.local_slice(sdispls), lrd = t.local_slice(rdispls);
+  // A block of zero bytes is no block: Open MPI's Ialltoallv would post a
+  // receive for count 1 of a zero-size type that no send matches (sender
+  // count 0 of MPI_INT), and hang (coll/alltoallw_zeros).
+  for (auto& c : lsc)
+    if (ssize == 0) c = 0;
+  for (auto& c : lrc)
+    if (rsize == 0) c = 0;
   Pending p(t);
   MPI_Request req = MPI_REQUEST_NULL;
   p.add(MPI_Ialltoallv(sendbuf, lsc.data(), lsd.data(), sendtype, recvbuf, lrc.data(), lrd.data(),
