@@ -66,26 +66,26 @@ using namespace zipper::capi;
 
 extern "C" {
 
-mmpi_err_target mmpi_err_of_comm(MPI_Comm comm) { return {comm}; }
+mmpi_err_target mmpi_err_of_comm(MPI_Comm comm) { return {comm, 1}; }
 
-mmpi_err_target mmpi_err_of_world(void) { return {MPI_COMM_NULL}; }
+mmpi_err_target mmpi_err_of_world(void) { return {MPI_COMM_NULL, 0}; }
 
 mmpi_err_target mmpi_err_of_request(MPI_Request request) {
-  if (request == MPI_REQUEST_NULL || Runtime::get() == nullptr) return {MPI_COMM_NULL};
+  if (request == MPI_REQUEST_NULL || Runtime::get() == nullptr) return {MPI_COMM_NULL, 0};
   const auto& c = peek(request)->comm;
-  return {c ? handle_of(*c) : MPI_COMM_NULL};
+  return {c ? handle_of(*c) : MPI_COMM_NULL, 0};
 }
 
 mmpi_err_target mmpi_err_of_requests(int count, const MPI_Request requests[]) {
   for (int i = 0; requests != nullptr && i < count; ++i)
     if (requests[i] != MPI_REQUEST_NULL) return mmpi_err_of_request(requests[i]);
-  return {MPI_COMM_NULL};
+  return {MPI_COMM_NULL, 0};
 }
 
 mmpi_err_target mmpi_err_of_message(MPI_Message message) {
-  if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return {MPI_COMM_NULL};
+  if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return {MPI_COMM_NULL, 0};
   const auto& c = reinterpret_cast<const zipper::client::MatchedMessage*>(message)->comm;
-  return {c ? handle_of(*c) : MPI_COMM_NULL};
+  return {c ? handle_of(*c) : MPI_COMM_NULL, 0};
 }
 
 int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
@@ -93,8 +93,19 @@ int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
   if (rc == MPI_SUCCESS || rt == nullptr) return rc;
   std::shared_ptr<Comm> c;
   if (target.comm != MPI_COMM_NULL) c = rt->comms().find(target.comm);
+  // The message names the handle the call was passed, also when it is no
+  // MMPI communicator (whose error then goes to MMPI_COMM_WORLD's handler).
+  std::string label;
+  if (!c && target.given) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%p", static_cast<void*>(target.comm));
+    label = target.comm == MPI_COMM_NULL
+                ? std::string("MPI_COMM_NULL")
+                : std::string("an invalid communicator handle (") + hex + ")";
+  }
   if (!c) c = rt->comms().find(rt->world_handle());
   if (!c) return rc;
+  if (label.empty()) label = comm_label(*c);
   const MPI_Errhandler h = c->errhandler;
   if (h == MPI_ERRORS_RETURN) return rc;
   const MPI_Comm handle = handle_of(*c);
@@ -107,7 +118,7 @@ int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
       std::snprintf(text, sizeof text, "%d", rc);
     std::fprintf(stderr,
                  "mmpi[rank %d]: %s on %s failed: %s; MPI_ERRORS_ARE_FATAL: aborting the job\n",
-                 rt->rank(), fn, comm_label(*c).c_str(), text);
+                 rt->rank(), fn, label.c_str(), text);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, rc);
     return rc;

@@ -26,6 +26,7 @@ extern "C" {
  * call frees a request. */
 typedef struct {
   MPI_Comm comm;
+  int given; /* the call was passed `comm` (messages name it, even when invalid) */
 } mmpi_err_target;
 
 #define MMPI_ERR_HIDDEN __attribute__((visibility("hidden")))

@@ -88,8 +88,8 @@ def source(protos, entries):
     out = [BANNER,
            "/* Pass-through twins call MPI directly (the function touches only the\n"
            " * calling process). Unsupported twins link, print one line naming the\n"
-           " * function and the reason (once per function and process), and return\n"
-           " * MPI_ERR_UNSUPPORTED_OPERATION. */\n",
+           " * function and the reason (once per function and process), and raise\n"
+           " * MPI_ERR_UNSUPPORTED_OPERATION through the error handler. */\n",
            "#include <mmpi.h>\n#include <mmpi_impl_generated.h>\n#include <stdio.h>\n\n",
            "#include \"errhandler.h\"\n\n",
            "/* Deprecated MPI-3.1 functions (MPI_Attr_put, ...) still get twins. */\n"
@@ -128,8 +128,13 @@ def _passthrough(p):
 def _unsupported(p, reason):
     if p.ret != "int" or p.varargs:
         raise ValueError(f"MPI_{p.name} returns {p.ret}: cannot be an unsupported twin")
+    # The error goes through the handler of the call's communicator (else
+    # MMPI_COMM_WORLD's): under the default MPI_ERRORS_ARE_FATAL the job stops
+    # with the one-line reason instead of running on with an unset output.
+    before, target = error_target(p)
     unused = "".join(f"  (void){q.name};\n" for q in p.params)
-    return (f"int MMPI_{p.name}({p.c_params()}) {{\n{unused}"
+    return (f"int MMPI_{p.name}({p.c_params()}) {{\n{unused}{before}"
             f"  static int reported;\n"
-            f"  return mmpi_report_unsupported(\"MMPI_{p.name}\", {_c_string(reason)}, "
-            f"&reported);\n}}\n")
+            f"  const int rc_ = mmpi_report_unsupported(\"MMPI_{p.name}\", {_c_string(reason)}, "
+            f"&reported);\n"
+            f"  return mmpi_err_raise({target}, rc_, \"MMPI_{p.name}\");\n}}\n")

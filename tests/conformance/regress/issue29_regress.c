@@ -9,7 +9,9 @@
  *   alltoallw_zeros zero-size types in Alltoallw / Alltoallv (also in place)
  *   attributes     attributes on MPI_COMM_SELF and MPI_COMM_WORLD read back as
  *                  set, copied by Comm_dup, deleted by Comm_free, MPI_COMM_SELF's
- *                  first at MPI_Finalize, a delete callback freeing a communicator */
+ *                  first at MPI_Finalize, a delete callback freeing a communicator
+ *   unsupported    a function zipper refuses raises its error through the error
+ *                  handler of its communicator (a user handler here) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +291,30 @@ static int attributes_before_finalize(void) {
   return 0;
 }
 
+/* ---- unsupported ---- */
+static int handler_calls, handler_class;
+static void count_errors(MPI_Comm* c, int* code, ...) {
+  (void)c;
+  ++handler_calls;
+  MPI_Error_class(*code, &handler_class);
+}
+
+static void unsupported(void) {
+  MPI_Errhandler eh;
+  MPI_Comm_create_errhandler(count_errors, &eh);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+  void* base = NULL;
+  MPI_Win win = MPI_WIN_NULL;
+  const int rc = MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "Win_allocate returned class %d", cls);
+  CHECK(handler_calls == 1 && handler_class == MPI_ERR_UNSUPPORTED_OPERATION,
+        "the handler ran %d times (class %d)", handler_calls, handler_class);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Errhandler_free(&eh);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -313,6 +339,8 @@ int main(int argc, char** argv) {
     alltoallw_zeros();
   else if (!strcmp(t, "attributes"))
     attributes = !attributes_before_finalize();
+  else if (!strcmp(t, "unsupported"))
+    unsupported();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
