@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """mpi4py, unmodified, across two clusters through libmmpi_transparent
 (issue 19): mpi4py's MPI module is loaded by Python with dlopen and binds its
-MPI_ calls to the preloaded layer. Usage: mpi4py_itest.py mpi4py. Rank 0
-prints "PASS mpi4py <checks>" when every rank passed; any mismatch aborts."""
+MPI_ calls to the preloaded layer. Usage: mpi4py_itest.py mpi4py|mpi4py_finalize.
+Rank 0 prints "PASS <test> <checks>" when every rank passed; any mismatch aborts.
+
+mpi4py_finalize (issue 29): communicators split, duplicated and left to
+MPI_Finalize with attributes whose delete callbacks free other communicators
+(mpi4py's own cleanup runs from MPI_COMM_SELF's delete callback); the job
+must end with exit status 0 on every rank."""
 import sys
 
 from mpi4py import MPI
@@ -51,5 +56,34 @@ def main():
     return 0
 
 
+def finalize_test():
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    dup = comm.Dup()
+    split = comm.Split(rank % 2, rank)
+    inner = split.Dup()
+    freed = []
+
+    def delete(c, keyval, value):
+        # Frees another communicator from inside MPI_Finalize's deletions.
+        if value is not None and value != MPI.COMM_NULL:
+            value.Free()
+        freed.append(keyval)
+
+    key = MPI.Comm.Create_keyval(delete_fn=delete)
+    split.Set_attr(key, inner)  # split's deletion frees inner
+    MPI.COMM_SELF.Set_attr(key, None)
+    ok = dup.allreduce(1) == size and split.Get_attr(key) is inner
+    ok = ok and MPI.COMM_SELF.Get_attr(key) is None and split.allreduce(rank) == sum(
+        range(rank % 2, size, 2))
+    if not comm.allreduce(ok, op=MPI.LAND):
+        print(f"FAIL mpi4py_finalize rank {rank}", flush=True)
+        comm.Abort(1)
+    if rank == 0:
+        print(f"PASS mpi4py_finalize 4 checks on {size} ranks", flush=True)
+    # dup, split and inner are left to MPI_Finalize.
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(finalize_test() if sys.argv[1:] == ["mpi4py_finalize"] else main())
