@@ -1,7 +1,8 @@
 // Cartesian topology entry points of the C API (mmpi.h), over any
 // communicator: the grid arithmetic is client/cart.h, the communicators
-// come from capi/comm_create.h. reorder is accepted and ignored (rank i of
-// the grid is rank i of the old communicator).
+// come from capi/comm_create.h. With reorder, grid positions are placed on
+// the clusters by capi/topo_reorder.h (fewest shift edges across the bridge);
+// without, rank i of the grid is rank i of the old communicator.
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
@@ -9,6 +10,7 @@
 
 #include "comm_create.h"
 #include "handles.h"
+#include "topo_reorder.h"
 
 using zipper::client::Cart;
 using zipper::client::Comm;
@@ -37,7 +39,6 @@ int mmpi_impl_Dims_create(int nnodes, int ndims, int dims[]) {
 
 int mmpi_impl_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                           int reorder, MPI_Comm* comm_cart) {
-  (void)reorder;
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm_old, &rt, &c)) return rc;
@@ -50,8 +51,9 @@ int mmpi_impl_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const 
   }
   if (cart.size() > c->size()) return MPI_ERR_DIMS;
   std::shared_ptr<Comm> n;
-  const bool in = c->rank() < cart.size();
-  if (int rc = split(*rt, c, in ? 0 : MPI_UNDEFINED, c->rank(), &n)) return rc;
+  const int key = reordered_rank(*rt, *c, cart.size(), cart_edges(cart), reorder != 0, c->rank(),
+                                 "MMPI_Cart_create");
+  if (int rc = split(*rt, c, key == MPI_UNDEFINED ? MPI_UNDEFINED : 0, key, &n)) return rc;
   if (n) n->cart = std::move(cart);
   *comm_cart = n ? handle_of(*n) : MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -61,7 +63,10 @@ int mmpi_impl_Topo_test(MPI_Comm comm, int* status) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
-  *status = c->cart ? MPI_CART : MPI_UNDEFINED;
+  *status = c->cart         ? MPI_CART
+            : c->graph      ? MPI_GRAPH
+            : c->dist_graph ? MPI_DIST_GRAPH
+                            : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 

@@ -57,6 +57,8 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     if (MPI_Comm_get_attr(handle_of(*n), k, &v, &flag) == MPI_SUCCESS && flag)
       n->attr_keyvals.push_back(k);
   }
+  n->graph = c->graph;
+  n->dist_graph = c->dist_graph;
   set_out(n, newcomm);
   return MPI_SUCCESS;
 }

@@ -22,7 +22,7 @@
 #include "../collectives/tags.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
-#include "progress.h"
+#include "nbc_launch.h"
 
 using namespace zipper::capi;
 using zipper::client::Request;
@@ -33,30 +33,6 @@ using zipper::coll::Schedule;
 using zipper::coll::Topology;
 
 namespace {
-
-// The n-th non-blocking collective on a communicator gets the same tag on
-// every rank (MPI: all ranks start them in the same order).
-int next_tag(const Topology& t) {
-  return zipper::coll::kTagNbcBase +
-         static_cast<int>(t.comm->nbc_started++ % zipper::coll::kNbcTagSpan);
-}
-
-std::unique_ptr<Schedule> make(const Topology& t) {
-  return std::make_unique<Schedule>(t, next_tag(t));
-}
-
-// Starts `s` and hands it out as *request.
-int launch(const char* what, std::unique_ptr<Schedule> s, MPI_Request* request) {
-  install_progress_hook();
-  const Topology t = s->topology();
-  if (int rc = s->start()) return finish_named(what, "schedule", t, rc);
-  auto r = std::make_unique<Request>();
-  r->kind = RequestKind::kProgressable;
-  r->comm = t.comm;  // its errors go to this communicator's handler
-  r->progressable = std::move(s);
-  *request = to_handle(std::move(r));
-  return MPI_SUCCESS;
-}
 
 Block at(const void* buf, MPI_Aint index, int count, MPI_Datatype type) {
   return Block{const_cast<void*>(elem(buf, index, type)), count, type, true};
@@ -72,9 +48,9 @@ int mmpi_impl_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   zipper::coll::nbc_barrier_dissemination(*s);
-  return launch("MMPI_Ibarrier", std::move(s), request);
+  return nbc_launch("MMPI_Ibarrier", std::move(s), request);
 }
 
 int mmpi_impl_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -85,9 +61,9 @@ int mmpi_impl_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, M
   if (int rc = check_buf(count, datatype)) return rc;
   if (int rc = check_root(t, root)) return rc;
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   zipper::coll::nbc_bcast_binomial(*s, buffer, count, datatype, root);
-  return launch("MMPI_Ibcast", std::move(s), request);
+  return nbc_launch("MMPI_Ibcast", std::move(s), request);
 }
 
 int mmpi_impl_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -99,10 +75,10 @@ int mmpi_impl_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   if (int rc = check_op(op)) return rc;
   if (int rc = check_root(t, root)) return rc;
   if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   zipper::coll::nbc_reduce_binomial(*s, in, recvbuf, count, datatype, op, root);
-  return launch("MMPI_Ireduce", std::move(s), request);
+  return nbc_launch("MMPI_Ireduce", std::move(s), request);
 }
 
 int mmpi_impl_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -113,13 +89,13 @@ int mmpi_impl_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   if (int rc = check_buf(count, datatype)) return rc;
   if (int rc = check_op(op)) return rc;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   // Reduce to rank 0, then broadcast from it: rank order for any operation.
   zipper::coll::nbc_reduce_binomial(*s, in, recvbuf, count, datatype, op, 0);
   s->end_round();
   zipper::coll::nbc_bcast_binomial(*s, recvbuf, count, datatype, 0);
-  return launch("MMPI_Iallreduce", std::move(s), request);
+  return nbc_launch("MMPI_Iallreduce", std::move(s), request);
 }
 
 int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -138,7 +114,7 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
     if (!in_place)
       if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
   }
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   std::vector<Block> sends(t.size), recvs(t.size);
   auto* out = static_cast<char*>(recvbuf);
   for (int r = 0; r < t.size; ++r)
@@ -165,7 +141,7 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
       sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
   }
   zipper::coll::nbc_direct(*s, sends, recvs);
-  return launch("MMPI_Ialltoallw", std::move(s), request);
+  return nbc_launch("MMPI_Ialltoallw", std::move(s), request);
 }
 
 int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -228,14 +204,14 @@ int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
     if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
     if (displs == nullptr) return MPI_ERR_ARG;
   }
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   std::vector<Block> sends(t.size), recvs(t.size);
   if (!in_place) sends[root] = at(sendbuf, 0, sendcount, sendtype);
   if (am_root)
     for (int r = 0; r < t.size; ++r)
       if (r != root || !in_place) recvs[r] = at(recvbuf, displs[r], recvcounts[r], recvtype);
   zipper::coll::nbc_direct(*s, sends, recvs);
-  return launch("MMPI_Igatherv", std::move(s), request);
+  return nbc_launch("MMPI_Igatherv", std::move(s), request);
 }
 
 int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -267,14 +243,14 @@ int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int d
     if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
     if (displs == nullptr) return MPI_ERR_ARG;
   }
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   std::vector<Block> sends(t.size), recvs(t.size);
   if (!in_place) recvs[root] = at(recvbuf, 0, recvcount, recvtype);
   if (am_root)
     for (int r = 0; r < t.size; ++r)
       if (r != root || !in_place) sends[r] = at(sendbuf, displs[r], sendcounts[r], sendtype);
   zipper::coll::nbc_direct(*s, sends, recvs);
-  return launch("MMPI_Iscatterv", std::move(s), request);
+  return nbc_launch("MMPI_Iscatterv", std::move(s), request);
 }
 
 int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -302,7 +278,7 @@ int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendt
   if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
   if (displs == nullptr) return MPI_ERR_ARG;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   std::vector<Block> sends(t.size), recvs(t.size);
   const Block mine = in_place ? at(recvbuf, displs[t.rank], recvcounts[t.rank], recvtype)
                               : at(sendbuf, 0, sendcount, sendtype);
@@ -311,7 +287,7 @@ int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendt
     if (r != t.rank || !in_place) recvs[r] = at(recvbuf, displs[r], recvcounts[r], recvtype);
   }
   zipper::coll::nbc_direct(*s, sends, recvs);
-  return launch("MMPI_Iallgatherv", std::move(s), request);
+  return nbc_launch("MMPI_Iallgatherv", std::move(s), request);
 }
 
 int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -336,7 +312,7 @@ int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
   std::vector<int> offset(t.size + 1, 0);
   for (int r = 0; r < t.size; ++r) offset[r + 1] = offset[r] + recvcounts[r];
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   // Reduce the whole vector to rank 0 in rank order, then scatter the blocks.
   void* full = s->scratch(t.rank == 0 ? offset[t.size] : 0, datatype);
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -347,7 +323,7 @@ int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
   if (t.rank == 0)
     for (int r = 0; r < t.size; ++r) sends[r] = at(full, offset[r], recvcounts[r], datatype);
   zipper::coll::nbc_direct(*s, sends, recvs);
-  return launch("MMPI_Ireduce_scatter", std::move(s), request);
+  return nbc_launch("MMPI_Ireduce_scatter", std::move(s), request);
 }
 
 int mmpi_impl_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -369,10 +345,10 @@ static int iscan(const char* what, const void* sendbuf, void* recvbuf, int count
   if (int rc = check_buf(count, datatype)) return rc;
   if (int rc = check_op(op)) return rc;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  auto s = make(t);
+  auto s = nbc_schedule(t);
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   zipper::coll::nbc_scan_doubling(*s, in, recvbuf, count, datatype, op, exclusive);
-  return launch(what, std::move(s), request);
+  return nbc_launch(what, std::move(s), request);
 }
 
 int mmpi_impl_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cart.h"
+#include "graph_topo.h"
 #include "rank_map.h"
 
 namespace zipper::client {
@@ -64,7 +65,9 @@ class Comm {
   bool intra_cluster() const { return map_.remote_members().empty(); }
 
   std::string name;
-  std::optional<Cart> cart;  // set by MMPI_Cart_create / Cart_sub
+  std::optional<Cart> cart;                 // set by MMPI_Cart_create / Cart_sub
+  std::optional<GraphTopo> graph;           // MMPI_Graph_create
+  std::optional<DistGraphTopo> dist_graph;  // MMPI_Dist_graph_create(_adjacent)
   /// Non-blocking collectives started on this communicator. MPI has every
   /// member start them in the same order, so the count names the same
   /// operation on every rank (capi/nbc.cpp derives its tag from it).

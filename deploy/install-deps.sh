@@ -8,7 +8,7 @@ PKGS=(
   libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libsystemd-dev libmicrohttpd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsodium-dev libmunge-dev munge clang libclang-rt-14-dev
+  libsodium-dev libmunge-dev libmetis-dev munge clang libclang-rt-14-dev
   iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )

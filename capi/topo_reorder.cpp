@@ -1,0 +1,55 @@
+#include "topo_reorder.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace zipper::capi {
+
+namespace {
+
+bool debug_log() {
+  const char* v = std::getenv("MMPI_LOG_LEVEL");
+  return v != nullptr && std::strcmp(v, "debug") == 0;
+}
+
+}  // namespace
+
+int reordered_rank(const client::Runtime& rt, const client::Comm& c, int n,
+                   const std::vector<client::TopoEdge>& edges, bool reorder, int rank,
+                   const char* what) {
+  if (rank >= n) return MPI_UNDEFINED;
+  if (!reorder) return rank;
+  // Cluster of each of the first n members: 0 for the low cluster (the one
+  // holding world rank 0), the same on every rank.
+  const int low_size = rt.offset() == 0 ? rt.local_size() : rt.offset();
+  std::vector<int> cluster(static_cast<std::size_t>(n));
+  for (int p = 0; p < n; ++p)
+    cluster[static_cast<std::size_t>(p)] = c.map().world(p) < low_size ? 0 : 1;
+  const client::TopoMapResult m = client::map_to_clusters(n, edges, cluster);
+  if (rank == 0 && debug_log()) {
+    const int x = static_cast<int>(std::count(cluster.begin(), cluster.end(), 0));
+    std::fprintf(stderr,
+                 "mmpi[rank %d]: debug: %s reorder at %d+%d: edge weight across the clusters "
+                 "%lld before, %lld after\n",
+                 rt.rank(), what, x, n - x, static_cast<long long>(m.cut_before),
+                 static_cast<long long>(m.cut_after));
+  }
+  return m.vertex[static_cast<std::size_t>(rank)];
+}
+
+std::vector<client::TopoEdge> cart_edges(const client::Cart& cart) {
+  std::vector<client::TopoEdge> e;
+  for (int r = 0; r < cart.size(); ++r)
+    for (int d = 0; d < cart.ndims(); ++d) {
+      const auto [src, dst] = cart.shift(r, d, 1, -1);
+      if (src >= 0) e.push_back({r, src, 1});
+      if (dst >= 0) e.push_back({r, dst, 1});
+    }
+  return e;
+}
+
+}  // namespace zipper::capi
