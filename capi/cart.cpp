@@ -42,6 +42,7 @@ int mmpi_impl_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const 
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm_old, &rt, &c)) return rc;
+  if (c->inter) return MPI_ERR_COMM;  // topologies are for intra-communicators
   if (ndims < 0) return MPI_ERR_DIMS;
   Cart cart;
   for (int i = 0; i < ndims; ++i) {

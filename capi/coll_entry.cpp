@@ -11,6 +11,7 @@ int enter(MPI_Comm comm, coll::Topology* t) {
   client::Runtime* rt = nullptr;
   std::shared_ptr<client::Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
+  if (c->inter) return MPI_ERR_COMM;  // those defined on them dispatch to capi/intercomm_coll.cpp
   *t = coll::Topology::of(rt->engine(), std::move(c));
   return MPI_SUCCESS;
 }

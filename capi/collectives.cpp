@@ -31,6 +31,7 @@
 #include "../collectives/topology.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_entry.h"
+#include "intercomm.h"
 
 using namespace zipper::coll;
 using namespace zipper::capi;
@@ -66,6 +67,10 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
 extern "C" {
 
 int mmpi_impl_Barrier(MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_ibarrier(comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const Choice ch = selection().choose(Collective::kBarrier, 0, t.x, t.y);
@@ -73,6 +78,10 @@ int mmpi_impl_Barrier(MPI_Comm comm) {
 }
 
 int mmpi_impl_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_ibcast(buffer, count, datatype, root, comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -89,6 +98,10 @@ int mmpi_impl_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MP
 
 int mmpi_impl_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -104,6 +117,10 @@ int mmpi_impl_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
 
 int mmpi_impl_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
@@ -117,6 +134,12 @@ int mmpi_impl_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
 int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_type(recvtype)) return rc;
@@ -163,6 +186,12 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
 
 int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(
+        inter_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &r_),
+        &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -195,6 +224,12 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
+                                     recvcount, recvtype, root, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
@@ -212,6 +247,12 @@ int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 
 int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf,
+                                      recvcount, recvtype, root, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
@@ -229,6 +270,12 @@ int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 
 int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
+                                        recvcount, recvtype, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (sendbuf != MPI_IN_PLACE)
@@ -241,6 +288,11 @@ int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 
 int mmpi_impl_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(
+        inter_ireduce_scatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op, comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(recvcount, datatype)) return rc;

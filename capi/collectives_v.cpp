@@ -21,6 +21,7 @@
 #include "../collectives/scan_runs.h"
 #include "../collectives/scatterv_two_level.h"
 #include "coll_checks.h"
+#include "intercomm.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
@@ -69,6 +70,12 @@ extern "C" {
 int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                                     recvtype, root, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -88,6 +95,12 @@ int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int mmpi_impl_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
+                                      recvtype, root, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -107,6 +120,12 @@ int mmpi_impl_Scatterv(const void* sendbuf, const int sendcounts[], const int di
 int mmpi_impl_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        0, recvtype, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (sendbuf != MPI_IN_PLACE)
@@ -121,6 +140,11 @@ int mmpi_impl_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendty
 
 int mmpi_impl_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(
+        inter_ireduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, &r_), &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
@@ -147,6 +171,12 @@ int mmpi_impl_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
 int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
+    MPI_Request r_ = MPI_REQUEST_NULL;
+    return inter_wait(inter_ialltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, &r_),
+                      &r_);
+  }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;

@@ -10,6 +10,7 @@
 
 #include "comm_create.h"
 #include "handles.h"
+#include "intercomm.h"
 
 using zipper::client::Comm;
 using zipper::client::Runtime;
@@ -38,7 +39,7 @@ int mmpi_impl_Comm_size(MPI_Comm comm, int* size) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
-  *size = c->size();
+  *size = c->inter ? c->inter->local_size() : c->size();  // the local group's
   return MPI_SUCCESS;
 }
 
@@ -47,6 +48,11 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
   std::shared_ptr<Comm> n;
+  if (c->inter) {
+    if (int rc = zipper::capi::inter_dup(*rt, c, &n)) return rc;
+    set_out(n, newcomm);
+    return MPI_SUCCESS;
+  }
   // Open MPI duplicates the handle's native communicator: the attributes'
   // copy callbacks run onto the new one.
   if (int rc = split(*rt, c, 0, c->rank(), &n, handle_of(*c))) return rc;
@@ -111,7 +117,9 @@ int mmpi_impl_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
   std::shared_ptr<Comm> n;
-  if (int rc = split(*rt, c, color, key, &n)) return rc;
+  if (int rc = c->inter ? zipper::capi::inter_split(*rt, c, color, key, &n)
+                        : split(*rt, c, color, key, &n))
+    return rc;
   set_out(n, newcomm);
   return MPI_SUCCESS;
 }
@@ -147,6 +155,14 @@ int mmpi_impl_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   if (int rc = lookup(comm, &rt, &c)) return rc;
   const zipper::client::Group* g = find_group(group);
   if (g == nullptr) return MPI_ERR_GROUP;
+  if (c->inter) {  // each group names a subgroup of its own
+    for (int w : g->world)
+      if (c->inter->local.rank_of_world(w) < 0) return MPI_ERR_GROUP;
+    std::shared_ptr<Comm> n;
+    if (int rc = zipper::capi::inter_create(*rt, c, g->world, &n)) return rc;
+    set_out(n, newcomm);
+    return MPI_SUCCESS;
+  }
   for (int w : g->world)
     if (c->map().rank_of_world(w) < 0) return MPI_ERR_GROUP;  // not a subgroup of comm's
   const int in_group = g->rank_of_world(c->map().world(c->rank()));
@@ -181,6 +197,7 @@ int mmpi_impl_Comm_free(MPI_Comm* comm) {
   if (int rc = lookup(*comm, &rt, &c)) return rc;
   if (c == rt->world() || *comm == MPI_COMM_SELF) return MPI_ERR_COMM;
   // Operations still running keep the communicator (Request::comm).
+  if (c->inter) zipper::capi::inter_free(*rt, *c);
   rt->comms().remove(*comm);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -212,7 +229,9 @@ int mmpi_impl_Comm_group(MPI_Comm comm, MPI_Group* group) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
-  *group = new_group(zipper::client::Group{c->map().world_ranks()});
+  // An inter-communicator's group is its local group (MPI-3.1 §6.6.1).
+  *group = new_group(
+      zipper::client::Group{c->inter ? c->inter->local.world_ranks() : c->map().world_ranks()});
   return MPI_SUCCESS;
 }
 
@@ -269,7 +288,7 @@ int mmpi_impl_Comm_test_inter(MPI_Comm comm, int* flag) {
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
-  *flag = 0;  // inter-communicators are not offered
+  *flag = c->inter ? 1 : 0;
   return MPI_SUCCESS;
 }
 

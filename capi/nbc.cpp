@@ -22,6 +22,7 @@
 #include "../collectives/tags.h"
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
+#include "intercomm.h"
 #include "nbc_launch.h"
 
 using namespace zipper::capi;
@@ -45,6 +46,7 @@ int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_RE
 extern "C" {
 
 int mmpi_impl_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm)) return inter_ibarrier(comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -55,6 +57,8 @@ int mmpi_impl_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 
 int mmpi_impl_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                      MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ibcast(buffer, count, datatype, root, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -68,6 +72,9 @@ int mmpi_impl_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, M
 
 int mmpi_impl_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
+                         request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -83,6 +90,9 @@ int mmpi_impl_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
 
 int mmpi_impl_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
+                            request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -102,6 +112,9 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                          MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ialltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -148,6 +161,9 @@ int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int 
                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -173,6 +189,9 @@ int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int 
 
 int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -192,6 +211,9 @@ int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
+                          root, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -217,6 +239,9 @@ int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                       MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                          recvtype, root, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -231,6 +256,9 @@ int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -256,6 +284,9 @@ int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int d
 int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, root, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
@@ -269,6 +300,9 @@ int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                           MPI_Comm comm, MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
+                             comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -293,6 +327,9 @@ int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendt
 int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                             recvtype, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   std::vector<int> counts(t.size, recvcount), displs(t.size);
@@ -304,6 +341,9 @@ int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
 int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ireduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
+                                 request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
@@ -329,6 +369,9 @@ int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
 int mmpi_impl_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                     MPI_Request* request) {
+  if (is_intercomm(comm))
+    return inter_ireduce_scatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op, comm,
+                                 request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (recvcount < 0) return MPI_ERR_COUNT;

@@ -99,6 +99,7 @@ int mmpi_impl_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], con
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm_old, &rt, &c)) return rc;
+  if (c->inter) return MPI_ERR_COMM;  // topologies are for intra-communicators
   if (comm_graph == nullptr) return MPI_ERR_ARG;
   GraphTopo g;
   if (int rc = check_graph(nnodes, c->size(), index, edges, &g)) return rc;
@@ -188,6 +189,7 @@ int mmpi_impl_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const 
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm_old, &rt, &c)) return rc;
+  if (c->inter) return MPI_ERR_COMM;  // topologies are for intra-communicators
   if (comm_dist_graph == nullptr || indegree < 0 || outdegree < 0) return MPI_ERR_ARG;
   if ((indegree > 0 && sources == nullptr) || (outdegree > 0 && destinations == nullptr))
     return MPI_ERR_ARG;
@@ -247,6 +249,7 @@ int mmpi_impl_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], con
   Runtime* rt;
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm_old, &rt, &c)) return rc;
+  if (c->inter) return MPI_ERR_COMM;  // topologies are for intra-communicators
   if (newcomm == nullptr || n < 0 || (n > 0 && (nodes == nullptr || degrees == nullptr)))
     return MPI_ERR_ARG;
   const int size = c->size();

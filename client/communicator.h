@@ -21,6 +21,7 @@
 
 #include "cart.h"
 #include "graph_topo.h"
+#include "intercomm.h"
 #include "rank_map.h"
 
 namespace zipper::client {
@@ -68,6 +69,9 @@ class Comm {
   std::optional<Cart> cart;                 // set by MMPI_Cart_create / Cart_sub
   std::optional<GraphTopo> graph;           // MMPI_Graph_create
   std::optional<DistGraphTopo> dist_graph;  // MMPI_Dist_graph_create(_adjacent)
+  /// Set on inter-communicators (client/intercomm.h): then map() is the
+  /// remote group and rank() the rank in the local group.
+  std::shared_ptr<const InterInfo> inter;
   /// Non-blocking collectives started on this communicator. MPI has every
   /// member start them in the same order, so the count names the same
   /// operation on every rank (capi/nbc.cpp derives its tag from it).
