@@ -206,7 +206,7 @@ static void fill(int* b, int n) {
 static void suite_coll(void) {
   int g = group_of(rank), me = group_rank(rank), lsize = group_size(g), rsize = group_size(1 - g);
   MPI_Comm local, ic = make_inter(&local);
-  static const int counts[] = {1, 3000}; /* 12 KB and past the eager limit */
+  static const int counts[] = {1, 3000};                  /* 12 KB and past the eager limit */
   int maxn = 3000 + 2, big = maxn * lsize * rsize + maxn; /* reduce_scatter: c * lsize * rsize */
   int* sb = malloc(sizeof(int) * big);
   int* rb = malloc(sizeof(int) * big);
@@ -215,14 +215,14 @@ static void suite_coll(void) {
     for (int ci = 0; ci < 2; ++ci) {
       int c = counts[ci];
       MPI_Request req;
-#define RUN(blocking, nonblocking)                         \
-  do {                                                     \
-    if (nb) {                                              \
-      CHECK_MPI(nonblocking);                              \
-      CHECK_MPI(MMPI_Wait(&req, MPI_STATUS_IGNORE));       \
-    } else {                                               \
-      CHECK_MPI(blocking);                                 \
-    }                                                      \
+#define RUN(blocking, nonblocking)                   \
+  do {                                               \
+    if (nb) {                                        \
+      CHECK_MPI(nonblocking);                        \
+      CHECK_MPI(MMPI_Wait(&req, MPI_STATUS_IGNORE)); \
+    } else {                                         \
+      CHECK_MPI(blocking);                           \
+    }                                                \
   } while (0)
       CASE("%sbarrier", nb ? "i" : "");
       RUN(MMPI_Barrier(ic), MMPI_Ibarrier(ic, &req));
@@ -237,7 +237,8 @@ static void suite_coll(void) {
           fill(sb + c, 1);
           RUN(MMPI_Bcast(sb, c, MPI_INT, root, ic), MMPI_Ibcast(sb, c, MPI_INT, root, ic, &req));
           for (int i = 0; i < c; ++i)
-            EXPECT(sb[i] == (root == MPI_PROC_NULL ? SENT : ival(rg, rootrank, 0, i)), "bcast [%d]=%d", i, sb[i]);
+            EXPECT(sb[i] == (root == MPI_PROC_NULL ? SENT : ival(rg, rootrank, 0, i)),
+                   "bcast [%d]=%d", i, sb[i]);
           EXPECT(sb[c] == SENT, "bcast wrote past the buffer");
 
           CASE("%sreduce count %d root group %d rank %d", nb ? "i" : "", c, rg, rootrank);
@@ -299,7 +300,8 @@ static void suite_coll(void) {
           RUN(MMPI_Scatter(sb, c, MPI_INT, rb, c, MPI_INT, root, ic),
               MMPI_Iscatter(sb, c, MPI_INT, rb, c, MPI_INT, root, ic, &req));
           if (leaf)
-            for (int e = 0; e < c; ++e) EXPECT(rb[e] == ival(rg, rootrank, 3 + me, e), "scatter [%d]", e);
+            for (int e = 0; e < c; ++e)
+              EXPECT(rb[e] == ival(rg, rootrank, 3 + me, e), "scatter [%d]", e);
         }
       /* All-to-all family: data from the remote group. */
       CASE("%sallreduce count %d", nb ? "i" : "", c);
@@ -320,12 +322,14 @@ static void suite_coll(void) {
           MMPI_Iallgatherv(sb, c, MPI_INT, rb, rc, rd, MPI_INT, ic, &req));
       for (int j = 0; j < rsize; ++j)
         for (int e = -1; e <= c; ++e)
-          EXPECT(rb[rd[j] + e] == (e < 0 || e == c ? SENT : ival(1 - g, j, 4, e)), "allgatherv %d [%d]", j, e);
+          EXPECT(rb[rd[j] + e] == (e < 0 || e == c ? SENT : ival(1 - g, j, 4, e)),
+                 "allgatherv %d [%d]", j, e);
       fill(rb, rsize * c);
       RUN(MMPI_Allgather(sb, c, MPI_INT, rb, c, MPI_INT, ic),
           MMPI_Iallgather(sb, c, MPI_INT, rb, c, MPI_INT, ic, &req));
       for (int j = 0; j < rsize; ++j)
-        for (int e = 0; e < c; ++e) EXPECT(rb[j * c + e] == ival(1 - g, j, 4, e), "allgather %d [%d]", j, e);
+        for (int e = 0; e < c; ++e)
+          EXPECT(rb[j * c + e] == ival(1 - g, j, 4, e), "allgather %d [%d]", j, e);
       CASE("%salltoall(v,w) count %d", nb ? "i" : "", c);
       for (int j = 0; j < rsize; ++j)
         for (int e = 0; e < c; ++e) sb[j * c + e] = ival(g, me, 8 + j, e);
@@ -333,7 +337,8 @@ static void suite_coll(void) {
       RUN(MMPI_Alltoall(sb, c, MPI_INT, rb, c, MPI_INT, ic),
           MMPI_Ialltoall(sb, c, MPI_INT, rb, c, MPI_INT, ic, &req));
       for (int j = 0; j < rsize; ++j)
-        for (int e = 0; e < c; ++e) EXPECT(rb[j * c + e] == ival(1 - g, j, 8 + me, e), "alltoall %d [%d]", j, e);
+        for (int e = 0; e < c; ++e)
+          EXPECT(rb[j * c + e] == ival(1 - g, j, 8 + me, e), "alltoall %d [%d]", j, e);
       int swb[64], rwb[64];
       MPI_Datatype ts[64];
       for (int j = 0; j < rsize; ++j) {
@@ -345,12 +350,14 @@ static void suite_coll(void) {
           MMPI_Ialltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ic, &req));
       for (int j = 0; j < rsize; ++j)
         for (int e = -1; e <= c; ++e)
-          EXPECT(rb[rd[j] + e] == (e < 0 || e == c ? SENT : ival(1 - g, j, 8 + me, e)), "alltoallv %d [%d]", j, e);
+          EXPECT(rb[rd[j] + e] == (e < 0 || e == c ? SENT : ival(1 - g, j, 8 + me, e)),
+                 "alltoallv %d [%d]", j, e);
       fill(rb, rsize * maxn);
       RUN(MMPI_Alltoallw(sb, sc, swb, ts, rb, rc, rwb, ts, ic),
           MMPI_Ialltoallw(sb, sc, swb, ts, rb, rc, rwb, ts, ic, &req));
       for (int j = 0; j < rsize; ++j)
-        for (int e = 0; e < c; ++e) EXPECT(rb[rd[j] + e] == ival(1 - g, j, 8 + me, e), "alltoallw %d [%d]", j, e);
+        for (int e = 0; e < c; ++e)
+          EXPECT(rb[rd[j] + e] == ival(1 - g, j, 8 + me, e), "alltoallw %d [%d]", j, e);
       /* Reduce_scatter(_block): equal totals in both groups (c * lsize * rsize). */
       CASE("%sreduce_scatter count %d", nb ? "i" : "", c);
       int per = c * rsize, total = per * lsize; /* my block: per; remote's: c * lsize */
