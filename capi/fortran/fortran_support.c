@@ -9,6 +9,8 @@ extern int mpi_fortran_bottom_;
 extern int mpi_fortran_in_place_;
 extern int mpi_fortran_status_ignore_;
 extern int mpi_fortran_statuses_ignore_;
+extern int mpi_fortran_unweighted_;
+extern int mpi_fortran_weights_empty_;
 
 /* MPI_STATUS_SIZE of Open MPI's mpif-config.h: a Fortran status is the C one. */
 enum { kStatusSize = 6 };
@@ -20,6 +22,12 @@ void* mmpif_buf(void* f) {
   if (f == (void*)&mpi_fortran_in_place_) return MPI_IN_PLACE;
   if (f == (void*)&mpi_fortran_bottom_) return MPI_BOTTOM;
   return f;
+}
+
+int* mmpif_weights(MPI_Fint* f) {
+  if ((void*)f == (void*)&mpi_fortran_unweighted_) return MPI_UNWEIGHTED;
+  if ((void*)f == (void*)&mpi_fortran_weights_empty_) return MPI_WEIGHTS_EMPTY;
+  return (int*)f;
 }
 
 MPI_Fint mmpif_native_comm(MPI_Fint f) {

@@ -16,6 +16,10 @@
  * blocks) become the C constants; any other address is returned as is. */
 void* mmpif_buf(void* f);
 
+/* A dist-graph weights array: Open MPI's Fortran MPI_UNWEIGHTED /
+ * MPI_WEIGHTS_EMPTY become the C constants; any other array is returned as is. */
+int* mmpif_weights(MPI_Fint* f);
+
 /* The native Fortran handle of an MMPI communicator's cluster-local part
  * (Open MPI's MPI_COMM_NULL value if f is no MMPI communicator). */
 MPI_Fint mmpif_native_comm(MPI_Fint f);

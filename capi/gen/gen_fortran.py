@@ -14,7 +14,7 @@ How each class is bound:
   handles (MPI_Type_f2c, MPI_Op_f2c, MPI_Info_f2c for native ones; the
   libmmpi handle tables for communicators, groups, requests and messages),
   statuses (MPI_Status_f2c/c2f, MPI_STATUS(ES)_IGNORE), MPI_IN_PLACE and
-  MPI_BOTTOM, strings, and 0-based C indices to 1-based Fortran ones.
+  MPI_BOTTOM, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY, strings, and 0-based C indices to 1-based Fortran ones.
 - unsupported: reports like the C twin and sets IERROR.
 """
 
@@ -156,7 +156,8 @@ def _convert(p):
             args.append(f"*{n}")
         elif t in INT_POINTERS:
             decl.append(f"MPI_Fint* {n}")
-            args.append(n)
+            # Dist-graph weights may be the MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY sentinels.
+            args.append(f"mmpif_weights({n})" if n.endswith("weights") else n)
             if n == "index":  # Waitany, Testany: 1-based in Fortran
                 post.append(f"  if (rc == MPI_SUCCESS && *{n} >= 0) ++*{n};\n")
             if n == "array_of_indices":  # Waitsome, Testsome
