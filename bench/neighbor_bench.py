@@ -116,6 +116,25 @@ def plot(args, name, xs, series, xlabel, ylabel, title, bars=False):
     fig.savefig(os.path.join(args.out, name + ".png"), dpi=110)
 
 
+def replot(args):
+    def rows(name):
+        with open(os.path.join(args.out, name + ".csv")) as f:
+            return list(csv.DictReader(f))
+    if args.what in ("alltoall", "all"):
+        r = rows("neighbor_alltoall")
+        plot(args, "neighbor_alltoall", [int(x["bytes"]) / 1024 for x in r],
+             {"Neighbor_alltoall": [float(x["neighbor_us"]) for x in r],
+              "Isend/Irecv/Waitall": [float(x["isend_us"]) for x in r]},
+             "bytes per neighbour (KiB)", "µs per exchange (max over ranks)",
+             f"2-D periodic Cartesian, 4+4, {args.rate or 'unshaped'}")
+    if args.what in ("reorder", "all"):
+        r = rows("neighbor_reorder")
+        cut = [int(x["cut_bytes"]) for x in r]
+        plot(args, "neighbor_reorder", [0, 1], {"µs per step": [float(x["us_per_step_median"]) for x in r]},
+             "reorder", "µs per step", f"2x4 periodic stencil, 3+5, {args.halo // 1024} KiB halos, "
+             f"{args.rate or 'unshaped'}; cut {cut[0] // 1024} -> {cut[1] // 1024} KiB/step", bars=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("what", choices=["alltoall", "reorder", "all"])
@@ -127,7 +146,12 @@ def main():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--halo", type=int, default=262144)
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--plot-only", action="store_true",
+                   help="redraw the PNGs from the CSVs in --out (no runs)")
     args = p.parse_args()
+    if args.plot_only:
+        replot(args)
+        return
     emulate(args)
     if args.what in ("alltoall", "all"):
         bench_alltoall(args)

@@ -8,6 +8,8 @@
 #include <mmpi_impl_generated.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "comm_create.h"
@@ -65,6 +67,15 @@ int allgather_ints(MPI_Comm comm, int size, const std::vector<int>& mine, std::v
 
 bool is_unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 
+// Whether reorder = true moves dist-graph vertices between processes
+// (MMPI_DIST_GRAPH_REORDER=1). Off by default: MPICH and Open MPI's default
+// component keep every process's own adjacency under reorder, and programs
+// (MPICH's test suite among them) rely on it; a graph's vertex i is rank i.
+bool dist_graph_reorder() {
+  const char* v = std::getenv("MMPI_DIST_GRAPH_REORDER");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
 // Creates the dist-graph communicator: vertex v's adjacency is adj[v]
 // (neighbours as vertices = new ranks), every member holds all of adj.
 int finish_dist_graph(Runtime& rt, const std::shared_ptr<Comm>& c, std::vector<DistGraphTopo> adj,
@@ -76,7 +87,8 @@ int finish_dist_graph(Runtime& rt, const std::shared_ptr<Comm>& c, std::vector<D
     for (std::size_t k = 0; k < a.destinations.size(); ++k)
       edges.push_back({v, a.destinations[k], a.weighted ? a.dest_weights[k] : 1});
   }
-  const int key = reordered_rank(rt, *c, n, edges, reorder, c->rank(), what);
+  const int key =
+      reordered_rank(rt, *c, n, edges, reorder && dist_graph_reorder(), c->rank(), what);
   std::shared_ptr<Comm> nc;
   if (int rc = split(rt, c, 0, key, &nc)) return rc;
   nc->dist_graph = std::move(adj[static_cast<std::size_t>(nc->rank())]);
