@@ -117,10 +117,15 @@ void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
     return fail_soon("no host key pinned for the forwarder at " + address_ +
                      " (MMPI_FORWARDER_KEYS, MMPI_KNOWN_FORWARDERS" +
                      (cfg_.pins.known_file.empty() ? "" : " = " + cfg_.pins.known_file) +
-                     ") and the key check is strict: refusing it");
-  if (!pinned && rank_ == 0)
-    report("warning: the forwarder at " + address_ + " is not authenticated (no host key " +
-           "pinned; it shows " + auth::to_hex(ch.server_key) + "): set MMPI_FORWARDER_KEYS");
+                     ") and the key check is strict (the default): refusing it; pin zipperd's key "
+                     "(`zipperd --print-host-key`, `zipperctl host-key`) or set "
+                     "MMPI_FORWARDER_KEY_CHECK=accept to use it unauthenticated");
+  // Every rank says so (issue 28): a rank on another node may talk to
+  // another listener than rank 0 did.
+  if (!pinned)
+    report("warning: rank " + std::to_string(rank_) + ": MMPI_FORWARDER_KEY_CHECK=accept: the " +
+           "forwarder at " + address_ + " is not authenticated (no host key pinned; it shows " +
+           auth::to_hex(ch.server_key) + "); pin it with MMPI_FORWARDER_KEYS or known_forwarders");
   const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
                                 cfg_.np_high};
   auto proof =

@@ -136,7 +136,7 @@ std::optional<ForwarderPins> pins_from_env(std::size_t n_addresses, std::string*
   }
   const char* check = std::getenv("MMPI_FORWARDER_KEY_CHECK");
   if (check == nullptr || *check == '\0') {
-    pins.strict = !pins.by_index.empty() || !pins.by_address.empty();
+    pins.strict = true;  // secure by default (issue 28): never StrictHostKeyChecking=no
   } else if (std::strcmp(check, "strict") == 0 || std::strcmp(check, "accept") == 0) {
     pins.strict = std::strcmp(check, "strict") == 0;
   } else {

@@ -10,11 +10,11 @@
 //   MMPI_KNOWN_FORWARDERS  a file of lines "HOST:PORT[,HOST:PORT...] PUBKEY"
 //                          ('#' comments), else the site's file
 //                          kSiteKnownForwarders when it exists;
-//   MMPI_FORWARDER_KEY_CHECK  "strict": a forwarder with no pinned key is
-//                          refused; "accept": it is used unauthenticated
-//                          (it still learns nothing that admits anyone to
-//                          the job, see auth.h). Default: strict when any key
-//                          is pinned by the sources above, else accept.
+//   MMPI_FORWARDER_KEY_CHECK  "strict" (the default): a forwarder with no
+//                          pinned key is refused; "accept": it is used
+//                          unauthenticated, which every rank logs (it still
+//                          learns nothing that admits anyone to the job, see
+//                          auth.h). No trust on first use: docs/security.md.
 #pragma once
 
 #include <map>
@@ -33,7 +33,7 @@ struct ForwarderPins {
   std::vector<proto::auth::Key> by_index;              // MMPI_FORWARDER_KEYS, in address order
   std::map<std::string, proto::auth::Key> by_address;  // known_forwarders: HOST:PORT -> key
   std::string known_file;                              // the file by_address came from ("": none)
-  bool strict = false;
+  bool strict = true;
 
   /// The key the forwarder at `address` ([tcp:|verbs:]HOST:PORT, entry
   /// `index` of MMPI_FORWARDER) must prove: MMPI_FORWARDER_KEYS first, then

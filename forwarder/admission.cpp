@@ -4,6 +4,7 @@
 // key to the rank; refusals and draining. proto/auth.h has the exchange.
 #include "../proto/host_key.h"
 #include "../proto/munge.h"
+#include "address_prefix.h"
 #include "forwarder.h"
 #include "forwarder_internal.h"
 
@@ -124,6 +125,7 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   // Draining: only ranks of a job that exists (its id and secret) join.
   req.may_create = !draining();
   req.owner = owner_of(*conn, req.uid);
+  req.prefix = address_prefix(conn->link->peer(), cfg_.prefix_v4, cfg_.prefix_v6);
   OutFrame ack;
   ack.hdr.type = FrameType::kHelloAck;
   ack.hdr.job_id = req.job_id;
@@ -136,6 +138,7 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   req.before_publish = [&] { conn->link->post(std::move(ack)); };
   conn->link->set_max_payload(cfg_.max_frame);
   auto r = registry_.join(req, conn);
+  for (const auto& gone : r.evicted) end_evicted(gone, "a new job needed its place");
   if (!r.job) {
     conn->link->set_max_payload(kPreHelloMaxPayload);
     // Counted once per job, not per rank.

@@ -9,6 +9,7 @@
 
 #include "../proto/auth.h"
 #include "../proto/link.h"
+#include "control_budget.h"
 #include "frame_credits.h"
 #include "traffic_counters.h"
 
@@ -53,6 +54,10 @@ struct Connection {
   // time (client/rails.h), so a PING meanwhile is dropped, never queued
   // without bound for a client that does not read.
   std::atomic<bool> pong_queued{false};
+  // Frames without payload handled per receive round (receive thread only);
+  // over_budget: waiting in its side's backlog for the next round.
+  ControlBudget budget{32};
+  bool over_budget = false;
   bool parked = false;  // receive paused for lack of memory (receive thread only)
   // Bytes of the frame it waits for when parked by its job's fair share
   // (0: parked by the global budget); receive thread only.

@@ -40,7 +40,7 @@ void Forwarder::accept_all(Side& side) {
   };
   while (auto link = side.listener->accept()) {
     log_refused();
-    if (open_conns_.load() >= cfg_.max_connections) {
+    if (open_conns_.load() >= cfg_.max_connections && !make_room_for_connection()) {
       warn_limited("max-connections",
                    "side {}: closing a connection from {}: {} connections open (--max-connections)",
                    side.name, link->peer(), open_conns_.load());
@@ -50,6 +50,11 @@ void Forwarder::accept_all(Side& side) {
     set_keepalive(link->poll_fd(), cfg_.keepalive_s);
     const std::uint64_t id = next_conn_id_++;
     auto conn = std::make_shared<Connection>(id, side.index, std::move(link), cfg_.conn_credits);
+    conn->budget = ControlBudget(cfg_.control_budget);
+    {
+      std::lock_guard lk(unadmitted_mu_);
+      unadmitted_.push_back(conn);
+    }
     conn->link->set_max_payload(kPreHelloMaxPayload);
     // Piggyback returned credit on every frame to this client; a standalone
     // CREDIT frame that finds nothing left to return is dropped.
@@ -72,6 +77,49 @@ void Forwarder::accept_all(Side& side) {
   }
   log_refused();
   if (const int err = side.listener->take_accept_error()) pause_accepting(side, err);
+}
+
+bool Forwarder::make_room_for_connection() {
+  // A connection that has not proved anything yet goes first, the oldest:
+  // it holds a place only until the hello timeout, and a new legitimate
+  // rank finishes admission in milliseconds, long before the flood behind
+  // it reaches it. An idle admitted job goes only when none is left.
+  {
+    std::lock_guard lk(unadmitted_mu_);
+    while (!unadmitted_.empty()) {
+      auto c = unadmitted_.front().lock();
+      unadmitted_.pop_front();
+      if (!c || c->closed || c->doomed || c->admitted.load(std::memory_order_acquire)) continue;
+      c->doomed = true;
+      c->link->shutdown();  // its receive thread sees the end and closes it
+      unadmitted_evicted_.fetch_add(1, std::memory_order_relaxed);
+      warn_limited("evict-unadmitted",
+                   "closing {} (not admitted yet) to make room at --max-connections",
+                   c->link->peer());
+      return true;
+    }
+  }
+  if (auto job = registry_.evict_idle(std::chrono::steady_clock::now())) {
+    end_evicted(job, "a new connection needed its place at --max-connections");
+    return true;
+  }
+  return false;
+}
+
+void Forwarder::end_evicted(const std::shared_ptr<Job>& job, const std::string& why) {
+  share_.set_jobs(registry_.job_count());
+  warn_limited("evict-job", "job {}: evicted after relaying nothing for --idle-evict: {}",
+               job->label(), why);
+  const std::string text = "the job relayed nothing for " +
+                           std::to_string(cfg_.idle_evict_ms / 1000.0) +
+                           " s and was evicted: " + why + " (--idle-evict)";
+  for (auto& c : job->members()) {
+    if (c->doomed.exchange(true)) continue;
+    // Only the error frame is queued from here; the receive thread of the
+    // connection closes it.
+    send_error(c, ErrorCode::kBadHello, c->vrank, 0, text);
+    c->link->shutdown();
+  }
 }
 
 void Forwarder::pause_accepting(Side& side, int err) {

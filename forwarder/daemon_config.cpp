@@ -287,6 +287,31 @@ const std::vector<Setting>& table() {
           "first rank (default 16)",
           false, 1, 1 << 20,
           [](DaemonConfig & c) -> auto& { return c.forwarder.max_jobs_per_user; }),
+      integer(
+          "limits.max_jobs_per_prefix", "--max-jobs-per-prefix",
+          "jobs at once per source address prefix of a job's first rank (--prefix-v4, "
+          "--prefix-v6; default 32)",
+          false, 1, 1 << 20,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.max_jobs_per_prefix; }),
+      integer(
+          "limits.prefix_v4", "--prefix-v4",
+          "bits of an IPv4 source address that --max-jobs-per-prefix groups by (default 24)", false,
+          1, 32, [](DaemonConfig & c) -> auto& { return c.forwarder.prefix_v4; }),
+      integer(
+          "limits.prefix_v6", "--prefix-v6",
+          "bits of an IPv6 source address that --max-jobs-per-prefix groups by (default 64)", false,
+          1, 128, [](DaemonConfig & c) -> auto& { return c.forwarder.prefix_v6; }),
+      seconds(
+          "limits.idle_evict", "--idle-evict",
+          "seconds a job may relay nothing before it may be evicted to admit a new job that a "
+          "limit would refuse (default 300)",
+          false, 0.1, 86400 * 7,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.idle_evict_ms; }),
+      integer(
+          "flow.control_budget", "--control-budget",
+          "frames without payload (PING, CTS, ...) one connection may have handled per receive "
+          "round before the loop moves on to the others (default 32)",
+          false, 1, 1 << 16, [](DaemonConfig & c) -> auto& { return c.forwarder.control_budget; }),
       seconds(
           "timeouts.ready", "--ready-timeout",
           "seconds an admitted rank waits for the rest of its job before it is closed", false,

@@ -26,7 +26,9 @@ void Forwarder::recv_loop(Side& side) {
   while (!stopping_) {
     side.rx_rounds.fetch_add(1, std::memory_order_relaxed);
     int n = 0;
-    if (spin > 0) {
+    if (!side.over_budget.empty()) {
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);  // connections over budget wait
+    } else if (spin > 0) {
       n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);
       if (n == 0) {
         --spin;
@@ -60,6 +62,17 @@ void Forwarder::recv_loop(Side& side) {
       } else if (auto conn = side.find(id)) {
         progress_conn(side, conn);
       }
+    }
+    // Then the connections that spent last round's control budget, each
+    // with a fresh one (round robin).
+    if (!side.over_budget.empty()) {
+      std::vector<std::shared_ptr<Connection>> again;
+      again.swap(side.over_budget);
+      for (auto& c : again) {
+        c->over_budget = false;
+        progress_conn(side, c);
+      }
+      spin = kSpinRounds;
     }
     const auto now = std::chrono::steady_clock::now();
     if (side.accept_paused && now >= side.accept_resume) {
@@ -114,10 +127,20 @@ void Forwarder::set_parked(Connection& c, bool on) {
 }
 
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
-  (void)side;
   if (conn->closed) return;
-  RecvSinkImpl sink(*this, conn);
+  RecvSinkImpl sink(*this, conn, side.rx_rounds.load(std::memory_order_relaxed));
   LinkStatus st = conn->link->progress_recv(sink, 0);
+  if (st == LinkStatus::kPaused && sink.budget_spent() && !sink.fatal()) {
+    // Its share of this round is spent: served again next round, after the
+    // connections that have events now (edge-triggered epoll would not
+    // report its unread bytes again).
+    control_deferrals_.fetch_add(1, std::memory_order_relaxed);
+    if (!conn->over_budget) {
+      conn->over_budget = true;
+      side.over_budget.push_back(conn);
+    }
+    return;
+  }
   if (st == LinkStatus::kPaused && !sink.fatal() && !conn->parked) {
     // Out of memory. Count the connection as parked before trying once more:
     // memory released between the failed reservation and now woke nobody (no

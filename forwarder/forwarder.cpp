@@ -37,7 +37,8 @@ Forwarder::Forwarder(Config cfg)
       registry_(cfg_.max_jobs, cfg_.max_ranks,
                 static_cast<std::uint32_t>(std::uint64_t{cfg_.max_connections} *
                                            cfg_.max_job_connections_share / 100),
-                cfg_.max_jobs_per_user) {
+                cfg_.max_jobs_per_user, cfg_.max_jobs_per_prefix,
+                std::chrono::milliseconds(cfg_.idle_evict_ms)) {
   if (cfg_.listen.empty()) throw std::invalid_argument("at least one --listen is required");
   if (cfg_.max_frame < 1024 || cfg_.max_frame > proto::kMaxPayloadLimit)
     throw std::invalid_argument("max frame must be between 1 KiB and 64 MiB");
@@ -54,6 +55,11 @@ Forwarder::Forwarder(Config cfg)
     throw std::invalid_argument("max ranks must be between 2 and 16777216");
   if (cfg_.max_jobs == 0 || cfg_.max_connections == 0 || cfg_.max_jobs_per_user == 0)
     throw std::invalid_argument("max jobs, max jobs per user and max connections must be positive");
+  if (cfg_.max_jobs_per_prefix == 0 || cfg_.control_budget == 0 || cfg_.idle_evict_ms <= 0)
+    throw std::invalid_argument(
+        "max jobs per prefix, the control budget and the idle eviction time must be positive");
+  if (cfg_.prefix_v4 < 1 || cfg_.prefix_v4 > 32 || cfg_.prefix_v6 < 1 || cfg_.prefix_v6 > 128)
+    throw std::invalid_argument("address prefixes must be 1..32 (IPv4) and 1..128 (IPv6) bits");
   if (cfg_.max_job_connections_share < 1 || cfg_.max_job_connections_share > 100)
     throw std::invalid_argument("a job's share of the connections must be 1 to 100 percent");
   if (std::uint64_t{cfg_.max_connections} * cfg_.max_job_connections_share / 100 < 2)
@@ -102,6 +108,12 @@ void Forwarder::start() {
                                                   cfg_.max_job_connections_share / 100),
       cfg_.max_job_connections_share, share_.share(), cfg_.max_memory,
       cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
+  spdlog::info(
+      "shares: at most {} jobs per address prefix (/{} IPv4, /{} IPv6); a job idle {} ms may "
+      "be evicted for a new one a limit would refuse; {} frames without payload per connection "
+      "per receive round",
+      cfg_.max_jobs_per_prefix, cfg_.prefix_v4, cfg_.prefix_v6, cfg_.idle_evict_ms,
+      cfg_.control_budget);
   spdlog::info(
       "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
       "accept pause on EMFILE {} ms",

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <thread>
@@ -82,6 +83,17 @@ struct Config {
   // Jobs at once per owner: the MUNGE uid with --auth munge, else the source
   // address of the job's first rank.
   std::uint32_t max_jobs_per_user = 16;
+  // Jobs at once per source address prefix (/prefix_v4, /prefix_v6) of a
+  // job's first rank: many addresses of one subnet count as one (issue 28).
+  std::uint32_t max_jobs_per_prefix = 32;
+  std::uint32_t prefix_v4 = 24, prefix_v6 = 64;
+  // A job that relayed nothing for this long may be evicted when a limit
+  // would otherwise refuse a new job, or a connection at --max-connections
+  // (JobRegistry::idle_victim says which goes first).
+  int idle_evict_ms = 300000;
+  // Frames without payload one connection may have handled per receive
+  // round (control_budget.h).
+  std::uint32_t control_budget = 32;
   int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
@@ -202,6 +214,13 @@ class Forwarder {
   /// Returns a pool buffer and wakes receivers paused for lack of one.
   void release_buffer(const BufferPool::Buffer& b, PoolTenant* tenant);
   void note_protocol_error(const std::shared_ptr<Connection>& conn);
+  /// At --max-connections: closes the oldest connection not yet admitted
+  /// (any side), else evicts an idle job (JobRegistry::evict_idle). False
+  /// when neither exists and the new connection must be refused.
+  bool make_room_for_connection();
+  /// Ends every connection of a job the registry evicted (their receive
+  /// threads close them), telling each rank why.
+  void end_evicted(const std::shared_ptr<Job>& job, const std::string& why);
 
   Config cfg_;
   std::unique_ptr<BufferPool> pool_;
@@ -226,6 +245,14 @@ class Forwarder {
   std::atomic<std::uint64_t> open_conns_{0};
   std::atomic<bool> draining_{false};
   std::atomic<std::uint64_t> refused_draining_{0}, credit_stalls_{0}, memory_stalls_{0};
+  // Issue 28: times a connection spent its control budget (its frames then
+  // waited a round), PING answers dropped (one already queued), connections
+  // not yet admitted closed to make room at --max-connections.
+  std::atomic<std::uint64_t> control_deferrals_{0}, pings_dropped_{0}, unadmitted_evicted_{0};
+  // Connections not yet admitted, oldest first (weak: a closed or admitted
+  // one is skipped); make_room_for_connection closes from the front.
+  std::mutex unadmitted_mu_;
+  std::deque<std::weak_ptr<Connection>> unadmitted_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 };
 

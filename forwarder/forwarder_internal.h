@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "../proto/unique_fd.h"
 #include "forwarder.h"
@@ -66,6 +67,8 @@ struct Forwarder::Side {
   std::chrono::steady_clock::time_point accept_resume;
   mutable std::mutex mu;
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
+  // Connections that spent their control budget this round (receive thread).
+  std::vector<std::shared_ptr<Connection>> over_budget;
   // Counters (relaxed): see snapshot.h.
   TrafficCounters received, sent;
   std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <cstring>
+#include <tuple>
 
 namespace zipper::forwarder {
 
@@ -71,20 +72,40 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
       r.first_refusal = refused_draining_.insert(Key{req.job_id, req.fingerprint}).second;
       return r;
     }
-    if (jobs_.size() >= max_jobs_) {
+    // A cap that would refuse the job first evicts an idle job that holds
+    // a place under that cap (issue 28: idle jobs cannot keep others out).
+    const auto now = std::chrono::steady_clock::now();
+    const auto make_room = [&](bool full, const std::function<bool(const Job&)>& holds) {
+      if (!full) return true;
+      auto victim = evict_idle_locked(now, holds);
+      if (!victim) return false;
+      r.evicted.push_back(std::move(victim));
+      return true;
+    };
+    if (!make_room(jobs_.size() >= max_jobs_, nullptr)) {
       r.error = "zipperd serves its maximum of " + std::to_string(max_jobs_) +
                 " jobs (--max-jobs); try again later";
       return r;
     }
-    auto& mine = jobs_per_owner_[req.owner];
-    if (mine >= max_jobs_per_owner_) {
+    if (!make_room(jobs_per_owner_[req.owner] >= max_jobs_per_owner_,
+                   [&](const Job& j) { return j.owner() == req.owner; })) {
       r.error = "zipperd serves the maximum of " + std::to_string(max_jobs_per_owner_) +
                 " jobs for " + req.owner + " (--max-jobs-per-user); try again later";
       return r;
     }
+    if (!req.prefix.empty() && !make_room(jobs_per_prefix_[req.prefix] >= max_jobs_per_prefix_,
+                                          [&](const Job& j) { return j.prefix() == req.prefix; })) {
+      r.error = "zipperd serves the maximum of " + std::to_string(max_jobs_per_prefix_) +
+                " jobs for addresses in " + req.prefix +
+                " (--max-jobs-per-prefix); try again later";
+      return r;
+    }
+    auto& mine = jobs_per_owner_[req.owner];
+    if (!req.prefix.empty()) ++jobs_per_prefix_[req.prefix];
     ++mine;  // a new job's first join cannot fail below: it matches the job it made
     job = std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.np_low, req.np_high,
                                 req.uid, req.owner);
+    job->prefix_ = req.prefix;
     jobs_.emplace(Key{req.job_id, req.fingerprint}, job);
   }
   if (job->np_low_ != req.np_low || job->np_high_ != req.np_high) {
@@ -140,16 +161,61 @@ JobRegistry::LeaveResult JobRegistry::leave(const std::shared_ptr<Connection>& c
   if (empty) {
     auto it = jobs_.find(Key{job->id(), job->fingerprint_});
     if (it != jobs_.end() && it->second == job) {
-      jobs_.erase(it);
-      if (auto o = jobs_per_owner_.find(job->owner());
-          o != jobs_per_owner_.end() && --o->second == 0)
-        jobs_per_owner_.erase(o);
+      forget_locked(job);
       finished_.push_back(job);
       if (finished_.size() > kFinishedKept) finished_.pop_front();
       out.finished = true;
     }
   }
   return out;
+}
+
+void JobRegistry::forget_locked(const std::shared_ptr<Job>& job) {
+  jobs_.erase(Key{job->id(), job->fingerprint_});
+  if (auto o = jobs_per_owner_.find(job->owner()); o != jobs_per_owner_.end() && --o->second == 0)
+    jobs_per_owner_.erase(o);
+  if (auto p = jobs_per_prefix_.find(job->prefix());
+      p != jobs_per_prefix_.end() && --p->second == 0)
+    jobs_per_prefix_.erase(p);
+}
+
+void JobRegistry::sample_activity(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lk(mu_);
+  for (auto& [key, job] : jobs_) {
+    const std::uint64_t frames = job->from_low.load().frames + job->from_high.load().frames;
+    if (frames != job->seen_frames_) {
+      job->seen_frames_ = frames;
+      job->last_active_ = now;
+    }
+  }
+}
+
+std::shared_ptr<Job> JobRegistry::evict_idle(std::chrono::steady_clock::time_point now,
+                                             const std::function<bool(const Job&)>& filter) {
+  std::lock_guard lk(mu_);
+  return evict_idle_locked(now, filter);
+}
+
+std::shared_ptr<Job> JobRegistry::evict_idle_locked(std::chrono::steady_clock::time_point now,
+                                                    const std::function<bool(const Job&)>& filter) {
+  std::shared_ptr<Job> best;
+  // (incomplete, jobs of its owner, idle time): larger goes first.
+  std::tuple<bool, std::uint32_t, std::chrono::steady_clock::duration> best_rank{};
+  for (const auto& [key, job] : jobs_) {
+    const auto idle = now - job->last_active_;
+    if (idle < idle_evict_ || (filter && !filter(*job))) continue;
+    const auto owner = jobs_per_owner_.find(job->owner());
+    const std::tuple rank{!job->ready(), owner == jobs_per_owner_.end() ? 0u : owner->second, idle};
+    if (!best || rank > best_rank) {
+      best = job;
+      best_rank = rank;
+    }
+  }
+  if (best) {
+    forget_locked(best);
+    evictions_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return best;
 }
 
 bool JobRegistry::contains(std::uint64_t job_id) const {

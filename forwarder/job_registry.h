@@ -67,6 +67,8 @@ class Job {
   const std::string& label() const { return label_; }
   /// Whose job it counts against (--max-jobs-per-user): "uid N" or "address A".
   const std::string& owner() const { return owner_; }
+  /// Source address prefix of its first rank (--max-jobs-per-prefix), e.g. "10.1.2.0/24".
+  const std::string& prefix() const { return prefix_; }
 
   /// Connection currently serving `vrank`, or nullptr.
   std::shared_ptr<Connection> lookup(std::uint32_t vrank) const {
@@ -127,7 +129,11 @@ class Job {
   const std::uint32_t np_low_, np_high_;
   const std::optional<std::uint32_t> uid_;
   const std::string owner_;
+  std::string prefix_;  // set once by JobRegistry::join, before the job is shared
   const std::string label_;
+  // Activity as JobRegistry last sampled it (under the registry's lock).
+  std::uint64_t seen_frames_ = 0;
+  std::chrono::steady_clock::time_point last_active_ = created;
   std::atomic<std::uint32_t> unorderly_{0};
   mutable std::mutex mu_;
   std::unordered_map<std::uint32_t, std::shared_ptr<Connection>> slots_;
@@ -140,12 +146,17 @@ class JobRegistry {
   /// `max_jobs`: jobs at once; `max_ranks`: largest layout x+y accepted;
   /// `max_layout`: largest layout as a share of --max-connections (the
   /// message names that option); `max_jobs_per_owner`: jobs at once per owner.
+  /// `max_jobs_per_prefix`: jobs at once per address prefix; `idle_evict`:
+  /// how long a job must have relayed nothing before it may be evicted.
   JobRegistry(std::size_t max_jobs, std::uint32_t max_ranks, std::uint32_t max_layout,
-              std::uint32_t max_jobs_per_owner)
+              std::uint32_t max_jobs_per_owner, std::uint32_t max_jobs_per_prefix = ~0u,
+              std::chrono::milliseconds idle_evict = std::chrono::hours(24 * 365))
       : max_jobs_(max_jobs),
         max_ranks_(max_ranks),
         max_layout_(max_layout),
-        max_jobs_per_owner_(max_jobs_per_owner) {}
+        max_jobs_per_owner_(max_jobs_per_owner),
+        max_jobs_per_prefix_(max_jobs_per_prefix),
+        idle_evict_(idle_evict) {}
 
   struct JoinRequest {
     std::uint64_t job_id = 0;
@@ -154,6 +165,7 @@ class JobRegistry {
     std::uint32_t np_low = 0, np_high = 0, vrank = 0;
     std::optional<std::uint32_t> uid;  // MUNGE uid of the connecting rank
     std::string owner;                 // "uid N" with MUNGE, else "address A" of the connection
+    std::string prefix;                // the connection's source address prefix ("" = none)
     bool may_create = true;            // false while draining: only ranks of existing jobs join
     // Runs under the job's lock just before the connection is published
     // (e.g. queue its HELLO_ACK, so that no JOB_READY another thread sends
@@ -167,6 +179,9 @@ class JobRegistry {
     bool ready = false;          // the job is complete (now or earlier)
     bool draining = false;       // refused: a new job while draining
     bool first_refusal = false;  // draining: the first refused rank of that job (count jobs once)
+    // Idle jobs evicted to make room for this one: already out of every
+    // count; the caller closes their connections.
+    std::vector<std::shared_ptr<Job>> evicted;
   };
   /// What leave() did.
   struct LeaveResult {
@@ -198,10 +213,28 @@ class JobRegistry {
 
   static constexpr std::size_t kFinishedKept = 64;
 
+  /// Notes which jobs relayed frames since the last call (every sweep, 250
+  /// ms): a job is idle from the last sample that saw its counters move.
+  void sample_activity(std::chrono::steady_clock::time_point now);
+  /// Takes out of every count the job that goes first among those idle for
+  /// at least `idle_evict` and matching `filter` (nullptr: any), and returns
+  /// it (nullptr: none). Order: a job whose ranks have not all connected
+  /// (it cannot run, and the ready timeout would end it anyway), then the
+  /// owner with most jobs (the one holding the cap), then the longest idle.
+  std::shared_ptr<Job> evict_idle(std::chrono::steady_clock::time_point now,
+                                  const std::function<bool(const Job&)>& filter = nullptr);
+  std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
+
  private:
+  std::shared_ptr<Job> evict_idle_locked(std::chrono::steady_clock::time_point now,
+                                         const std::function<bool(const Job&)>& filter);
+  void forget_locked(const std::shared_ptr<Job>& job);
   using Key = std::pair<std::uint64_t, proto::auth::Fingerprint>;
   const std::size_t max_jobs_;
-  const std::uint32_t max_ranks_, max_layout_, max_jobs_per_owner_;
+  const std::uint32_t max_ranks_, max_layout_, max_jobs_per_owner_, max_jobs_per_prefix_;
+  const std::chrono::milliseconds idle_evict_;
+  std::map<std::string, std::uint32_t> jobs_per_prefix_;
+  std::atomic<std::uint64_t> evictions_{0};
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<Job>> jobs_;
   std::deque<std::shared_ptr<Job>> finished_;

@@ -32,6 +32,10 @@ std::shared_ptr<Connection> destination_of(Connection& c, std::uint32_t vrank) {
 
 std::optional<Payload> Forwarder::RecvSinkImpl::payload_dest(const FrameHeader& hdr) {
   if (fatal_) return std::nullopt;
+  if (!conn_->budget.charge(round_, hdr.payload_len)) {
+    budget_spent_ = true;  // the frame stays unread until a later round
+    return std::nullopt;
+  }
   if (!conn_->job)
     return Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
   Job& job = *conn_->job;

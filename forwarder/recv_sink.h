@@ -16,7 +16,9 @@ namespace zipper::forwarder {
 // Receives one connection's frames: charges credit and memory, then routes.
 class Forwarder::RecvSinkImpl final : public proto::RecvSink {
  public:
-  RecvSinkImpl(Forwarder& f, std::shared_ptr<Connection> c) : f_(f), conn_(std::move(c)) {}
+  /// `round`: the receive round of the connection's side (ControlBudget).
+  RecvSinkImpl(Forwarder& f, std::shared_ptr<Connection> c, std::uint64_t round)
+      : f_(f), conn_(std::move(c)), round_(round) {}
 
   /// Charges credit, the job's share and a pool buffer; nullopt pauses the
   /// connection (no memory) or, with fatal(), ends it (credit overrun).
@@ -34,12 +36,16 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
   bool fatal() const { return fatal_; }
   /// The client broke the protocol (credit overrun): a protocol error.
   bool violation() const { return violation_; }
+  /// Paused because the connection spent this round's control budget.
+  bool budget_spent() const { return budget_spent_; }
 
  private:
   Forwarder& f_;
   std::shared_ptr<Connection> conn_;
+  std::uint64_t round_;
   bool fatal_ = false;
   bool violation_ = false;
+  bool budget_spent_ = false;
 };
 
 }  // namespace zipper::forwarder

@@ -45,7 +45,12 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     case FrameType::kPing: {
       // A client's health probe (client/rails.h): answered from this thread,
       // so a hung relay loop shows as a missing answer.
-      if (conn->pong_queued.exchange(true)) return;
+      if (conn->pong_queued.exchange(true)) {
+        pings_dropped_.fetch_add(1, std::memory_order_relaxed);
+        warn_limited("ping-dropped", "{}: PING dropped (its last answer is still queued)",
+                     conn->name());
+        return;
+      }
       OutFrame pong;
       pong.hdr.type = FrameType::kPing;
       pong.hdr.flags = proto::kPong;

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -17,6 +18,11 @@ namespace zipper::forwarder {
 
 namespace {
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string fmt_mode(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
 }  // namespace
 
 RequestServer::RequestServer(UniqueFd listener, std::string terminator, Handler handler,
@@ -78,7 +84,26 @@ void RequestServer::serve(int fd) {
   }
 }
 
+void check_socket_directory(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    throw std::runtime_error(errno_text("control socket directory " + dir));
+  if (!S_ISDIR(st.st_mode))
+    throw std::runtime_error("control socket directory " + dir + " is not a directory");
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    throw std::runtime_error(
+        "control socket directory " + dir + " must be owned by zipperd's user (uid " +
+        std::to_string(::geteuid()) + ", is " + std::to_string(st.st_uid) +
+        ") and writable by no one else (mode " + fmt_mode(st.st_mode) +
+        "): use a directory of its own such as the unit's RuntimeDirectory /run/zipper");
+}
+
 UniqueFd listen_unix(const std::string& path, unsigned mode) {
+  check_socket_directory(path);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path)

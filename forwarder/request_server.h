@@ -45,6 +45,12 @@ class RequestServer {
 /// stale socket left by a dead zipperd; throws std::runtime_error if a live
 /// one answers there or the socket cannot be made.
 UniqueFd listen_unix(const std::string& path, unsigned mode);
+/// Checks that the control socket's directory belongs to this process: owned
+/// by its euid, and writable by no one else (the unit's RuntimeDirectory). In
+/// a directory others may write, anyone could plant a socket or a link under
+/// the name admins' zipperctl talks to. Throws std::runtime_error naming the
+/// path and what is wrong.
+void check_socket_directory(const std::string& path);
 /// Listening TCP socket on "HOST:PORT" (numeric IPv4/IPv6 or a name; port 0
 /// picks one). Throws std::runtime_error naming the address.
 UniqueFd listen_tcp(const std::string& host_port);

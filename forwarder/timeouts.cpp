@@ -17,8 +17,17 @@ void Forwarder::report_suppressed() {
 
 void Forwarder::sweep(Side& side) {
   using std::chrono::milliseconds;
-  if (side.index == 0) report_suppressed();
   const auto now = std::chrono::steady_clock::now();
+  if (side.index == 0) {
+    report_suppressed();
+    registry_.sample_activity(now);
+    std::lock_guard lk(unadmitted_mu_);
+    while (!unadmitted_.empty()) {  // admitted or closed at the front: forget them
+      auto c = unadmitted_.front().lock();
+      if (c && !c->closed && !c->admitted.load(std::memory_order_acquire)) break;
+      unadmitted_.pop_front();
+    }
+  }
   std::vector<std::pair<std::shared_ptr<Connection>, const char*>> expired;
   std::vector<std::shared_ptr<Connection>> parked;
   {

@@ -15,9 +15,16 @@ class ControlError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Refuses a control socket that another user could have planted: `path`
+/// must be a socket owned by root, the caller or the zipper service user, and
+/// (when `fd` >= 0, a connected socket) the process serving it must run as
+/// one of them (SO_PEERCRED). Throws ControlError naming the owner.
+void check_socket_owner(const std::string& path, int fd);
+
 /// Sends `request` to the zipperd at Unix socket `path` and returns its
 /// answer. Throws ControlError naming the path (connect refused, permission
-/// denied, no answer within `timeout`) and when the answer has "ok": false.
+/// denied, no answer within `timeout`, an untrusted
+/// owner: check_socket_owner) and when the answer has "ok": false.
 nlohmann::json request(const std::string& path, const nlohmann::json& request,
                        std::chrono::milliseconds timeout = std::chrono::seconds(5));
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import emulation, mpirun, options, supervise, version, zipperd
+from . import emulation, mpirun, options, site_keys, supervise, version, zipperd
 from .util import PROG, Fatal, UsageError, find_bin, quote_cmd, say
 
 
@@ -135,21 +135,26 @@ def _run(r):
         for c in cmds:
             os.mkdir(os.path.join(r.work, f"ompi-{c.lower()}"), 0o700)
 
+    site_keys.warn_if_accept(o)
     if will_start:
         zipperd.start(o, r.bridges, zbin)
-        # Ranks pin the host keys of the zipperd this run started (docs/security.md);
-        # a zipperd that was already there is pinned by the site's known_forwarders.
-        keys = zipperd.host_keys(o, r.bridges)
+        # Ranks pin the host keys of the zipperd this run started (docs/security.md).
+        cmds, heads = build_cmds(zipperd.host_keys(o, r.bridges))
+    elif not o.standalone:
+        # A site zipperd: its key is required (--forwarder-keys, or what the ranks read).
+        keys = site_keys.keys_for(o, r.bridges, r.self_dir)
         if keys:
             cmds, heads = build_cmds(keys)
-    elif o.mode == "cluster" and not o.standalone:
+    if will_start or o.standalone:
+        pass
+    elif o.mode == "cluster":
         for br in r.bridges:
             va, _ = zipperd.probe_addr("", br.fwd_a, 0)
             vb, _ = zipperd.probe_addr("", br.fwd_b, 1)
             if va != 0 or vb != 0:
                 say(f"warning: no forwarder answers at {br.fwd_a.text} / {br.fwd_b.text} from this "
                     "host (it may just be unreachable from here); continuing")
-    elif o.no_zipperd and o.mode != "cluster":
+    elif o.no_zipperd:
         for br in r.bridges:
             if zipperd.probe_addr(br.probe_ns_a, br.fwd_a, 0)[0] != 0:
                 say(f"warning: --no-zipperd but no zipperd answers at {br.fwd_a.text}")
@@ -191,7 +196,7 @@ def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
                 print(f"# zipperd on {o.zipper_host} (pid file in a private mktemp -d directory there):")
                 cmd = zipperd._ssh(o) + ["-n", o.zipper_host, quote_cmd(br.cmd[1:])]
             else:
-                print(f"# zipperd, unless one already answers at {br.fwd_a.text} / {br.fwd_b.text} "
+                print(f"# zipperd (an error if {br.fwd_a.text} / {br.fwd_b.text} is taken already) "
                       f"(wait for pid file, {o.zipperd_wait} s max):")
                 cmd = br.cmd
             print(f"{quote_cmd(cmd)} </dev/null >{quote_cmd([br.log])} 2>&1 &")

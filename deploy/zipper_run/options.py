@@ -68,14 +68,21 @@ zipperd:
                           to {PROG}, else PATH)
   --netns-rsh PATH        plm_rsh_agent for emulated nodes (default:
                           $ZIPPER_NETNS_RSH, else zipper-netns-rsh next to {PROG}, else PATH)
-  --no-zipperd            never start zipperd (one must be serving)
+  --no-zipperd            use a zipperd this run did not start (a site's, serving
+                          already); its key is required: --forwarder-keys, else
+                          MMPI_FORWARDER_KEYS or a known_forwarders entry
+  --forwarder-keys KEYS   host keys of those zipperd, one per bridge node in
+                          --forwarder-a order (`zipperctl host-key` prints one)
   --standalone            no zipperd and MMPI_FORWARDER unset: each cluster runs
                           on its own (libmmpi standalone mode); with -y 0 only
                           cluster A runs, with -x 0 only cluster B (a plain
                           single-cluster baseline, as zipper-bench uses it)
-  zipperd is started only if none answers at the forwarder address already,
-  and then stopped (SIGTERM, SIGKILL after {KILL_AFTER} s) when {PROG} exits.
-  A listener that does not answer the zipper protocol is an error.
+  Without --no-zipperd, {PROG} starts every zipperd it uses, pins each one's
+  host key, and stops it (SIGTERM, SIGKILL after {KILL_AFTER} s) when it exits.
+  A forwarder port that is already taken is an error naming the port and,
+  where readable, the process holding it: {PROG} never uses a listener it
+  did not start. MMPI_FORWARDER_KEY_CHECK=accept (ranks use unpinned
+  forwarders) is printed once and logged by every rank.
 
 MPI:
   --job-id ID             MMPI_JOB_ID, decimal u64 (default: random). Visible in
@@ -153,6 +160,7 @@ class Options:
     zipperd_log: str = ""
     zipperd_wait: str = "10"
     no_zipperd: bool = False
+    forwarder_keys: str = ""
     standalone: bool = False
     transparent: bool = False
     job_id: str = ""
@@ -192,7 +200,7 @@ _OPTIONS = {
     "--netns-rsh": ("netns_rsh", "value"),
     "--zipperd-arg": ("zipperd_args", "append"), "--zipperd-listen": ("zipperd_listen", "append"),
     "--zipperd-log": ("zipperd_log", "value"), "--zipperd-wait": ("zipperd_wait", "value"),
-    "--no-zipperd": ("no_zipperd", "flag"), "--standalone": ("standalone", "flag"),
+    "--no-zipperd": ("no_zipperd", "flag"), "--forwarder-keys": ("forwarder_keys", "value"), "--standalone": ("standalone", "flag"),
     "--transparent": ("transparent", "flag"),
     "--job-id": ("job_id", "value"), "--env": ("env", "append"),
     "--mpirun": ("mpirun", "value"),

@@ -16,12 +16,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import addresses, emulation, probe
+from . import addresses, emulation, port_holder, probe
 from .options import KILL_AFTER
 from .util import Fatal, say, quote_cmd, find_bin
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PROBE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
+_HOLDER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "port_holder.py")
 
 
 @dataclass
@@ -124,27 +125,37 @@ def probe_addr(ns, addr, vrank):
     return (r.returncode if r.returncode in (0, 1, 2) else probe.NOTHING), r.stdout.strip()
 
 
-def _not_zipper(addr, detail):
-    return Fatal(f"port {addr.port}: the listener at {addr.text} does not answer the zipper "
-                 f"protocol ({detail}); another program holds the port: stop it or choose "
-                 f"another port (--port, --forwarder-a/-b)")
+def _holder(ns, port):
+    """The process holding TCP `port` (in netns `ns`), described, or ""."""
+    if not ns:
+        return port_holder.holder(port)
+    try:
+        r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, _HOLDER_SCRIPT, str(port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                           timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return r.stdout.strip()
 
 
-def answering(br):
-    """True if a zipperd already serves both sides of bridge node `br`;
-    False if nothing listens on side A; Fatal for a foreign listener."""
-    va, da = probe_addr(br.probe_ns_a, br.fwd_a, 0)
-    if va == probe.OTHER:
-        raise _not_zipper(br.fwd_a, da)
-    if va == probe.NOTHING:
-        return False
-    vb, db = probe_addr(br.probe_ns_b, br.fwd_b, 1)
-    if vb == probe.OTHER:
-        raise _not_zipper(br.fwd_b, db)
-    if vb == probe.NOTHING:
-        raise Fatal(f"a zipperd answers at {br.fwd_a.text} but nothing at {br.fwd_b.text} "
-                    f"(port in use by another program?)")
-    return True
+def port_taken(addr, ns="", remote=""):
+    """The one-line error for a forwarder address someone else listens on
+    (issue 28: zipper-run never uses a listener it did not start; a process
+    already on the port is what OpenSSH calls a changed host key)."""
+    who = "" if remote else _holder(ns, addr.port)
+    where = f" on {remote}" if remote else ""
+    return Fatal(f"port {addr.port} is already taken at {addr.text}{where}"
+                 f"{' by ' + who if who else ''}; zipper-run starts its own zipperd and never "
+                 f"uses a listener it did not start: stop that process or choose another --port "
+                 f"(a site zipperd: --no-zipperd with its key, --forwarder-keys)")
+
+
+def check_free(br, remote=""):
+    """Fatal unless nothing listens on either of bridge node br's addresses."""
+    for addr, ns, vrank in ((br.fwd_a, br.probe_ns_a, 0), (br.fwd_b, br.probe_ns_b, 1)):
+        verdict, _ = probe_addr(ns, addr, vrank)
+        if verdict != probe.NOTHING:
+            raise port_taken(addr, ns, remote)
 
 
 def show_log(path, lines=None):
@@ -194,13 +205,10 @@ def _remote_identity(o, br, zbin):
 
 
 def start(o, bridges, zbin):
-    """Start each bridge node's zipperd unless one answers there already.
-    (A signal meanwhile raises supervise.Interrupted out of here.)"""
+    """Start every bridge node's zipperd; Fatal when an address is taken
+    already. (A signal meanwhile raises supervise.Interrupted out of here.)"""
     for br in bridges:
-        if answering(br):
-            say(f"a forwarder already answers at {br.fwd_a.text} / {br.fwd_b.text}; using it")
-            br.cmd = []
-            continue
+        check_free(br, o.zipper_host if o.mode == "cluster" else "")
         if o.mode != "cluster" and not zbin:
             raise Fatal("zipperd not found: pass --zipperd PATH, set $ZIPPERD, put it next to "
                         "zipper-run or in PATH")
@@ -290,15 +298,15 @@ def _read_public_key(o, br):
 
 def host_keys(o, bridges):
     """MMPI_FORWARDER_KEYS for this run: the host keys of every bridge node in
-    order, when zipper-run started all of them; else None (a --zipperd-arg
-    --host-key of the user's wins over ours and is read the same way)."""
+    order, all started by zipper-run (a --zipperd-arg --host-key of the
+    user's wins over ours and is read the same way). Fatal when one cannot
+    be read: ranks would refuse an unpinned forwarder anyway."""
     keys = [_read_public_key(o, br) for br in bridges]
-    if all(keys):
-        return keys
-    if any(keys):
-        say("note: some bridge nodes were already running; their ranks pin keys from the "
-            "site's known_forwarders (MMPI_KNOWN_FORWARDERS)")
-    return None
+    for br, k in zip(bridges, keys):
+        if not k:
+            raise Fatal(f"cannot read the host key of the zipperd started for {br.fwd_a.text}; "
+                        "its ranks could not pin it")
+    return keys
 
 
 def wait_or_kill(proc, seconds):

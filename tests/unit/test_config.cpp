@@ -279,7 +279,8 @@ TEST_F(ClientConfig, ForwarderKeysPinInAddressOrder) {
   EXPECT_NE(why.find("MMPI_FORWARDER_KEY_CHECK"), std::string::npos) << why;
 }
 
-TEST_F(ClientConfig, NothingPinnedAcceptsUnlessStrict) {
+// Issue 28: strict is the default with or without pins; accept only when asked.
+TEST_F(ClientConfig, NothingPinnedIsStrictUnlessAcceptIsAsked) {
   set_forwarded();
   set("MMPI_KNOWN_FORWARDERS", "/dev/null");  // not a regular file: refused
   std::string why;
@@ -287,10 +288,12 @@ TEST_F(ClientConfig, NothingPinnedAcceptsUnlessStrict) {
   ASSERT_EQ(::unsetenv("MMPI_KNOWN_FORWARDERS"), 0);
   auto c = load_again(&why);
   ASSERT_TRUE(c) << why;
-  if (c->pins.by_address.empty()) {
-    EXPECT_FALSE(c->pins.strict);  // no site file here
-  }
+  EXPECT_TRUE(c->pins.strict);
   EXPECT_FALSE(c->pins.lookup("tcp:10.0.0.1:7470", 0));
+  set("MMPI_FORWARDER_KEY_CHECK", "accept");
+  c = load_again(&why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_FALSE(c->pins.strict);
   set("MMPI_FORWARDER_KEY_CHECK", "strict");
   c = load_again(&why);
   ASSERT_TRUE(c) << why;
