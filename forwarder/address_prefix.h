@@ -13,10 +13,11 @@
 namespace zipper::forwarder {
 
 /// "A.B.C.0/24" (or the IPv6 prefix "H:H::/64") of `address`, an IP address
-/// with or without ":PORT" ("10.1.2.3:4567", "[fe80::1]:7470", "::1");
+/// with or without "tcp:" and ":PORT" ("tcp:10.1.2.3:4567", "[fe80::1]:7470", "::1");
 /// `v4_bits` 1..32 and `v6_bits` 1..128 bits are kept. "" when `address` is
 /// not an IP address (a verbs peer name, say): no prefix limit applies.
 inline std::string address_prefix(std::string address, unsigned v4_bits, unsigned v6_bits) {
+  if (address.rfind("tcp:", 0) == 0) address.erase(0, 4);  // a link's peer() names its scheme
   if (!address.empty() && address.front() == '[') {
     const auto close = address.find(']');
     if (close == std::string::npos) return "";

@@ -218,6 +218,8 @@ class Forwarder {
   /// (any side), else evicts an idle job (JobRegistry::evict_idle). False
   /// when neither exists and the new connection must be refused.
   bool make_room_for_connection();
+  /// Logs what the control budget deferred and PINGs dropped (sweep of side 0).
+  void report_control_drops(std::chrono::steady_clock::time_point now);
   /// Ends every connection of a job the registry evicted (their receive
   /// threads close them), telling each rank why.
   void end_evicted(const std::shared_ptr<Job>& job, const std::string& why);
@@ -249,6 +251,8 @@ class Forwarder {
   // waited a round), PING answers dropped (one already queued), connections
   // not yet admitted closed to make room at --max-connections.
   std::atomic<std::uint64_t> control_deferrals_{0}, pings_dropped_{0}, unadmitted_evicted_{0};
+  std::uint64_t reported_dropped_ = 0, reported_deferred_ = 0;  // sweep of side 0 only
+  std::chrono::steady_clock::time_point control_report_at_ = std::chrono::steady_clock::now();
   // Connections not yet admitted, oldest first (weak: a closed or admitted
   // one is skipped); make_room_for_connection closes from the front.
   std::mutex unadmitted_mu_;

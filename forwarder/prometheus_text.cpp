@@ -126,6 +126,19 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
   w.family("zipper_memory_stalls_total", "counter",
            "Times a connection's receive paused because zipperd's payload memory was full.");
   w.sample("", s.memory_stalls);
+  w.family("zipper_control_deferrals_total", "counter",
+           "Receive rounds in which a connection spent its --control-budget of frames without "
+           "payload (the rest waited for the next round).");
+  w.sample("", s.control_deferrals);
+  w.family("zipper_pings_dropped_total", "counter",
+           "PINGs not answered because the connection's last answer was still queued.");
+  w.sample("", s.pings_dropped);
+  w.family("zipper_jobs_evicted_total", "counter",
+           "Idle jobs evicted (--idle-evict) to admit a new job or connection.");
+  w.sample("", s.jobs_evicted);
+  w.family("zipper_unadmitted_evicted_total", "counter",
+           "Connections not yet admitted closed to make room at --max-connections.");
+  w.sample("", s.unadmitted_evicted);
   w.family("zipper_spliced_frames_total", "counter",
            "Relayed payloads that moved by splice() from socket to socket (zipperd copied none "
            "of their bytes).");

@@ -46,9 +46,9 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
       // A client's health probe (client/rails.h): answered from this thread,
       // so a hung relay loop shows as a missing answer.
       if (conn->pong_queued.exchange(true)) {
+        // Counted only: the sweep reports the count (a flood must not cost a
+        // log decision per frame).
         pings_dropped_.fetch_add(1, std::memory_order_relaxed);
-        warn_limited("ping-dropped", "{}: PING dropped (its last answer is still queued)",
-                     conn->name());
         return;
       }
       OutFrame pong;

@@ -21,6 +21,10 @@ nlohmann::json to_json(const Snapshot& s) {
                    {"ranks_refused", s.ranks_refused},
                    {"credit_stalls", s.credit_stalls},
                    {"memory_stalls", s.memory_stalls},
+                   {"control_deferrals", s.control_deferrals},
+                   {"pings_dropped", s.pings_dropped},
+                   {"jobs_evicted", s.jobs_evicted},
+                   {"unadmitted_evicted", s.unadmitted_evicted},
                    {"spliced", traffic(s.spliced)}};
   json sides = json::array();
   for (const auto& d : s.sides)

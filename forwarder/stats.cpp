@@ -55,6 +55,10 @@ Snapshot Forwarder::snapshot() const {
   s.ranks_refused = refused_admissions_.load();
   s.credit_stalls = credit_stalls_.load();
   s.memory_stalls = memory_stalls_.load();
+  s.control_deferrals = control_deferrals_.load();
+  s.pings_dropped = pings_dropped_.load();
+  s.jobs_evicted = registry_.evictions();
+  s.unadmitted_evicted = unadmitted_evicted_.load();
   const PipePool::Stats ps = pipes_->stats();
   s.spliced = {ps.spliced_frames, ps.spliced_bytes};
   for (const auto& side : sides_) {

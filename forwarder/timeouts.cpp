@@ -15,11 +15,27 @@ void Forwarder::report_suppressed() {
     spdlog::info("{} more '{}' lines suppressed (at most 5 per minute, 2 per job)", n, kind);
 }
 
+void Forwarder::report_control_drops(std::chrono::steady_clock::time_point now) {
+  // One line per 10 s at most, with what was dropped and deferred since.
+  if (now - control_report_at_ < std::chrono::seconds(10)) return;
+  const std::uint64_t dropped = pings_dropped_.load(), deferred = control_deferrals_.load();
+  if (dropped != reported_dropped_ || deferred != reported_deferred_)
+    spdlog::warn(
+        "control frames: {} PINGs dropped (an answer was still queued) and {} receive rounds cut "
+        "short by --control-budget in the last {} s",
+        dropped - reported_dropped_, deferred - reported_deferred_,
+        std::chrono::duration_cast<std::chrono::seconds>(now - control_report_at_).count());
+  reported_dropped_ = dropped;
+  reported_deferred_ = deferred;
+  control_report_at_ = now;
+}
+
 void Forwarder::sweep(Side& side) {
   using std::chrono::milliseconds;
   const auto now = std::chrono::steady_clock::now();
   if (side.index == 0) {
     report_suppressed();
+    report_control_drops(now);
     registry_.sample_activity(now);
     std::lock_guard lk(unadmitted_mu_);
     while (!unadmitted_.empty()) {  // admitted or closed at the front: forget them

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -28,6 +29,7 @@
 #include "proto/munge.h"
 #include "proto/tcp/tcp_link.h"
 #include "tests/unit/test_util.h"
+#include "zipperctl/control_client.h"
 
 namespace {
 
@@ -1750,6 +1752,223 @@ TEST_F(Attack, PlantedPidFileOrSymlinkIsNotWrittenThrough) {
   int st = 0;
   ::waitpid(pid, &st, 0);
   EXPECT_NE(::access(pid_file.c_str(), F_OK), 0) << "pid file left behind";
+}
+
+// ---- issue 28: control frames have a share; idle jobs and silent
+// connections cannot keep a new job out; the control socket's directory --
+
+// A job's 1+1 ranks from `from`, admitted (both HELLO_ACK) and left idle.
+struct IdleJob {
+  std::unique_ptr<FrameClient> a, b;
+};
+
+// A rank of an admitted job floods PINGs as fast as its socket takes them
+// (another thread) and never reads. Another job's 8 B round trip and a new
+// job's admission on the same side stay bounded (targets in docs/security.md:
+// RTT <= 2x alone, admission <= 100 ms; here generous bounds for a loaded CI).
+TEST_F(Attack, PingFloodFromAnAdmittedRankSlowsOnlyThatRank) {
+  Zipperd z(probe_limits());
+  FrameClient& flooder = *legit_pair(z, 60).first;
+  auto [c, d] = legit_pair(z, 61);
+  const int rounds = 2000;
+  const double alone = pingpong(*c, *d, 61, rounds, 8);
+  ASSERT_GT(alone, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> pings{0};
+  std::thread flood([&] {
+    std::uint64_t seq = 0;
+    while (!stop) {
+      for (int i = 0; i < 256; ++i) {
+        proto::OutFrame f;
+        f.hdr = header(FrameType::kPing, 60, 0, 0);
+        f.hdr.seq = seq++;
+        flooder.link().post(std::move(f));
+      }
+      while (!stop && flooder.link().send_pending()) {
+        if (flooder.link().progress_send() == proto::LinkStatus::kError) return;
+        pollfd p{flooder.link().poll_fd(), POLLOUT, 0};
+        ::poll(&p, 1, 5);
+      }
+      pings = seq;
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(300));  // the flood is on
+  const double attacked = pingpong(*c, *d, 61, rounds, 8);
+  const auto t0 = Clock::now();
+  auto [e, f] = legit_pair(z, 62);
+  const double admit_s = duration<double>(Clock::now() - t0).count();
+  const double attacked_after = pingpong(*e, *f, 62, 200, 8);
+  const std::uint64_t sent = pings;
+  stop = true;
+  flood.join();
+  std::printf(
+      "PING flood: %llu PINGs; 8 B round trip alone %.1f us, flooded %.1f us (%.2fx); new job "
+      "admitted in %.1f ms\n",
+      static_cast<unsigned long long>(sent), alone / rounds * 1e6, attacked / rounds * 1e6,
+      attacked / alone, admit_s * 1e3);
+  EXPECT_GT(sent, 100000u) << "the flood did not run";
+  ASSERT_GT(attacked, 0);
+  ASSERT_GT(attacked_after, 0);
+  EXPECT_LT(attacked / rounds, 0.005) << "round trip under the flood (was 7.5 s before)";
+  EXPECT_LT(admit_s, 1.0) << "admission under the flood (was 7.5-9.3 s before)";
+  EXPECT_TRUE(z.alive());
+}
+
+// 64 idle 1+1 jobs from 127.0.0.2-5 (16 each): the prefix cap stops them at
+// 32 (all four addresses are one /24), and once they have relayed nothing
+// for --idle-evict, a new job from the same prefix is admitted (an idle one
+// is evicted) and runs.
+TEST_F(Attack, IdleJobsFromFourAddressesCannotKeepANewJobOut) {
+  auto limits = probe_limits();
+  *(std::find(limits.begin(), limits.end(), "--max-jobs") + 1) = "64";
+  limits.insert(limits.end(), {"--idle-evict", "1"});
+  Zipperd z(limits);
+  std::vector<IdleJob> idle;
+  int admitted = 0, refused_prefix = 0;
+  for (std::uint64_t j = 0; j < 64; ++j) {
+    const std::string from = "127.0.0." + std::to_string(2 + j % 4);
+    IdleJob job{client_from(from.c_str(), z.port(0)), client_from(from.c_str(), z.port(1))};
+    send_hello(*job.a, 8000 + j, 0, 1, 1);
+    send_hello(*job.b, 8000 + j, 1, 1, 1);
+    pump_until({job.a.get(), job.b.get()},
+               [&] { return !job.a->inbox().empty() && !job.b->inbox().empty(); });
+    auto fa = next(*job.a);
+    ASSERT_TRUE(fa);
+    if (fa->hdr.type == FrameType::kHelloAck) ++admitted;
+    if (fa->hdr.type == FrameType::kError &&
+        fa->text().find("--max-jobs-per-prefix") != std::string::npos)
+      ++refused_prefix;
+    idle.push_back(std::move(job));
+  }
+  EXPECT_EQ(admitted, 32);
+  EXPECT_EQ(refused_prefix, 32);
+  std::this_thread::sleep_for(milliseconds(1500));  // past --idle-evict
+  const auto t0 = Clock::now();
+  auto [a, b] = legit_pair(z, 8100);  // 127.0.0.1: the same /24
+  const double admit_s = duration<double>(Clock::now() - t0).count();
+  EXPECT_GT(pingpong(*a, *b, 8100, 20, 4096), 0);
+  std::printf("64 idle jobs from 4 addresses: %d admitted, new job admitted in %.1f ms\n", admitted,
+              admit_s * 1e3);
+  EXPECT_LT(admit_s, 1.0);
+  EXPECT_GE(z.log_lines("evicted after relaying nothing"), 1u);
+}
+
+// Two idle 50+50 jobs fill --max-connections 200; once idle past
+// --idle-evict, a new job's connections evict one of them and it runs.
+TEST_F(Attack, IdleJobsFillingTheConnectionsAreEvictedForANewJob) {
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--max-connections", "200", "--max-job-connections-share", "50",
+                               "--idle-evict", "1"});
+  Zipperd z(limits);
+  std::vector<std::unique_ptr<FrameClient>> ranks;
+  for (std::uint64_t j = 0; j < 2; ++j)
+    for (std::uint32_t r = 0; r < 100; ++r) {
+      ranks.push_back(FrameClient::connect(z.address(r < 50 ? 0 : 1)));
+      send_hello(*ranks.back(), 890 + j, r, 50, 50);
+    }
+  std::vector<FrameClient*> rp;
+  for (auto& c : ranks) rp.push_back(c.get());
+  ASSERT_TRUE(pump_until(rp, [&] {
+    for (auto* c : rp)
+      if (c->inbox().size() < 2) return false;
+    return true;
+  }));
+  std::this_thread::sleep_for(milliseconds(1500));
+  const auto t0 = Clock::now();
+  auto [a, b] = legit_pair(z, 892);
+  const double admit_s = duration<double>(Clock::now() - t0).count();
+  EXPECT_GT(pingpong(*a, *b, 892, 20, 4096), 0);
+  std::printf("connections filled by 2 idle jobs: new job admitted in %.1f ms\n", admit_s * 1e3);
+  EXPECT_LT(admit_s, 1.0);
+  // The evicted job's ranks are told why.
+  bool told = false;
+  pump_until(
+      rp,
+      [&] {
+        for (auto* c : rp)
+          for (const auto& f : c->inbox())
+            if (f.hdr.type == FrameType::kError &&
+                f.text().find("--idle-evict") != std::string::npos)
+              told = true;
+        return told;
+      },
+      seconds(5));
+  EXPECT_TRUE(told);
+}
+
+// 16,000 silent connections (none says HELLO) and more beyond the default
+// --max-connections 16384: a new job is admitted at once (the oldest silent
+// connection makes room) and runs.
+TEST_F(Attack, SixteenThousandSilentConnectionsCannotKeepANewJobOut) {
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_max < 17000)
+    GTEST_SKIP() << "needs 17000 descriptors (hard limit " << rl.rlim_max << ")";
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+  auto limits = probe_limits();
+  *(std::find(limits.begin(), limits.end(), "--hello-timeout") + 1) = "10";
+  Zipperd z(limits);
+  std::vector<UniqueFd> silent;
+  silent.reserve(16500);
+  for (int i = 0; i < 16500; ++i) silent.push_back(raw_connect(z.port(i % 2)));
+  std::this_thread::sleep_for(milliseconds(500));
+  const auto t0 = Clock::now();
+  auto [a, b] = legit_pair(z, 893);
+  const double admit_s = duration<double>(Clock::now() - t0).count();
+  EXPECT_GT(pingpong(*a, *b, 893, 20, 4096), 0);
+  std::printf("16500 silent connections: new job admitted in %.1f ms\n", admit_s * 1e3);
+  EXPECT_LT(admit_s, 1.0);
+}
+
+// The control socket in a directory others may write (a planted /tmp-like
+// directory): zipperd refuses to start. zipperctl's client refuses a socket
+// of another owner (an unprivileged user's, made here as 'nobody').
+TEST_F(Attack, ControlSocketInAPlantedDirectoryIsRefused) {
+  char d[] = "/tmp/zipper_attack_planted.XXXXXX";
+  ASSERT_NE(::mkdtemp(d), nullptr);
+  const std::string dir = d;
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  const std::string sock = dir + "/zipperd.sock";
+  auto [rc, out] = zipperd_exit({"--listen", "A=127.0.0.1:0", "--control-socket", sock});
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("control socket directory " + dir), std::string::npos) << out;
+  if (::geteuid() == 0) {
+    // A socket that 'nobody' serves in that directory.
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(1);
+      UniqueFd s(::socket(AF_UNIX, SOCK_STREAM, 0));
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::snprintf(a.sun_path, sizeof a.sun_path, "%s", sock.c_str());
+      if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+          ::listen(s.get(), 4) != 0)
+        ::_exit(2);
+      [[maybe_unused]] auto w = ::write(ready[1], "x", 1);
+      for (;;) {
+        UniqueFd c(::accept(s.get(), nullptr, nullptr));
+        const char fake[] = "{\"ok\":true,\"host_key\":\"00\"}\n";
+        [[maybe_unused]] auto n = ::send(c.get(), fake, sizeof fake - 1, MSG_NOSIGNAL);
+      }
+    }
+    char x;
+    ASSERT_EQ(::read(ready[0], &x, 1), 1);
+    try {
+      zipper::ctl::request(sock, {{"cmd", "host-key"}});
+      ADD_FAILURE() << "zipperctl talked to another user's socket";
+    } catch (const zipper::ctl::ControlError& e) {
+      EXPECT_NE(std::string(e.what()).find("belongs to uid 65534"), std::string::npos) << e.what();
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
+  }
+  std::remove(sock.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace
