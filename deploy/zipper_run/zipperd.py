@@ -207,8 +207,9 @@ def _remote_identity(o, br, zbin):
 def start(o, bridges, zbin):
     """Start every bridge node's zipperd; Fatal when an address is taken
     already. (A signal meanwhile raises supervise.Interrupted out of here.)"""
-    for br in bridges:
+    for br in bridges:  # every address first: a taken one starts nothing
         check_free(br, o.zipper_host if o.mode == "cluster" else "")
+    for br in bridges:
         if o.mode != "cluster" and not zbin:
             raise Fatal("zipperd not found: pass --zipperd PATH, set $ZIPPERD, put it next to "
                         "zipper-run or in PATH")

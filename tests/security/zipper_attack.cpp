@@ -1233,7 +1233,9 @@ TEST_F(Attack, IdleMetricsConnectionsAndJobLabels) {
 // refused. A rank of the running job is still admitted and the job runs;
 // the refusal is counted as a drained job, not a protocol error.
 TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
-  const std::string sock = "/tmp/zipper_attack." + std::to_string(::getpid()) + ".ctl";
+  char sock_dir[] = "/tmp/zipper_attack_ctl.XXXXXX";  // zipperd's own directory (issue 28)
+  ASSERT_NE(::mkdtemp(sock_dir), nullptr);
+  const std::string sock = std::string(sock_dir) + "/ctl";
   const std::uint16_t mport = free_port();
   auto limits = probe_limits();
   limits.insert(limits.end(), {"--control-socket", sock, "--metrics-listen",
@@ -1272,6 +1274,7 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   EXPECT_NE(text.find("\nzipper_protocol_errors_total 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nzipper_jobs_refused_draining_total 1\n"), std::string::npos);
   ::unlink(sock.c_str());
+  ::rmdir(sock_dir);
 }
 
 // ---- 7b: the forwarder's address in other hands ----------------------------
