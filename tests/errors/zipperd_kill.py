@@ -61,8 +61,10 @@ def main():
         addr = f"127.0.0.1:{port}"
         pidfile = os.path.join(d, "zipperd.pid")
         zlog = open(os.path.join(d, "zipperd.log"), "w")
+        key = os.path.join(d, "host_key")  # pinned by the ranks (issue 28)
         zipperd = subprocess.Popen([os.path.join(a.bin, "zipperd"), "--listen", f"A={addr}",
-                                    "--pid-file", pidfile], stdout=zlog, stderr=zlog, env=env)
+                                    "--pid-file", pidfile, "--host-key", key],
+                                   stdout=zlog, stderr=zlog, env=env)
         out_path, err_path = os.path.join(d, "job.out"), os.path.join(d, "job.err")
         job = None
         problems = []
@@ -73,6 +75,7 @@ def main():
             with open(out_path, "w") as out, open(err_path, "w") as err:
                 job = subprocess.Popen(
                     [os.path.join(a.bin, "zipper-run"), "--local", "--no-zipperd",
+                     "--forwarder-keys", read(key + ".pub").strip(),
                      "--forwarder-a", addr, "--forwarder-b", addr, "-x", "1", "-y", "1",
                      "--timeout", "120", *grace, "--", os.path.join(a.bin, "mmpi_fault_itest"), a.mode],
                     stdout=out, stderr=err, env=env, start_new_session=True)

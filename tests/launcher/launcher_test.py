@@ -101,8 +101,9 @@ def check_foreign():
             print(r.stdout, end="")
             if r.returncode == 0:
                 fail("zipper-run accepted an HTTP server as its forwarder")
-            if f"port {port}" not in r.stdout or "zipper protocol" not in r.stdout:
-                fail(f"the error does not name port {port} and the protocol")
+            # Issue 28: never "using it"; one line naming the port and its holder.
+            if f"port {port} is already taken" not in r.stdout or f"pid {http.pid}" not in r.stdout:
+                fail(f"the error does not name port {port} and the process holding it")
             if dt > 5:
                 fail(f"took {dt:.1f} s (limit 5 s)")
             if os.listdir(tmp):
@@ -165,15 +166,18 @@ def check_quiet():
                 time.sleep(0.1)
             with open(os.path.join(tmp, "host_key.pub")) as kf:
                 pinned = kf.read().split()[0]
-            r = zrun(["--local", "--port", str(port), "-x", "1", "-y", "1", "--timeout", "120", "--",
-                      os.path.join(BIN, "mmpi_itest"), "ring"], env={"MMPI_FORWARDER_KEYS": pinned})
+            # A zipperd this run did not start: explicit, with its key (issue 28).
+            addr = f"127.0.0.1:{port}"
+            r = zrun(["--local", "--no-zipperd", "--forwarder-a", addr, "--forwarder-b", addr,
+                      "--forwarder-keys", pinned, "-x", "1", "-y", "1", "--timeout", "120", "--",
+                      os.path.join(BIN, "mmpi_itest"), "ring"])
             print(r.stdout, end="")
             if "not authenticated" in r.stdout:
                 fail("a rank did not authenticate the pinned zipperd")
             if r.returncode != 0 or "PASS ring" not in r.stdout:
                 fail(f"the job through the running zipperd failed (status {r.returncode})")
-            if "already answers" not in r.stdout:
-                fail("zipper-run did not use the running zipperd")
+            if "starting zipperd" in r.stdout:
+                fail("zipper-run started a zipperd of its own")
         finally:
             zd.terminate()
             zd.wait()

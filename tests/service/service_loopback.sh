@@ -53,11 +53,12 @@ metrics=$(sed -n 's|.*metrics at \(http://[^ ]*\)|\1|p' "$dir/zipperd.log")
 ctl status
 addr() { ctl status --json | jq -r ".sides[] | select(.name == \"$1\") | .address"; }
 fa=$(addr A) fb=$(addr B)
+key=$(ctl host-key) # a site zipperd is used with its key only (issue 28)
 echo "listeners: A=$fa B=$fb, metrics: $metrics"
 
 # ---- the job, then the counters against what it sent
 job=4242
-"$bin/zipper-run" --local --no-zipperd --forwarder-a "$fa" --forwarder-b "$fb" -x 1 -y 1 \
+"$bin/zipper-run" --local --no-zipperd --forwarder-keys "$key" --forwarder-a "$fa" --forwarder-b "$fb" -x 1 -y 1 \
     --job-id $job --timeout 120 -- "$bin/mmpi_bytes" | tee "$dir/job.out" ||
     fail "the job failed"
 grep -q '^PASS bytes' "$dir/job.out" || fail "the job did not pass"
@@ -112,7 +113,7 @@ ctl metrics | promtool check metrics || fail "zipperctl metrics (textfile) is no
 # ---- drain: a new job is refused, status says so; resume admits again
 ctl drain
 [[ $(ctl status --json | jq -r .state) == draining ]] || fail "status does not say draining"
-if "$bin/zipper-run" --local --no-zipperd --forwarder-a "$fa" --forwarder-b "$fb" -x 1 -y 1 \
+if "$bin/zipper-run" --local --no-zipperd --forwarder-keys "$key" --forwarder-a "$fa" --forwarder-b "$fb" -x 1 -y 1 \
     --job-id 4343 --timeout 60 -- "$bin/mmpi_bytes" >"$dir/refused.out" 2>&1; then
     fail "a new job ran while draining"
 fi

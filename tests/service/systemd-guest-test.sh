@@ -39,7 +39,7 @@ echo "StatusText: $(show StatusText)"
 ls -l /run/zipper/zipperd.sock
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MMPI_CHUNK_SIZE=262144
 job=5151
-zipper-run --local --no-zipperd --forwarder-a 127.0.0.1:7470 --forwarder-b 127.0.0.1:7471 \
+zipper-run --local --no-zipperd --forwarder-keys "$(zipperctl host-key)" --forwarder-a 127.0.0.1:7470 --forwarder-b 127.0.0.1:7471 \
     -x 1 -y 1 --job-id $job --timeout 300 -- "$build/bin/mmpi_bytes" | tee /tmp/job.out ||
     fail "the job failed"
 grep -q '^PASS bytes' /tmp/job.out || fail "the job did not pass"

@@ -69,7 +69,7 @@ run_checks() {
     # limit, so a rank that hangs fails the check). A DISCONNECTED event does
     # not always reach both; the keepalive probe catches the other.
     "$bin/zipperd" --listen A=verbs:10.1.0.254:7473 --listen B=verbs:10.2.0.254:7473 \
-        --pid-file /tmp/zipperd-kill.pid >/tmp/zipperd-kill.log 2>&1 &
+        --pid-file /tmp/zipperd-kill.pid --host-key /tmp/zipperd-kill.key >/tmp/zipperd-kill.log 2>&1 &
     local zpid=$! i
     disown "$zpid" # killed on purpose: no job report
     for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-kill.pid ]] && break; sleep 0.1; done
@@ -82,7 +82,8 @@ run_checks() {
     sleep 2
     kill -KILL "$zpid") &
     expect_fail zipperd_killed "rank 0\]: link to zipperd failed;rank 1\]: link to zipperd failed" 40 \
-        "$bin/zipper-run" --local --no-zipperd -x 1 -y 1 --forwarder-a verbs:10.1.0.254:7473 \
+        "$bin/zipper-run" --local --no-zipperd -x 1 -y 1 --forwarder-keys "$(cat /tmp/zipperd-kill.key.pub)" \
+        --forwarder-a verbs:10.1.0.254:7473 \
         --forwarder-b verbs:10.2.0.254:7473 --grace 50 -- "$bin/mmpi_itest" many
     expect_fail listen_no_such_port "cannot listen on verbs:rxe_zA:9: RDMA device rxe_zA has no port 9" 10 \
         "$bin/zipperd" --listen A=verbs:rxe_zA:9
