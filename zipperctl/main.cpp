@@ -50,6 +50,12 @@ int main(int argc, char** argv) {
       "host-key",
       "print zipperd's public host key (64 hex digits), for MMPI_FORWARDER_KEYS or the "
       "site's known_forwarders");
+  std::string known_for;
+  host_key
+      ->add_option("--for", known_for,
+                   "print a known_forwarders line instead: the addresses ranks use for this "
+                   "zipperd (HOST:PORT[,HOST:PORT...], as in MMPI_FORWARDER), then the key")
+      ->type_name("ADDRS");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -100,6 +106,8 @@ int main(int argc, char** argv) {
       const std::string k = answer.at("host_key").get<std::string>();
       if (as_json)
         std::puts(json{{"host_key", k}}.dump(2).c_str());
+      else if (!known_for.empty())
+        std::printf("%s %s\n", known_for.c_str(), k.c_str());
       else
         std::puts(k.c_str());
     } else if (*metrics) {
