@@ -96,7 +96,8 @@ static void unsupported(void) {
   int n = -1;
   rc = MMPI_Comm_remote_size(MMPI_COMM_WORLD, &n);
   CHECK(rc == MPI_ERR_COMM && n == -1, "MMPI_Comm_remote_size on an intra-communicator: rc %d", rc);
-  CHECK(MMPI_Comm_set_errhandler(MMPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL) == MPI_SUCCESS, "errhandler");
+  CHECK(MMPI_Comm_set_errhandler(MMPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL) == MPI_SUCCESS,
+        "errhandler");
 }
 
 /* Planned functions: unsupported "not yet implemented" now, working after the merge. */
