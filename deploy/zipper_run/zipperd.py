@@ -155,7 +155,8 @@ def check_free(br, remote=""):
     for addr, ns, vrank in ((br.fwd_a, br.probe_ns_a, 0), (br.fwd_b, br.probe_ns_b, 1)):
         verdict, _ = probe_addr(ns, addr, vrank)
         if verdict != probe.NOTHING:
-            raise port_taken(addr, ns, remote)
+            # The holder's socket is in the bridge node's namespace (emulated).
+            raise port_taken(addr, br.node or ns, remote)
 
 
 def show_log(path, lines=None):
