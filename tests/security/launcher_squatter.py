@@ -90,20 +90,26 @@ class Squatter:
         return out
 
 
-def zipperds_of_root():
+def zipperds_of_root(ports):
+    """Root's zipperd processes listening on one of `ports` (other helpers'
+    zipperd on other ports do not count)."""
     n = 0
     for d in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if os.stat(f"/proc/{d}").st_uid == 0 and \
-                    os.path.basename(os.readlink(f"/proc/{d}/exe")) == "zipperd":
-                n += 1
+            if os.stat(f"/proc/{d}").st_uid != 0 or \
+                    os.path.basename(os.readlink(f"/proc/{d}/exe")) != "zipperd":
+                continue
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
         except OSError:
             continue
+        if any(a.endswith(f"127.0.0.1:{p}") for a in args for p in ports):
+            n += 1
     return n
 
 
 def launcher(args, port):
-    before = zipperds_of_root()
+    before = zipperds_of_root((port - 1, port))
     r = subprocess.run([os.path.join(BIN, "zipper-run"), "--local", "-x", "1", "-y", "1",
                         "--timeout", "60"] + args + ["--", os.path.join(BIN, "mmpi_itest"), "ring"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
@@ -120,7 +126,7 @@ def expect_taken(args, port, squat_pid):
         fail(f"wanted one error line naming port {port}, got: {lines}")
     if f"pid {squat_pid}" not in lines[0]:
         fail(f"the error does not name the squatter's pid {squat_pid}: {lines[0]}")
-    if "starting zipperd" in r.stderr or zipperds_of_root() > before:
+    if "starting zipperd" in r.stderr or zipperds_of_root((port - 1, port)) > before:
         fail("zipper-run started a zipperd anyway")
 
 
