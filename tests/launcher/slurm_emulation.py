@@ -64,10 +64,11 @@ class Cluster:
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.munge_socket = munge_socket
         self.procs = []
+        self.tmp_fs = os.path.join(self.dir, "nodetmp")
 
     def write_conf(self):
         d = self.dir
-        for sub in ("state", "spool"):
+        for sub in ("state", "spool", "nodetmp"):
             os.makedirs(os.path.join(d, sub), mode=0o700, exist_ok=True)
         lines = [
             f"ClusterName={self.name}",
@@ -78,6 +79,7 @@ class Cluster:
             "AuthType=auth/munge", "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket}",
             f"StateSaveLocation={d}/state",
+            f"TmpFS={self.tmp_fs}",
             f"SlurmdSpoolDir={d}/spool/%n",
             f"SlurmctldPidFile={d}/slurmctld.pid",
             f"SlurmdPidFile={d}/slurmd.%n.pid",
@@ -106,14 +108,23 @@ class Cluster:
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")
 
-    def _spawn(self, ns, hostname, argv, log):
-        """argv in netns `ns`, in a UTS namespace named `hostname`, its own session."""
+    def _spawn(self, ns, hostname, argv, log, node_tmp=False):
+        """argv in netns `ns`, in a UTS namespace named `hostname`, its own session.
+        node_tmp: TmpFS is the node's own directory (a bind mount in the mount
+        namespace of `ip netns exec`), as /tmp is on a real node; Slurm's PMIx
+        plugin makes its per-step directory there and would collide between
+        nodes sharing one."""
+        pre = ""
+        if node_tmp:
+            own = f"{self.tmp_fs}.{hostname}"
+            os.makedirs(own, mode=0o755, exist_ok=True)
+            pre = f"mount --bind {own} {self.tmp_fs} && "
         # `ip netns exec` mounts a fresh /sys without /sys/fs/cgroup, and
         # slurmd 22.05 will not start without a cgroup file system there: a
         # tmpfs makes it pick cgroup/v1 with no controller, which nothing
         # uses (proctrack/linuxproc, task/none).
         cmd = ["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
-               'hostname "$0" && mount -t tmpfs -o size=1m,mode=755 zipper-slurm /sys/fs/cgroup '
+               pre + 'hostname "$0" && mount -t tmpfs -o size=1m,mode=755 zipper-slurm /sys/fs/cgroup '
                '&& mkdir /sys/fs/cgroup/systemd && mount -t cgroup -o none,name=systemd zipper-slurm /sys/fs/cgroup/systemd && exec "$@"', hostname] + argv
         with open(log, "ab") as f:
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=f,
@@ -140,7 +151,7 @@ class Cluster:
         for ns, _ in self.nodes:
             os.makedirs(os.path.join(self.dir, "spool", ns), mode=0o700, exist_ok=True)
             self._spawn(ns, ns, ["slurmd", "-D", "-N", ns, "-f", self.conf],
-                        os.path.join(self.dir, f"slurmd.{ns}.out"))
+                        os.path.join(self.dir, f"slurmd.{ns}.out"), node_tmp=True)
 
     def wait_idle(self, timeout=60):
         """Until every node is idle; RuntimeError with the daemons' logs if not."""
