@@ -13,10 +13,12 @@ Brings up, under one private temporary directory (mode 0700):
   it is the second cluster of the two-allocation form (no slurmdbd: zipper-run
   takes the two job ids and one SLURM_CONF per cluster).
 
-Controllers are reached at MGMT_ADDR, an address on `lo` of netns `zipper`;
-each node namespace gets a host route to it through its side's bridge-node
-address (10.201.0.254 / 10.202.0.254). The zipper namespace still forwards
-nothing (ip_forward=0): A and B nodes cannot reach each other.
+Slurm runs on a management Ethernet of its own, as on a real site: bridge
+brM in netns `zipper` (the login and controller node, MGMT_ADDR) and a
+second NIC mgmt0 in every node namespace (10.200.1.<i> for A, 10.200.2.<i>
+for B); slurm.conf's NodeAddr are these. The cluster networks are untouched
+(eth0, 10.201/10.202, ip_forward=0 in `zipper`): MPI stays on eth0
+(btl_tcp_if_include) and zipper traffic goes through zipperd.
 
 Everything is stopped and removed by stop(), whatever happened.
 """
@@ -29,7 +31,8 @@ import sys
 import tempfile
 import time
 
-MGMT_ADDR = "10.200.0.1"
+MGMT_NET = "10.200"
+MGMT_ADDR = f"{MGMT_NET}.0.1"
 SUBNET = {"A": "10.201.0", "B": "10.202.0"}
 CPUS_PER_NODE = 8  # declared (config_overrides): 3+5 ranks fit on 2+2 nodes
 
@@ -210,7 +213,7 @@ class SlurmEmulation:
         self.base = ""
         self.munged = None
         self.alpha = self.beta = None
-        self.routes = []
+        self.links = []  # in netns zipper, deleted at stop()
         self.emulation_made = False
 
     def _emulate(self, *args):
@@ -228,9 +231,10 @@ class SlurmEmulation:
                 raise RuntimeError(f"zipper-emulate up failed: {r.stdout.strip()}")
         self._mgmt_network()
         self._start_munged()
-        a = [(f"clusterA{i}", f"{SUBNET['A']}.{i}") for i in range(1, self.nodes_a + 1)]
-        b = [(f"clusterB{i}", f"{SUBNET['B']}.{i}") for i in range(1, self.nodes_b + 1)]
-        bridge = [("zipper", f"{SUBNET['A']}.254")]
+        mg = self.mgmt_addrs()
+        a = [(f"clusterA{i}", mg[f"clusterA{i}"]) for i in range(1, self.nodes_a + 1)]
+        b = [(f"clusterB{i}", mg[f"clusterB{i}"]) for i in range(1, self.nodes_b + 1)]
+        bridge = [("zipper", MGMT_ADDR)]
         sock = os.path.join(self.base, "munge", "munge.socket")
         self.alpha = Cluster("alpha", self.base, 16817, 16818, a + b + bridge,
                              {"a": [n for n, _ in a], "b": [n for n, _ in b], "bridge": ["zipper"]}, sock)
@@ -244,18 +248,29 @@ class SlurmEmulation:
             c.wait_idle()
 
     def _mgmt_network(self):
-        _run(["ip", "-n", "zipper", "link", "set", "lo", "up"])
-        r = _run(["ip", "-n", "zipper", "addr", "add", f"{MGMT_ADDR}/32", "dev", "lo"], check=False)
-        if r.returncode == 0:
-            self.routes.append(("zipper", None))
-        for c, n in (("A", self.nodes_a), ("B", self.nodes_b)):
-            for i in range(1, n + 1):
-                ns = f"cluster{c}{i}"
-                r = _run(["ip", "-n", ns, "route", "replace", f"{MGMT_ADDR}/32", "via", f"{SUBNET[c]}.254"],
-                         check=False)
-                if r.returncode != 0:
-                    raise RuntimeError(f"route to the controllers in {ns}: {r.stdout.strip()}")
-                self.routes.append((ns, c))
+        """The management Ethernet a site's Slurm runs on: bridge brM in netns
+        `zipper` (the login and controller node, MGMT_ADDR), a second NIC
+        mgmt0 in every node namespace. Slurm's own traffic (srun, slurmd,
+        slurmstepd, PMIx) goes there, as on a real site; MPI keeps to eth0
+        (btl_tcp_if_include) and zipper traffic to the bridge addresses."""
+        _run(["ip", "-n", "zipper", "link", "add", "brM", "type", "bridge"])
+        self.links.append("brM")
+        _run(["ip", "-n", "zipper", "addr", "add", f"{MGMT_ADDR}/16", "dev", "brM"])
+        _run(["ip", "-n", "zipper", "link", "set", "brM", "up"])
+        for ns, addr in self.mgmt_addrs().items():
+            port = "m" + ns.replace("cluster", "")
+            _run(["ip", "-n", "zipper", "link", "add", port, "type", "veth", "peer", "name", "mgmt0",
+                  "netns", ns])
+            self.links.append(port)
+            _run(["ip", "-n", "zipper", "link", "set", port, "master", "brM", "up"])
+            _run(["ip", "-n", ns, "addr", "add", f"{addr}/16", "dev", "mgmt0"])
+            _run(["ip", "-n", ns, "link", "set", "mgmt0", "up"])
+
+    def mgmt_addrs(self):
+        """Management address of every node namespace but `zipper` (MGMT_ADDR)."""
+        out = {f"clusterA{i}": f"{MGMT_NET}.1.{i}" for i in range(1, self.nodes_a + 1)}
+        out.update({f"clusterB{i}": f"{MGMT_NET}.2.{i}" for i in range(1, self.nodes_b + 1)})
+        return out
 
     def _start_munged(self):
         d = os.path.join(self.base, "munge")
@@ -288,11 +303,8 @@ class SlurmEmulation:
             except subprocess.TimeoutExpired:
                 self.munged.kill()
                 self.munged.wait()
-        for ns, c in self.routes:
-            if c is None:
-                _run(["ip", "-n", ns, "addr", "del", f"{MGMT_ADDR}/32", "dev", "lo"], check=False)
-            else:
-                _run(["ip", "-n", ns, "route", "del", f"{MGMT_ADDR}/32"], check=False)
+        for link in reversed(self.links):  # a veth's peer goes with it
+            _run(["ip", "-n", "zipper", "link", "del", link], check=False)
         if self.base:
             shutil.rmtree(self.base, ignore_errors=True)
 
