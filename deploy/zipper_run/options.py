@@ -67,8 +67,8 @@ Slurm (docs/slurm.md):
                           does not, both are cancelled
     --slurm-site FILE     site configuration: bridge nodes, addresses, host keys
                           (default $ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml)
-    --slurm-mpi TYPE      srun --mpi type (default: the site's, else pmix if srun
-                          lists it, else pmi2)
+    --slurm-mpi TYPE      srun --mpi type (default: the site's, else pmix, which
+                          Debian's Open MPI takes; see srun --mpi=list)
     --srun-args "ARGS"    extra srun arguments for both clusters (also -a / -b forms:
     --srun-args-a/-b      --srun-args-a "ARGS", --srun-args-b "ARGS")
   The job secret reaches the ranks on srun's standard input, never in the

@@ -94,8 +94,44 @@ def _run(argv, env, what):
     return r.stdout
 
 
+_HOSTLIST_PART = re.compile(r"([^,\[\]]*)(?:\[([0-9,\-]+)\])?([^,\[\]]*)")
+
+
+def expand_hostlist(text):
+    """Slurm's compact node list with at most one bracket group per name
+    ('n[01-03,7],login' -> ['n01', 'n02', 'n03', 'n7', 'login']); None for
+    anything else (then `scontrol show hostnames` expands it)."""
+    out = []
+    pos = 0
+    while pos < len(text):
+        m = _HOSTLIST_PART.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        pre, ranges, post = m.groups()
+        if ranges is None:
+            out.append(pre + post)
+        else:
+            for r in ranges.split(","):
+                lo, _, hi = r.partition("-")
+                if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
+                    return None
+                for i in range(int(lo), int(hi or lo) + 1):
+                    out.append(f"{pre}{i:0{len(lo)}d}{post}")
+        pos = m.end()
+        if pos < len(text):
+            if text[pos] != ",":
+                return None
+            pos += 1
+    return [h for h in out if h] or None
+
+
 def hostnames(nodelist, env):
-    """Node names of a Slurm node list ('clusterA[1-2]' -> ['clusterA1', 'clusterA2'])."""
+    """Node names of a Slurm node list ('clusterA[1-2]' -> ['clusterA1', 'clusterA2']):
+    expanded here when simple (no process on the start-up path), else by
+    `scontrol show hostnames`."""
+    simple = expand_hostlist(nodelist)
+    if simple is not None:
+        return simple
     out = _run(["scontrol", "show", "hostnames", nodelist], env, f"node list '{nodelist}'")
     return [h for h in out.split() if h]
 
@@ -209,20 +245,3 @@ def from_jobs(job_a, conf_a, job_b, conf_b, wait_s, environ, sleep=time.sleep, n
                 f"(A: job {jobs['A']} {states['A'][0]}, B: job {jobs['B']} {states['B'][0]})")
             announced = True
         sleep(0.5)
-
-
-def mpi_plugin(requested, env):
-    """The srun --mpi type: `requested` when given, else pmix when srun lists it
-    (Debian's Open MPI 4.1 is built with PMIx), else pmi2."""
-    if requested:
-        return requested
-    try:
-        r = subprocess.run(["srun", "--mpi=list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, env=env, timeout=SCONTROL_TIMEOUT, check=False)
-        listed = r.stdout.split()
-    except (OSError, subprocess.TimeoutExpired):
-        listed = []
-    for t in ("pmix", "pmi2"):
-        if t in listed:
-            return t
-    return "pmi2"

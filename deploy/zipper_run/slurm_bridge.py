@@ -3,13 +3,17 @@
     python3 slurm_bridge.py ZIPPERD NODE,A_LISTEN,B_LISTEN [...] -- [ZIPPERD ARGS...]
 
 `zipper-run --slurm` starts this with one task per node of component 2
-(`srun --het-group=2 --ntasks-per-node=1`). It finds its own node
+(`srun --het-group=2 --ntasks-per-node=1 --input=all`). It finds its own node
 ($SLURMD_NODENAME, else the host name) in the NODE,A_LISTEN,B_LISTEN list
-(from the site configuration, docs/slurm.md), starts zipperd listening there
-with a host key made for this job in a private directory (mkdtemp, 0700),
-waits for zipperd's pid file, and prints one line on stdout:
+(from the site configuration, docs/slurm.md). Standard input carries one
+line per bridge node, "NODE SECRET_KEY_HEX": zipper-run made each node's host
+key for this job and already gave the public halves to the ranks, so they
+start at once and connect when zipperd listens. The node's key goes into a
+private directory (mkdtemp, 0700; the file 0600, O_EXCL); zipperd is started
+listening at the node's addresses with it, and once its pid file is written
+one line goes to stdout:
 
-    READY NODE PUBKEY      (PUBKEY: 64 hex digits, pinned by the ranks)
+    READY NODE
     FAILED NODE REASON
 
 zipperd's own output goes to stderr. SIGTERM/SIGINT/SIGHUP are passed to
@@ -49,7 +53,19 @@ def main(argv):
     if addrs is None:
         print(f"FAILED {node} no addresses for this node in the site configuration", flush=True)
         return 1
+    keys = {}
+    for line in sys.stdin.read(1 << 20).splitlines():
+        f = line.split()
+        if len(f) == 2 and re.fullmatch(r"[0-9a-f]{64}", f[1]):
+            keys[f[0]] = f[1]
+    if node not in keys:
+        print(f"FAILED {node} no host key for this node on standard input", flush=True)
+        return 1
     work = tempfile.mkdtemp(prefix="zipperd-job.")
+    key = os.path.join(work, "host_key")
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(keys[node] + "\n")
     proc = None
 
     def forward(signum, _frame):
@@ -60,7 +76,6 @@ def main(argv):
         signal.signal(s, forward)
     try:
         pid = os.path.join(work, "zipperd.pid")
-        key = os.path.join(work, "host_key")
         proc = subprocess.Popen([zipperd, "--listen", f"A={addrs[0]}", "--listen", f"B={addrs[1]}",
                                  "--pid-file", pid, "--host-key", key] + extra,
                                 stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
@@ -75,14 +90,7 @@ def main(argv):
                 proc.wait()
                 return 1
             time.sleep(0.02)
-        with open(key + ".pub") as f:
-            m = re.search(r"[0-9a-f]{64}", f.read())
-        if not m:
-            print(f"FAILED {node} zipperd wrote no public host key", flush=True)
-            proc.terminate()
-            proc.wait()
-            return 1
-        print(f"READY {node} {m.group(0)}", flush=True)
+        print(f"READY {node}", flush=True)
         while True:
             try:
                 rc = proc.wait()

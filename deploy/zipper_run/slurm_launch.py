@@ -9,7 +9,7 @@ the ranks pin, or the site's zipperd services named with their host keys in
 the site configuration (slurm_site.py).
 
 The job secret reaches the ranks through srun's standard input only
-(slurm_rank.py puts it into a memfd): never in an environment variable, an
+(zipper-slurm-rank puts it into a memfd): never in an environment variable, an
 argument or a file. zipperd never gets it.
 """
 
@@ -26,7 +26,6 @@ from . import addresses, probe, slurm, slurm_site, supervise, zipperd
 from .util import PROG, Fatal, UsageError, find_bin, is_posint, is_u64, is_uint, quote_cmd, say
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RANK_WRAPPER = os.path.join(HERE, "slurm_rank.py")
 BRIDGE_WRAPPER = os.path.join(HERE, "slurm_bridge.py")
 SECRET_VARS = ("MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_JOB_SECRET_FD")
 OWN_VARS = set(SECRET_VARS) | {"MMPI_FORWARDER", "MMPI_FORWARDER_KEYS", "MMPI_JOB_ID", "MMPI_GROUP",
@@ -183,7 +182,7 @@ def rank_env(o, environ, cluster, p, job_id, x, y, preload):
     return env
 
 
-def srun_cmd(o, comp, np, mpi, python=sys.executable):
+def srun_cmd(o, comp, np, mpi, rank_wrapper):
     """argv of the srun step of one cluster: np ranks in `comp`, each the rank
     wrapper that reads the secret from stdin and execs the program."""
     cmd = ["srun"] + comp.srun_args() + [f"--mpi={mpi}", "-n", str(np), "-N", str(min(np, len(comp.nodes))),
@@ -191,20 +190,62 @@ def srun_cmd(o, comp, np, mpi, python=sys.executable):
     if o.tag_output:
         cmd.append("--label")
     extra = o.srun_args_a if comp.role == "A" else o.srun_args_b
-    return cmd + o.srun_args + extra + [python, RANK_WRAPPER] + o.program
+    return cmd + o.srun_args + extra + [rank_wrapper] + o.program
 
 
 def bridge_cmd(o, comp, p, zbin, python=sys.executable):
     """argv of the per-job zipperd step: one slurm_bridge.py per node of component 2."""
     entries = [f"{n},{a.listen},{b.listen}" for n, a, b in zip(p.nodes, p.fwd_a, p.fwd_b)]
     return (["srun"] + comp.srun_args() + ["-N", str(len(comp.nodes)), "-n", str(len(comp.nodes)),
-                                           "--ntasks-per-node=1", "--input=none", "--kill-on-bad-exit=1",
-                                           python, BRIDGE_WRAPPER, zbin] + entries + ["--"] + o.zipperd_args)
+                                           "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
+                                           python, "-S", "-E", BRIDGE_WRAPPER, zbin] + entries + ["--"] + o.zipperd_args)
 
 
-def start_bridges(o, r, p, zbin):
-    """Start the per-job zipperd step and wait for every node's READY line;
-    returns the host keys in p.nodes' order. Fatal naming the node that failed."""
+def _x25519_public(secret):
+    """The public half of an X25519 host key (proto/host_key.cpp) through
+    Debian's libsodium, or None when it cannot be loaded."""
+    import ctypes
+
+    for name in ("libsodium.so.23", "libsodium.so"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return None
+    pk = ctypes.create_string_buffer(32)
+    if lib.crypto_scalarmult_base(pk, ctypes.c_char_p(secret)) != 0:
+        return None
+    return pk.raw.hex()
+
+
+def make_keys(o, r, p, zbin):
+    """A fresh host key per bridge node for this job: [(secret hex, public hex)].
+    Made here (libsodium, else `zipperd --print-host-key` in the private run
+    directory) so that the ranks can start with the keys pinned while the
+    per-job zipperd starts."""
+    out = []
+    for i, node in enumerate(p.nodes, 1):
+        sk = secrets.token_bytes(32)
+        pk = _x25519_public(sk)
+        if pk:
+            out.append((sk.hex(), pk))
+            continue
+        path = os.path.join(r.work, f"host_key.{i}")
+        k = subprocess.run([zbin, "--print-host-key", "--host-key", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=30, check=False)
+        if k.returncode != 0:
+            raise Fatal(f"cannot make a host key for bridge node {node}: {k.stderr.strip()}")
+        with open(path) as f:
+            out.append((f.read().strip(), k.stdout.strip()))
+        os.unlink(path)
+    return out
+
+
+def start_bridges(o, r, p, zbin, keys):
+    """Start the per-job zipperd step (each node's secret key on its stdin);
+    returns the Popen. Its READY lines are awaited by wait_bridges()."""
     comp = p.per_job
     log = os.path.join(r.work, "zipperd.log") if not o.zipperd_log else o.zipperd_log
     brs = []
@@ -213,43 +254,52 @@ def start_bridges(o, r, p, zbin):
         br.log, br.log_is_default, br.started = log, not o.zipperd_log, True
         brs.append(br)
     r.bridges = brs
-    cmd = bridge_cmd(o, comp, p, zbin)
     env = {k: v for k, v in (comp.env or os.environ).items() if k not in SECRET_VARS}
     with open(log, "ab") as logf:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, supervise.SIGNALS)
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=logf,
-                                    env=env, start_new_session=True)
+            proc = subprocess.Popen(bridge_cmd(o, comp, p, zbin), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=logf, env=env, start_new_session=True)
             brs[0].proc = proc
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
-    keys, buf = {}, b""
-    deadline = time.monotonic() + int(o.zipperd_wait) + 10  # srun's own start-up too
+    try:
+        proc.stdin.write("".join(f"{n} {sk}\n" for n, (sk, _) in zip(p.nodes, keys)).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return proc
+
+
+def wait_bridges(o, p, proc, log):
+    """Until every bridge node's zipperd reported READY; Fatal naming the node
+    that failed or did not report within --zipperd-wait (+10 s for srun)."""
+    ready, buf = set(), b""
+    limit = int(o.zipperd_wait) + 10
+    deadline = time.monotonic() + limit
     fd = proc.stdout.fileno()
-    while len(keys) < len(p.nodes):
+    while len(ready) < len(p.nodes):
         left = deadline - time.monotonic()
         if left <= 0:
-            missing = [n for n in p.nodes if n not in keys]
+            missing = [n for n in p.nodes if n not in ready]
             raise Fatal(f"bridge node {missing[0]} unreachable: its zipperd did not report ready "
-                        f"within {int(o.zipperd_wait) + 10} s (log: {log})")
-        ready, _, _ = select.select([fd], [], [], min(left, 0.5))
-        if ready:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                proc.wait()
-                missing = [n for n in p.nodes if n not in keys]
-                raise Fatal(f"bridge node {missing[0]} unreachable: the zipperd step ended "
-                            f"(srun status {supervise.status(proc.returncode)}) before it was ready")
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                f = line.decode(errors="replace").split(None, 2)
-                if len(f) == 3 and f[0] == "READY" and f[1] in p.nodes:
-                    keys[f[1]] = f[2].strip()
-                elif len(f) >= 2 and f[0] == "FAILED":
-                    raise Fatal(f"bridge node {f[1]}: per-job zipperd failed: "
-                                f"{f[2] if len(f) > 2 else ''} (log: {log})")
-    return [keys[n] for n in p.nodes]
+                        f"within {limit} s (log: {log})")
+        if not select.select([fd], [], [], min(left, 0.5))[0]:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            proc.wait()
+            missing = [n for n in p.nodes if n not in ready]
+            raise Fatal(f"bridge node {missing[0]} unreachable: the zipperd step ended "
+                        f"(srun status {supervise.status(proc.returncode)}) before it was ready")
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            f = line.decode(errors="replace").split(None, 2)
+            if len(f) >= 2 and f[0] == "READY" and f[1] in p.nodes:
+                ready.add(f[1])
+            elif len(f) >= 2 and f[0] == "FAILED":
+                raise Fatal(f"bridge node {f[1]}: per-job zipperd failed: {f[2] if len(f) > 2 else ''}")
 
 
 def _dry_run(o, comps, p, cmds, bcmd):
@@ -276,8 +326,11 @@ def run(r, transparent_env=None):
     job_id = o.job_id or os.environ.get("MMPI_JOB_ID") or str(secrets.randbits(64))
     secret = _secret()
     preload = transparent_env(o, r.self_dir) if (o.transparent and transparent_env) else None
-    mpi = slurm.mpi_plugin(o.slurm_mpi or site.mpi, comps["A"].env or os.environ)
-    cmds = {c: srun_cmd(o, comps[c], x if c == "A" else y, mpi) for c in ("A", "B")}
+    mpi = o.slurm_mpi or site.mpi or "pmix"  # Debian's Open MPI 4.1 takes PMIx only (no s1/s2)
+    wrapper = find_bin("zipper-slurm-rank", "", "ZIPPER_SLURM_RANK", r.self_dir)
+    if not wrapper:
+        raise Fatal("zipper-slurm-rank not found next to zipper-run or in PATH (set $ZIPPER_SLURM_RANK)")
+    cmds = {c: srun_cmd(o, comps[c], x if c == "A" else y, mpi, wrapper) for c in ("A", "B")}
     zbin = None
     if p.per_job:
         zbin = find_bin("zipperd", o.zipperd, "ZIPPERD", r.self_dir) or "zipperd"
@@ -288,11 +341,14 @@ def run(r, transparent_env=None):
         r.work = tempfile.mkdtemp(prefix="zipper-run.", dir=os.environ.get("TMPDIR") or "/tmp")
     except OSError as e:
         raise Fatal(f"cannot create a temp dir: {e.strerror}") from None
+    # Everything starts at once: the ranks retry their connection until zipperd
+    # listens (MMPI_CONNECT_TIMEOUT), and a bridge node that fails ends the
+    # run with its own one-line error (cleanup stops the steps).
+    bproc = None
     if p.per_job:
-        p.keys = start_bridges(o, r, p, zbin)
-    else:
-        check_reachable(p)
-    r.sigs.running = True
+        keys = make_keys(o, r, p, zbin)
+        p.keys = [pk for _, pk in keys]
+        bproc = start_bridges(o, r, p, zbin, keys)
     line = (secret + "\n").encode()
     for c in ("A", "B"):
         env = rank_env(o, comps[c].env or os.environ, c, p, job_id, x, y, preload)
@@ -303,4 +359,10 @@ def run(r, transparent_env=None):
             proc.stdin.close()
         except BrokenPipeError:
             pass  # srun ended at once: supervise reports its status
+    if bproc:
+        wait_bridges(o, p, bproc, r.bridges[0].log)
+    else:
+        check_reachable(p)  # after the launch: its round trips overlap the ranks' start
+    r.sigs.running = True
     return supervise.supervise(o, r.procs, r.bridges, r.sigs)
+

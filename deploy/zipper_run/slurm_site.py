@@ -4,7 +4,7 @@ A TOML file (docs/slurm.md), found at --slurm-site FILE, else
 $ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml beside the installed
 zipper-run:
 
-    mpi = "pmix"                       # srun --mpi type (default: pmix if srun lists it)
+    mpi = "pmix"                       # srun --mpi type (default: pmix)
 
     [bridges.bridge01]                 # one table per bridge node, by Slurm node name
     a = "10.201.0.254:7470"            # its zipperd service as cluster A's nodes reach it
