@@ -13,8 +13,10 @@ all emulated nodes share the host's clock):
              zipperd service named with its pinned key in the site configuration
   per-job    the same with a hetjob component 2: zipper-run first starts a
              per-job zipperd step on the bridge node and pins its fresh key
-Writes OUT_DIR/slurm_startup.csv (one row per run) and slurm_startup.png
-(median and range per variant), and prints the ratios to native.
+Writes OUT_DIR/slurm_startup[_RATE].csv (one row per run) and
+slurm_startup[_RATE].png (median and range per variant), and prints the
+ratios to native. --rate RATE shapes every link (zipper-emulate --rate-a/-b)
+for the run and leaves the emulation unshaped after.
 Needs root and the Slurm packages (deploy/install-deps.sh).
 """
 
@@ -128,8 +130,12 @@ def main(argv):
             svc.terminate()
             svc.wait()
         emu.stop()
+        if rate:  # leave the emulation unshaped, as other runs expect it
+            subprocess.run([os.path.join(bin_dir, "zipper-emulate"), "up", "--nodes-a", "2", "--nodes-b", "2"],
+                           check=False)
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "slurm_startup.csv"), "w", newline="") as f:
+    tag = f"_{rate}" if rate else ""
+    with open(os.path.join(out_dir, f"slurm_startup{tag}.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["variant", "rep", "seconds_to_first_mpi_init", "allocation"])
         for row in rows:
@@ -159,7 +165,7 @@ def main(argv):
         ax.set_ylabel("launch to first MPI_Init return (s)")
         ax.set_title(f"Start-up under Slurm, 2+2 vs 4 ranks native{' (shaped ' + rate + ')' if rate else ''}")
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "slurm_startup.png"), dpi=110)
+        fig.savefig(os.path.join(out_dir, f"slurm_startup{tag}.png"), dpi=110)
     except ImportError:
         print("matplotlib missing: no plot")
     return 0
