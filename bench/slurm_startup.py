@@ -60,7 +60,8 @@ def inner(argv):
             r = subprocess.run(cmds[v], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
             dt = first_init(r.stdout, t0, 4)
             if r.returncode != 0 or dt is None:
-                print(f"ERROR {v} rep {rep}: exit {r.returncode}\n{r.stdout}\n{r.stderr[-2000:]}", flush=True)
+                print(f"ERROR {v} rep {rep}: exit {r.returncode}: " + " | ".join(
+                (r.stdout + r.stderr).strip().splitlines()[-6:]), flush=True)
                 continue
             print(f"RESULT {v} {rep} {dt:.4f}", flush=True)
 
@@ -146,8 +147,15 @@ def main(argv):
         if xs:
             summary[v] = (statistics.median(xs), min(xs), max(xs), len(xs))
     for v, (med, lo, hi, n) in summary.items():
-        ratio = f", {med / summary['native'][0]:.2f} x native" if "native" in summary and v != "native" else ""
-        print(f"{v:8s} median {med:.3f} s (min {lo:.3f}, max {hi:.3f}, {n} runs){ratio}")
+        print(f"{v:8s} median {med:.3f} s (min {lo:.3f}, max {hi:.3f}, {n} runs)")
+    # Ratios side by side: each variant against the native runs of its own allocation.
+    for v in ("service", "per-job"):
+        mine = [r[2] for r in rows if r[0] == v]
+        alloc = next((r[3] for r in rows if r[0] == v), None)
+        nat = [r[2] for r in rows if r[0] == "native" and r[3] == alloc]
+        if mine and nat:
+            print(f"{v:8s} / native of the same allocation: median {statistics.median(mine):.3f} / "
+                  f"{statistics.median(nat):.3f} = {statistics.median(mine) / statistics.median(nat):.2f} x")
     try:
         import matplotlib
 

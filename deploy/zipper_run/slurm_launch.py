@@ -31,6 +31,7 @@ SECRET_VARS = ("MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_JOB_SECRET_FD")
 OWN_VARS = set(SECRET_VARS) | {"MMPI_FORWARDER", "MMPI_FORWARDER_KEYS", "MMPI_JOB_ID", "MMPI_GROUP",
                                "MMPI_NP_LOW", "MMPI_NP_HIGH", "MMPI_TRANSPARENT"}
 DEFAULT_WAIT = "300"
+PER_JOB_MEMORY = "64MiB"  # per-job zipperd's --max-memory unless --zipperd-arg sets it
 
 
 def validate(o):
@@ -196,9 +197,14 @@ def srun_cmd(o, comp, np, mpi, rank_wrapper):
 def bridge_cmd(o, comp, p, zbin, python=sys.executable):
     """argv of the per-job zipperd step: one slurm_bridge.py per node of component 2."""
     entries = [f"{n},{a.listen},{b.listen}" for n, a, b in zip(p.nodes, p.fwd_a, p.fwd_b)]
+    # One job's zipperd: smaller pools than a shared service's 256 MiB, which
+    # zipperd faults in before it listens (start-up), unless the user says.
+    own = [] if any(a.startswith("--max-memory") or a.startswith("--pools") or a == "--config"
+                    for a in o.zipperd_args) else ["--max-memory", PER_JOB_MEMORY]
     return (["srun"] + comp.srun_args() + ["-N", str(len(comp.nodes)), "-n", str(len(comp.nodes)),
                                            "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
-                                           python, "-S", "-E", BRIDGE_WRAPPER, zbin] + entries + ["--"] + o.zipperd_args)
+                                           python, "-S", "-E", BRIDGE_WRAPPER, zbin] + entries + ["--"] + own
+            + o.zipperd_args)
 
 
 def _x25519_public(secret):

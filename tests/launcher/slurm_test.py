@@ -15,7 +15,9 @@ twoalloc  two allocations on two clusters (alpha's partition a, beta's
           zipperd service named with its host key in the site configuration;
           2+2 and 3+5 as above
 sbatch    sbatch of examples/zipper-slurm.sbatch: its output file holds every
-          suite's PASS line
+          suite's PASS line; the job environment slurmctld recorded (what
+          slurmdbd stores with AccountingStoreFlags=job_env) and every other
+          file of Slurm's hold no secret
 errors    each error gives one line naming the cause, exit non-zero, nothing
           left allocated: no allocation, a hetjob of one component, an
           unreachable bridge node, a second allocation that never starts
@@ -241,16 +243,34 @@ def check_twoalloc(t):
 
 
 def check_sbatch(t):
+    """The example script; then the job's environment as slurmctld recorded it
+    (StateSaveLocation/hash.N/job.ID/environment, what slurmdbd's job_env
+    would store) and every other file of Slurm's hold no secret."""
     alpha = t.emu.alpha
     site = t.site('[bridges.zipper]\njob_a = "10.201.0.254:7573"\njob_b = "10.202.0.254:7573"\n')
+    secret, sfile = t.secret_file()
     script = os.path.join(t.src, "examples", "zipper-slurm.sbatch")
     out = os.path.join(t.tmp, "sbatch.out")
-    r = t.run(["sbatch", "--wait", f"--output={out}",
-               "--export=ALL,ZIPPER_SLURM_SITE=" + site + ",PATH=" + t.bin + ":" + os.environ["PATH"],
-               script, t.itest, "all"], alpha)
+    r = t.run(["sbatch", "--parsable", "--wait", f"--output={out}",
+               f"--export=ALL,ZIPPER_SLURM_SITE={site},PATH={t.bin}:{os.environ['PATH']}",
+               script, t.itest, "all"], alpha, MMPI_JOB_SECRET_FILE=sfile)
     with open(out) if os.path.exists(out) else open(os.devnull) as f:
         text = f.read()
     check_passes(subprocess.CompletedProcess([], r.returncode, text, r.stderr), "sbatch example (2+2)", 4)
+    job = r.stdout.strip().split(";")[0]
+    envs = [os.path.join(d, "environment") for d, _, files in os.walk(alpha.dir)
+            if os.path.basename(d) == f"job.{job}" and "environment" in files]
+    if not envs:
+        fail(f"no recorded environment of batch job {job} under {alpha.dir}/state")
+    with open(envs[0], "rb") as f:
+        recorded = f.read()
+    if b"MMPI_JOB_SECRET_FILE" not in recorded:
+        fail(f"{envs[0]} does not hold the job's environment")
+    hits = [h for h in grep_tree(t.emu.base, secret.encode()) if not h.startswith(t.tmp)]
+    if hits:
+        fail(f"the job secret is in Slurm's records: {hits}")
+    print(f"ok: the recorded environment of job {job} ({envs[0]}) and every other Slurm file hold "
+          "no secret", flush=True)
 
 
 def one_error_line(r, pattern, what):
@@ -262,10 +282,16 @@ def one_error_line(r, pattern, what):
     print(f"ok: {what}: exit {r.returncode}: {errs[0]}", flush=True)
 
 
-def no_jobs_left(t, cluster, what):
-    r = t.run(["squeue", "-h", "-o", "%i %T"], cluster, timeout=30)
-    if r.stdout.strip():
-        fail(f"{what}: jobs left on {cluster.name}: {r.stdout.strip()}")
+def no_jobs_left(t, cluster, what, wait_s=30):
+    """squeue empties within wait_s (a job may be COMPLETING while its steps are killed)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        r = t.run(["squeue", "-h", "-o", "%i %T"], cluster, timeout=30)
+        if not r.stdout.strip():
+            return
+        if time.monotonic() > deadline:
+            fail(f"{what}: jobs left on {cluster.name} after {wait_s} s: {r.stdout.strip()}")
+        time.sleep(0.5)
 
 
 def check_errors(t):
