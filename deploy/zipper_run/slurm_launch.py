@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 
-from . import addresses, probe, slurm, slurm_site, supervise, zipperd
-from .util import PROG, Fatal, UsageError, find_bin, is_posint, is_u64, is_uint, quote_cmd, say
+from . import addresses, probe, site_keys, slurm, slurm_site, supervise, zipperd
+from .util import PROG, Fatal, UsageError, find_bin, is_posint, is_u64, is_uint, quote_cmd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BRIDGE_WRAPPER = os.path.join(HERE, "slurm_bridge.py")
@@ -116,9 +116,18 @@ class Plan:
         self.per_job = None  # Component of the per-job zipperd step
 
 
-def plan_bridges(o, comps, site):
-    """Where the forwarders are (Plan); Fatal when there are none or the
-    site configuration lacks what the job needs."""
+def _site_pins(o, p, self_dir):
+    """Keys for forwarders zipper-run does not start and the site file gives
+    no key for: --forwarder-keys, else the ranks' own pins (MMPI_FORWARDER_KEYS,
+    known_forwarders); Fatal when nothing pins them (site_keys, issue 28)."""
+    brs = [zipperd.Bridge(i, a, b) for i, (a, b) in enumerate(zip(p.fwd_a, p.fwd_b), 1)]
+    return site_keys.keys_for(o, brs, self_dir)
+
+
+def plan_bridges(o, comps, site, self_dir=""):
+    """Where the forwarders are (Plan); Fatal when there are none, the
+    site configuration lacks what the job needs, or a site zipperd's key is
+    pinned nowhere."""
     p = Plan()
     if "bridge" in comps:
         comp = comps["bridge"]
@@ -135,6 +144,7 @@ def plan_bridges(o, comps, site):
     if o.fwd_a:
         p.nodes = [a.text for a in o.fwd_a]
         p.fwd_a, p.fwd_b = list(o.fwd_a), list(o.fwd_b)
+        p.keys = _site_pins(o, p, self_dir)
         return p
     serving = [b for b in site.bridges if b.a is not None]
     if not serving:
@@ -146,8 +156,7 @@ def plan_bridges(o, comps, site):
     if all(b.key for b in serving):
         p.keys = [b.key for b in serving]
     else:
-        say("note: the site configuration gives no host key for some bridge nodes; the ranks pin "
-            "them from the site's known_forwarders (MMPI_KNOWN_FORWARDERS)")
+        p.keys = _site_pins(o, p, self_dir)
     return p
 
 
@@ -328,7 +337,8 @@ def run(r, transparent_env=None):
     x = int(o.np_low) if o.np_low else comps["A"].ntasks
     y = int(o.np_high) if o.np_high else comps["B"].ntasks
     site = slurm_site.load(o.slurm_site or slurm_site.default_path(r.self_dir), bool(o.slurm_site))
-    p = plan_bridges(o, comps, site)
+    site_keys.warn_if_accept(o)
+    p = plan_bridges(o, comps, site, r.self_dir)
     job_id = o.job_id or os.environ.get("MMPI_JOB_ID") or str(secrets.randbits(64))
     secret = _secret()
     preload = transparent_env(o, r.self_dir) if (o.transparent and transparent_env) else None

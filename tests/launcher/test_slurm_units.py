@@ -165,6 +165,13 @@ class Launch(unittest.TestCase):
         p = slurm_launch.plan_bridges(o, comps, slurm_site.parse(
             f'[bridges.s]\na = "10.1.0.9:7470"\nb = "10.2.0.9:7470"\nkey = "{"01" * 32}"\n'))
         self.assertEqual((p.nodes, p.keys), (["s"], ["01" * 32]))
+        # A site zipperd with no key anywhere is refused before any rank starts (issue 28).
+        os.environ.pop("MMPI_FORWARDER_KEYS", None)
+        os.environ["MMPI_KNOWN_FORWARDERS"] = "/nonexistent"
+        with self.assertRaisesRegex(Fatal, "no host key pinned"):
+            slurm_launch.plan_bridges(o, comps, slurm_site.parse('[bridges.s]\na = "10.1.0.9:7470"\n'
+                                                                 'b = "10.2.0.9:7470"\n'))
+        del os.environ["MMPI_KNOWN_FORWARDERS"]
         with self.assertRaisesRegex(Fatal, "bridge node zip .* no job_a"):
             slurm_launch.plan_bridges(o, slurm.from_hetjob(HET_ENV), slurm_site.parse(""))
 
