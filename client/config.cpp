@@ -61,9 +61,20 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
   } else if (secret_file != nullptr && *secret_file != '\0') {
     c.job_secret = proto::auth::read_secret_file(secret_file, why);
     if (!c.job_secret) return std::nullopt;
+  } else if (const char* secret_fd = std::getenv("MMPI_JOB_SECRET_FD");
+             secret_fd != nullptr && *secret_fd != '\0') {
+    std::uint64_t fd = 0;
+    if (!parse_u64("MMPI_JOB_SECRET_FD", &fd, why) || fd > 1u << 20) {
+      if (why->empty()) *why = "MMPI_JOB_SECRET_FD must be a file descriptor number";
+      return std::nullopt;
+    }
+    c.job_secret = proto::auth::read_secret_fd(static_cast<int>(fd), why);
+    ::unsetenv("MMPI_JOB_SECRET_FD");  // closed: a child must not trust the number
+    if (!c.job_secret) return std::nullopt;
   } else {
     *why =
-        "MMPI_JOB_SECRET or MMPI_JOB_SECRET_FILE must give the job secret (zipper-run creates "
+        "MMPI_JOB_SECRET, MMPI_JOB_SECRET_FILE or MMPI_JOB_SECRET_FD must give the job secret "
+        "(zipper-run creates "
         "one per run)";
     return std::nullopt;
   }

@@ -250,28 +250,21 @@ std::string to_hex(std::span<const std::byte> bytes) {
   return out;
 }
 
-std::optional<Secret> read_secret_file(const std::string& path, std::string* why) {
-  struct OwnedFd {
-    int fd;
-    ~OwnedFd() {
-      if (fd >= 0) ::close(fd);
-    }
-  } file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
-  const int fd = file.fd;
-  if (fd < 0) {
-    *why = "cannot open secret file " + path + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
+namespace {
+
+// The secret from an open file: a regular file (memfds are) of this user that
+// nobody else may read, read from offset 0 so that the caller's offset stays.
+std::optional<Secret> secret_from_fd(int fd, const std::string& what, std::string* why) {
   struct stat st {};
   char buf[256];
   ssize_t n = -1;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
       (st.st_mode & 077) == 0)
-    n = ::read(fd, buf, sizeof buf);
+    n = ::pread(fd, buf, sizeof buf, 0);
   else
-    *why = "secret file " + path + " must be a regular file owned by this user with mode 0600";
+    *why = what + " must be a regular file owned by this user with mode 0600";
   if (n < 0) {
-    if (why->empty()) *why = "cannot read secret file " + path + ": " + std::strerror(errno);
+    if (why->empty()) *why = "cannot read " + what + ": " + std::strerror(errno);
     return std::nullopt;
   }
   std::string_view text(buf, static_cast<std::size_t>(n));
@@ -280,8 +273,35 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* why
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   auto s = parse_secret(text, why);
-  if (!s) *why = "secret file " + path + ": " + *why;
+  if (!s) *why = what + ": " + *why;
   sodium_memzero(buf, sizeof buf);
+  return s;
+}
+
+}  // namespace
+
+std::optional<Secret> read_secret_file(const std::string& path, std::string* why) {
+  struct OwnedFd {
+    int fd;
+    ~OwnedFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (file.fd < 0) {
+    *why = "cannot open secret file " + path + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  return secret_from_fd(file.fd, "secret file " + path, why);
+}
+
+std::optional<Secret> read_secret_fd(int fd, std::string* why) {
+  const std::string what = "secret fd " + std::to_string(fd);
+  if (fd < 0 || ::fcntl(fd, F_GETFD) < 0) {
+    *why = what + " is not open";
+    return std::nullopt;
+  }
+  auto s = secret_from_fd(fd, what, why);
+  ::close(fd);  // read once: the program's own children do not inherit it
   return s;
 }
 

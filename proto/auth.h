@@ -160,4 +160,9 @@ std::string to_hex(std::span<const std::byte> bytes);
 /// nobody else (mode 0600 or stricter). nullopt and *why on any problem.
 std::optional<Secret> read_secret_file(const std::string& path, std::string* why);
 
+/// Reads a secret from an inherited file descriptor (zipper-run --slurm passes
+/// a memfd, docs/slurm.md) under the same rules as read_secret_file, then
+/// closes it. nullopt and *why on any problem (fd not open, readable by others).
+std::optional<Secret> read_secret_fd(int fd, std::string* why);
+
 }  // namespace zipper::proto::auth

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import emulation, mpirun, options, site_keys, supervise, version, zipperd
+from . import emulation, mpirun, options, site_keys, slurm_launch, supervise, version, zipperd
 from .util import PROG, Fatal, UsageError, find_bin, quote_cmd, say
 
 
@@ -68,6 +68,8 @@ def _preexec(cgroup_procs):
 
 def _run(r):
     o = r.o
+    if o.mode == "slurm":
+        return slurm_launch.run(r, _transparent_env)
     job_id = o.job_id or os.environ.get("MMPI_JOB_ID") or str(secrets.randbits(64))
     os.environ["MMPI_JOB_ID"] = job_id
     secret_var = _secret_var()

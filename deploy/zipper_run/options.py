@@ -53,6 +53,27 @@ Modes (default --emulated):
   replace the 127.0.0.1 address (e.g. verbs addresses of two local RDMA devices).
     --ssh CMD             ssh command for --zipper-host (default $ZIPPER_SSH or ssh)
 
+Slurm (docs/slurm.md):
+  --slurm                 inside a Slurm allocation: ranks started with srun, nodes
+                          and tasks from Slurm; -x/-y default to each allocation's
+                          task count. One heterogeneous job (component 0 = cluster
+                          A, 1 = cluster B, optional 2 = bridge nodes with a
+                          per-job zipperd), or two allocations:
+    --slurm-job-b ID      cluster B's allocation (job id); cluster A's is
+    --slurm-job-a ID      $SLURM_JOB_ID unless given
+    --slurm-conf-a FILE   SLURM_CONF of each cluster (default: the environment's)
+    --slurm-conf-b FILE
+    --slurm-wait SECONDS  wait for both allocations to run (default 300); if one
+                          does not, both are cancelled
+    --slurm-site FILE     site configuration: bridge nodes, addresses, host keys
+                          (default $ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml)
+    --slurm-mpi TYPE      srun --mpi type (default: the site's, else pmix, which
+                          Debian's Open MPI takes; see srun --mpi=list)
+    --srun-args "ARGS"    extra srun arguments for both clusters (also -a / -b forms:
+    --srun-args-a/-b      --srun-args-a "ARGS", --srun-args-b "ARGS")
+  The job secret reaches the ranks on srun's standard input, never in the
+  environment Slurm records.
+
 zipperd:
   --port PORT             forwarder port in emulated/local mode (default {DEFAULT_PORT})
   --zipperd PATH          zipperd binary (default: $ZIPPERD, else next to {PROG},
@@ -173,6 +194,16 @@ class Options:
     timeout: str = "0"
     grace: str = "10"
     dry_run: bool = False
+    slurm_job_a: str = ""
+    slurm_job_b: str = ""
+    slurm_conf_a: str = ""
+    slurm_conf_b: str = ""
+    slurm_wait: str = ""
+    slurm_site: str = ""
+    slurm_mpi: str = ""
+    srun_args: list = field(default_factory=list)
+    srun_args_a: list = field(default_factory=list)
+    srun_args_b: list = field(default_factory=list)
     program: list = field(default_factory=list)
     # Filled by validate():
     fwd_a: list = field(default_factory=list)  # [Address] for --forwarder-a
@@ -209,6 +240,13 @@ _OPTIONS = {
     "--tag-output": ("tag_output", "flag"),
     "--timeout": ("timeout", "value"), "--grace": ("grace", "value"),
     "--dry-run": ("dry_run", "flag"),
+    "--slurm": ("slurm", "mode"),
+    "--slurm-job-a": ("slurm_job_a", "value"), "--slurm-job-b": ("slurm_job_b", "value"),
+    "--slurm-conf-a": ("slurm_conf_a", "value"), "--slurm-conf-b": ("slurm_conf_b", "value"),
+    "--slurm-wait": ("slurm_wait", "value"), "--slurm-site": ("slurm_site", "value"),
+    "--slurm-mpi": ("slurm_mpi", "value"),
+    "--srun-args": ("srun_args", "words"), "--srun-args-a": ("srun_args_a", "words"),
+    "--srun-args-b": ("srun_args_b", "words"),
 }
 
 
@@ -282,6 +320,12 @@ def _addr_list(opt, text, single=False):
 
 def validate(o):
     """Check and complete Options in place (defaults per mode); raises UsageError/Fatal."""
+    if o.mode == "slurm":
+        from . import slurm_launch  # its own module: Slurm stays out of the other modes
+
+        return slurm_launch.validate(o)
+    if o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site:
+        raise UsageError("--slurm-* options need --slurm")
     if not o.np_low:
         raise UsageError("-x/--np-low is required")
     if not o.np_high:

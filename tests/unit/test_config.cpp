@@ -1,5 +1,7 @@
 // libmmpi configuration from MMPI_* environment variables.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,20 +22,12 @@ using zipper::client::config_from_env;
 // Starts each test with no MMPI_* variable set; restores them after.
 class ClientConfig : public ::testing::Test {
  protected:
-  zipper::test::EnvGuard env_{"MMPI_FORWARDER",
-                              "MMPI_JOB_ID",
-                              "MMPI_GROUP",
-                              "MMPI_NP_LOW",
-                              "MMPI_NP_HIGH",
-                              "MMPI_EAGER_LIMIT",
-                              "MMPI_CHUNK_SIZE",
-                              "MMPI_CONNECT_TIMEOUT",
-                              "MMPI_SPIN_ROUNDS",
-                              "MMPI_JOB_SECRET",
-                              "MMPI_JOB_SECRET_FILE",
-                              "MMPI_FORWARDER_KEYS",
-                              "MMPI_KNOWN_FORWARDERS",
-                              "MMPI_FORWARDER_KEY_CHECK"};
+  zipper::test::EnvGuard env_{
+      "MMPI_FORWARDER",      "MMPI_JOB_ID",           "MMPI_GROUP",
+      "MMPI_NP_LOW",         "MMPI_NP_HIGH",          "MMPI_EAGER_LIMIT",
+      "MMPI_CHUNK_SIZE",     "MMPI_CONNECT_TIMEOUT",  "MMPI_SPIN_ROUNDS",
+      "MMPI_JOB_SECRET",     "MMPI_JOB_SECRET_FILE",  "MMPI_JOB_SECRET_FD",
+      "MMPI_FORWARDER_KEYS", "MMPI_KNOWN_FORWARDERS", "MMPI_FORWARDER_KEY_CHECK"};
   static void set(const char* name, const std::string& value) {
     ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
   }
@@ -342,3 +336,35 @@ TEST_F(ClientConfig, KnownForwardersFile) {
 }
 
 }  // namespace
+
+// zipper-run --slurm hands each rank the secret in a memfd (docs/slurm.md):
+// read once from offset 0, closed after, refused when others may read it.
+TEST_F(ClientConfig, SecretFromAnInheritedMemfd) {
+  const std::string hex(64, 'c');
+  for (mode_t mode : {0600, 0640}) {
+    SCOPED_TRACE(mode);
+    int fd = ::memfd_create("zipper-test-secret", 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, (hex + "\n").data(), hex.size() + 1),
+              static_cast<ssize_t>(hex.size() + 1));
+    ASSERT_EQ(::fchmod(fd, mode), 0);
+    set_forwarded();
+    ::unsetenv("MMPI_JOB_SECRET");
+    set("MMPI_JOB_SECRET_FD", std::to_string(fd));
+    if (mode == 0600) {
+      Cfg c = accepted();
+      ASSERT_TRUE(c.job_secret.has_value());
+      for (std::byte b : *c.job_secret) EXPECT_EQ(b, std::byte{0xcc});
+    } else {
+      EXPECT_NE(rejected().find("0600"), std::string::npos);
+    }
+    EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the fd is closed after reading";
+    EXPECT_EQ(std::getenv("MMPI_JOB_SECRET_FD"), nullptr);
+  }
+  set_forwarded();
+  ::unsetenv("MMPI_JOB_SECRET");
+  set("MMPI_JOB_SECRET_FD", "1000");  // not open
+  EXPECT_NE(rejected().find("not open"), std::string::npos);
+  set("MMPI_JOB_SECRET_FD", "x");
+  EXPECT_NE(rejected().find("MMPI_JOB_SECRET_FD"), std::string::npos);
+}
