@@ -11,6 +11,7 @@ PKGS=(
   libsodium-dev libmunge-dev libmetis-dev munge clang libclang-rt-14-dev
   iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py
   slurmctld slurmd slurm-client
+  petsc-dev libpetsc3.18-dev-examples
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 missing=()
