@@ -284,6 +284,20 @@ int mmpi_impl_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
                            flag);
 }
 
+// The MPI-1 names (deprecated since MPI-2.0, still in MPI-3.1): the same
+// calls as Comm_get_attr / Comm_set_attr / Comm_delete_attr.
+int mmpi_impl_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return mmpi_impl_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
+int mmpi_impl_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+  return mmpi_impl_Comm_set_attr(comm, keyval, attribute_val);
+}
+
+int mmpi_impl_Attr_delete(MPI_Comm comm, int keyval) {
+  return mmpi_impl_Comm_delete_attr(comm, keyval);
+}
+
 int mmpi_impl_Comm_test_inter(MPI_Comm comm, int* flag) {
   Runtime* rt;
   std::shared_ptr<Comm> c;

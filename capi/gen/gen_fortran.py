@@ -23,7 +23,8 @@ C_ONLY_MPIT = "MPI_T tool interface (no Fortran binding in MPI-3.1)"
 
 # Implemented functions whose Fortran binding is Open MPI's own because every
 # handle in them is native and they take Fortran callbacks.
-FORWARD_TO_OMPI = {"Op_create", "Op_free"}
+# Fortran attribute calls of MPI-1 take INTEGER values: Open MPI's own binding converts.
+FORWARD_TO_OMPI = {"Op_create", "Op_free", "Attr_get", "Attr_put", "Attr_delete"}
 
 # Handle pointers that these functions update in place (all others are outputs).
 INOUT_HANDLES = {"Wait", "Test", "Request_free", "Cancel", "Start", "Comm_free", "Group_free",
