@@ -69,20 +69,6 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-// MPI-3.1 section 6.4.2: the non-blocking duplicate. It is made at once
-// (the same agreement as MMPI_Comm_dup, collective over comm) and the
-// request returned complete; the new handle is valid as MPI requires it to
-// be only after that request completes.
-int mmpi_impl_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  if (request == nullptr || newcomm == nullptr) return MPI_ERR_ARG;
-  if (int rc = mmpi_impl_Comm_dup(comm, newcomm)) return rc;
-  auto r = std::make_unique<zipper::client::Request>();
-  r->kind = zipper::client::RequestKind::kCompleted;
-  r->complete = true;
-  *request = to_handle(std::move(r));
-  return MPI_SUCCESS;
-}
-
 // The hints go to the new handle's native communicator (MMPI_Comm_get_info
 // reads them there); libmmpi itself follows none.
 int mmpi_impl_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
