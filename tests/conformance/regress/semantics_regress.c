@@ -1,6 +1,6 @@
 /* Regression tests of issue 29 (wrong results the MPICH test suite found),
  * unmodified MPI run through libmmpi_transparent across the clusters.
- * usage: issue29_regress TEST; prints "PASS TEST ..." when every check holds.
+ * usage: semantics_regress TEST; prints "PASS TEST ..." when every check holds.
  *   status_error   single-completion calls leave status.MPI_ERROR as it was
  *   type_freed     a derived datatype freed while a receive using it is pending
  *   op_freed       a user MPI_Op freed before the MPI_Ireduce using it completes
