@@ -33,7 +33,7 @@ INOUT_HANDLES = {"Wait", "Test", "Request_free", "Cancel", "Start", "Comm_free",
 TABLE_KINDS = {"MPI_Comm": "Comm", "MPI_Group": "Group", "MPI_Request": "Request",
                "MPI_Message": "Message"}
 NATIVE_KINDS = {"MPI_Datatype": "Type", "MPI_Op": "Op", "MPI_Info": "Info",
-                "MPI_Errhandler": "Errhandler"}
+                "MPI_Errhandler": "Errhandler", "MPI_File": "File"}
 SCALARS = ("MPI_Aint", "MPI_Count", "MPI_Offset")
 INT_POINTERS = ("int*", "const int*", "int[]", "const int[]")
 
@@ -190,6 +190,12 @@ def _convert(p):
             pre.append(f"  MPI_Datatype {n}_c = MPI_DATATYPE_NULL;\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_Type_c2f({n}_c);\n")
+        elif base == "MPI_File*":  # File_open (out), File_close (in and out): native handles
+            decl.append(f"MPI_Fint* {n}")
+            init = "MPI_FILE_NULL" if p.name == "File_open" else f"MPI_File_f2c(*{n})"
+            pre.append(f"  MPI_File {n}_c = {init};\n")
+            args.append(f"&{n}_c")
+            post.append(f"  *{n} = MPI_File_c2f({n}_c);\n")
         elif base == "MPI_Errhandler*":  # Comm_get_errhandler
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  MPI_Errhandler {n}_c = MPI_ERRHANDLER_NULL;\n")
