@@ -13,6 +13,7 @@ PKGS=(
   slurmctld slurmd slurm-client
   petsc-dev libpetsc3.18-dev-examples
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  libhdf5-openmpi-dev hdf5-tools python3-h5py-mpi libpnetcdf-dev pnetcdf-bin libnetcdf-mpi-dev netcdf-bin
 )
 missing=()
 for p in "${PKGS[@]}"; do
