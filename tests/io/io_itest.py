@@ -4,6 +4,7 @@
 usage: io_itest.py BIN_DIR CHECK X+Y [PROGRAM_DIR]
 
 CHECK:
+  suite_transparent  the same, unported, through zipper-run --transparent;
   suite      mmpi_io_itest all (explicit offsets, views, non-blocking, split
              collectives, shared and ordered pointers, sync-barrier-sync
              consistency, atomic mode), ported, on the emulated clusters;
@@ -68,8 +69,10 @@ def native(argv, n):
     return run(["mpirun", "--oversubscribe", "-np", str(n)] + argv, env=env)
 
 
-def suite(bin_dir, x, y, work):
-    rc, out = run(zipper_run(bin_dir, x, y, [f"{bin_dir}/mmpi_io_itest", "all", work]))
+def suite(bin_dir, x, y, work, prog=None):
+    transparent = prog is not None
+    prog = prog or f"{bin_dir}/mmpi_io_itest"
+    rc, out = run(zipper_run(bin_dir, x, y, [prog, "all", work], transparent=transparent))
     if rc != 0 or not re.search(r"^PASS all ", out, re.M):
         fail(f"mmpi_io_itest all at {x}+{y}: exit {rc}")
 
@@ -157,6 +160,8 @@ def main():
     try:
         if check == "suite":
             suite(bin_dir, x, y, work)
+        elif check == "suite_transparent":
+            suite(bin_dir, x, y, work, f"{prog_dir}/mmpi_io_itest_unported")
         elif check == "notshared":
             notshared(bin_dir, x, y, work)
         elif check == "hdf5":
