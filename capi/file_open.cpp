@@ -140,7 +140,10 @@ int agree(int mine, bool low, MPI_Comm comm, int out[2]) {
 // creates the file first, then the other opens what it created.
 int open_natively(const FileState& s, MPI_Comm native, bool first, bool low, MPI_Info info,
                   MPI_File* nf, int* mine, int agreed[2]) {
-  const int amode = s.amode & ~MPI_MODE_DELETE_ON_CLOSE;  // deleted by zipper after both close
+  // DELETE_ON_CLOSE: zipper deletes the file once both clusters closed it.
+  // SEQUENTIAL: only shared-pointer access, which zipper serves; views then
+  // take the displacement zipper computes (MPI_DISPLACEMENT_CURRENT).
+  const int amode = s.amode & ~(MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_SEQUENTIAL);
   const char* name = s.path.c_str();
   *mine = MPI_SUCCESS;
   if (s.amode & MPI_MODE_EXCL) {

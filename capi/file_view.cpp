@@ -12,6 +12,25 @@ using zipper::capi::FileState;
 
 int MMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                        const char* datarep, MPI_Info info) {
+  FileState* span = zipper::capi::spanning_file(fh);
+  if (span != nullptr && disp == MPI_DISPLACEMENT_CURRENT) {
+    // The current position of the shared pointer (zipper's, not Open MPI's),
+    // in bytes, as rank 0 reads it once every rank has entered.
+    MPI_Offset at[2] = {0, MPI_SUCCESS};
+    int me = 0;
+    mmpi_impl_Comm_rank(span->comm, &me);
+    int rc = mmpi_impl_Barrier(span->comm);
+    if (rc != MPI_SUCCESS) return zipper::capi::file_error(fh, rc);
+    if (me == 0) {
+      MPI_Offset shared = 0;
+      at[1] = MMPI_File_get_position_shared(fh, &shared);
+      if (at[1] == MPI_SUCCESS) at[1] = MPI_File_get_byte_offset(fh, shared, &at[0]);
+    }
+    rc = mmpi_impl_Bcast(at, 2, MPI_OFFSET, 0, span->comm);
+    if (rc == MPI_SUCCESS) rc = static_cast<int>(at[1]);
+    if (rc != MPI_SUCCESS) return zipper::capi::file_error(fh, rc);
+    disp = at[0];
+  }
   const int rc = MPI_File_set_view(fh, disp, etype, filetype, datarep, info);
   FileState* s = zipper::capi::find_file(fh);
   if (rc != MPI_SUCCESS || s == nullptr) return rc;
