@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
   for (int k = 0; k <= opens; ++k) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                      &fh) != MPI_SUCCESS)
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) !=
+        MPI_SUCCESS)
       MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_File_close(&fh);
     if (k > 0) t_open += MPI_Wtime() - t0;

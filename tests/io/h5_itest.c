@@ -13,12 +13,12 @@ enum { R = 16, C = 64 };
 
 static int value(int row, int col) { return row * 1000 + col; }
 
-#define CHECK(x)                                                        \
-  do {                                                                  \
-    if ((x) < 0) {                                                      \
+#define CHECK(x)                                                         \
+  do {                                                                   \
+    if ((x) < 0) {                                                       \
       fprintf(stderr, "FAIL rank %d line %d: %s\n", rank, __LINE__, #x); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                     \
-    }                                                                   \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                      \
+    }                                                                    \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -33,14 +33,14 @@ int main(int argc, char** argv) {
   CHECK(file);
   hsize_t dims[2] = {(hsize_t)n * R, C};
   hid_t space = H5Screate_simple(2, dims, NULL);
-  hid_t dset = H5Dcreate2(file, "blocks", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT);
+  hid_t dset =
+      H5Dcreate2(file, "blocks", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   CHECK(dset);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hsize_t chunk[2] = {R / 2, C / 4};
   CHECK(H5Pset_chunk(dcpl, 2, chunk));
-  hid_t chunked = H5Dcreate2(file, "chunked", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl,
-                             H5P_DEFAULT);
+  hid_t chunked =
+      H5Dcreate2(file, "chunked", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   CHECK(chunked);
 
   /* Attributes (collective metadata writes). */

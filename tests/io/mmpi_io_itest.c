@@ -163,9 +163,10 @@ static void test_access(void) {
   CHECK_MPI(MMPI_File_close(&fh));
   if (fh != MPI_FILE_NULL) FAIL("close left the handle");
 
-  /* 5. DELETE_ON_CLOSE: gone once both clusters closed it; EXCL on an existing file fails on all. */
-  fh = open_file("scratch.dat", MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR |
-                                    MPI_MODE_DELETE_ON_CLOSE);
+  /* 5. DELETE_ON_CLOSE: gone once both clusters closed it; EXCL on an existing file fails on all.
+   */
+  fh = open_file("scratch.dat",
+                 MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE);
   CHECK_MPI(MMPI_File_write_at_all(fh, (MPI_Offset)rank * 64, mine, 64, MPI_BYTE, &st));
   CHECK_MPI(MMPI_File_close(&fh));
   char p[4096];
@@ -352,8 +353,8 @@ static int test_notshared(void) {
   MMPI_Barrier(MMPI_COMM_WORLD);
   path_of(p, sizeof p, "notshared.dat");
   MPI_File fh = MPI_FILE_NULL;
-  const int rc = MMPI_File_open(MMPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                                MPI_INFO_NULL, &fh);
+  const int rc =
+      MMPI_File_open(MMPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
   int cls = 0;
   MMPI_Error_class(rc, &cls);
   if (cls != MPI_ERR_NO_SUCH_FILE || fh != MPI_FILE_NULL)

@@ -9,13 +9,13 @@
 
 enum { Z = 2, Y = 6, X = 8 };
 
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    int e_ = (x);                                                                     \
-    if (e_ != NC_NOERR) {                                                             \
+#define CHECK(x)                                                                         \
+  do {                                                                                   \
+    int e_ = (x);                                                                        \
+    if (e_ != NC_NOERR) {                                                                \
       fprintf(stderr, "FAIL rank %d line %d: %s\n", rank, __LINE__, ncmpi_strerror(e_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                   \
-    }                                                                                 \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
+    }                                                                                    \
   } while (0)
 
 int main(int argc, char** argv) {
