@@ -86,22 +86,24 @@ int main(int argc, char** argv) {
 
   MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   MPI_Barrier(MPI_COMM_WORLD);
-  double m0b = -1, m0f = -1;
+  double m0b = -1, m0f = -1, m0s = -1;
   if (rank == 0 && metrics) {
     usleep(300000); /* the barrier's frames are through */
     m0b = scrape(metrics, "zipper_job_bytes_total");
     m0f = scrape(metrics, "zipper_job_frames_total");
+    m0s = scrape(metrics, "zipper_side_received_bytes_total");
   }
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   MPI_File_write_at_all(fh, (MPI_Offset)rank * block, buf, block, MPI_BYTE, &st);
   MPI_File_sync(fh);
   double t_write = MPI_Wtime() - t0;
-  double m1b = -1, m1f = -1;
+  double m1b = -1, m1f = -1, m1s = -1;
   if (rank == 0 && metrics) {
     usleep(1000000); /* the other cluster's writers are done too */
     m1b = scrape(metrics, "zipper_job_bytes_total");
     m1f = scrape(metrics, "zipper_job_frames_total");
+    m1s = scrape(metrics, "zipper_side_received_bytes_total");
   }
   MPI_Barrier(MPI_COMM_WORLD);
   t_write = MPI_Wtime() - t0;
@@ -126,8 +128,11 @@ int main(int argc, char** argv) {
     printf("io_bench,write_s,%.6f\nio_bench,write_Bps,%.0f\n", t_write, total / t_write);
     printf("io_bench,read_s,%.6f\nio_bench,read_Bps,%.0f\n", t_read, total / t_read);
     if (metrics)
-      printf("io_bench,zipperd_write_payload_bytes,%.0f\nio_bench,zipperd_write_frames,%.0f\n",
-             m1b - m0b, m1f - m0f);
+      printf(
+          "io_bench,zipperd_write_payload_bytes,%.0f\nio_bench,zipperd_write_frames,%.0f\n"
+          "io_bench,zipperd_write_received_bytes,%.0f\n"
+          "io_bench,zipperd_job_payload_bytes_before,%.0f\n",
+          m1b - m0b, m1f - m0f, m1s - m0s, m0b);
     printf("io_bench,verified,%s\n", anybad ? "no" : "yes");
   }
   free(buf);

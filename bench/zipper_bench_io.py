@@ -3,14 +3,17 @@
 
 Runs bench/io_bench (an unmodified MPI program, IOR-like: one contiguous
 block per rank with MPI_File_write_at_all, then MPI_File_read_at_all, and
---opens collective open+close) alternately natively (mpirun -np X+Y, all
-ranks on this host, no zipper) and across the emulated clusters (zipper-run
---emulated --transparent, X+Y, links shaped), on each file system given, for
---repeat rounds. zipperd's /metrics is read by the program before and after
+--opens collective open+close) alternately natively (zipper-run --standalone:
+X+Y ranks on X+Y emulated nodes of cluster A, Open MPI alone) and across the
+emulated clusters (zipper-run --transparent, X ranks on X nodes of A and Y on
+Y nodes of B, links shaped), one rank per emulated node (each node its own
+cgroup), on each file system given, for --repeat rounds. zipperd's /metrics is read by the program before and after
 the collective write: the payload bytes relayed meanwhile.
 
 Writes DIR/io.csv (round,fs,mode,open_close_s,write_Bps,read_Bps,
-zipperd_write_payload_bytes), DIR/io-ratios.csv (zipper over native per fs:
+zipperd_write_payload_bytes, zipperd_write_received_bytes: all bytes zipperd
+received meanwhile, zipperd_job_payload_bytes_before: the job's payload
+bytes up to the write, which shows that the counter counts), DIR/io-ratios.csv (zipper over native per fs:
 median, min, max over the rounds) and DIR/io.png.
 
 usage: zipper_bench_io.py --bin BUILD/bin --io-bench PATH [--layout 2+2]
@@ -53,35 +56,61 @@ def main():
     ap.add_argument("--rate-a", default="1gbit")
     ap.add_argument("--rate-b", default="4gbit")
     ap.add_argument("--out-dir", default="bench-io")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw DIR/io.png and the ratios from DIR/io.csv")
     a = ap.parse_args()
     x, y = (int(v) for v in a.layout.split("+"))
     os.makedirs(a.out_dir, exist_ok=True)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    subprocess.run([f"{a.bin}/zipper-emulate", "up", "--rate-a", a.rate_a, "--rate-b", a.rate_b,
-                    "--force"], check=True, stdout=subprocess.DEVNULL)
-    rows = []
     fss = [f.split("=", 1) for f in a.fs.split(",")]
+    if a.replot:
+        with open(os.path.join(a.out_dir, "io.csv")) as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            row["round"] = int(row["round"])
+            for k in ("open_close_s", "write_Bps", "read_Bps"):
+                row[k] = float(row[k])
+        a.repeat = 1 + max(row["round"] for row in rows)
+        return report(a, x, y, fss, rows)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # One rank per emulated node (each its own cgroup, equal CPU share), as
+    # zipper-bench npb: native X+Y nodes of cluster A, zipper X of A and Y of B.
+    subprocess.run([f"{a.bin}/zipper-emulate", "up", "--nodes-a", str(x + y), "--nodes-b", str(y),
+                    "--rate-a", a.rate_a, "--rate-b", a.rate_b, "--force"], check=True,
+                   stdout=subprocess.DEVNULL)
+    rows = []
     for rnd in range(a.repeat):
         for fs, d in fss:
             args = [a.io_bench, d, str(a.mib), str(a.opens)]
             order = ["native", "zipper"] if rnd % 2 == 0 else ["zipper", "native"]
             for mode in order:
                 if mode == "native":
-                    v = run(["mpirun", "--oversubscribe", "-np", str(x + y)] + args, env)
+                    v = run([f"{a.bin}/zipper-run", "--emulated", "-x", str(x + y), "-y", "0",
+                             "--nodes-a", str(x + y), "--nodes-b", str(y), "--standalone",
+                             "--"] + args, env)
                 else:
                     v = run([f"{a.bin}/zipper-run", "-x", str(x), "-y", str(y), "--emulated",
-                             "--transparent", f"--zipperd-arg=--metrics-listen={METRICS}",
-                             "--"] + args + [METRICS], env)
+                             "--nodes-a", str(x), "--nodes-b", str(y), "--transparent",
+                             f"--zipperd-arg=--metrics-listen={METRICS}", "--"] + args +
+                            [METRICS], env)
                 rows.append({"round": rnd, "fs": fs, "mode": mode,
                              "open_close_s": float(v["open_close_s"]),
                              "write_Bps": float(v["write_Bps"]), "read_Bps": float(v["read_Bps"]),
                              "zipperd_write_payload_bytes": v.get("zipperd_write_payload_bytes",
-                                                                  "")})
+                                                                  ""),
+                             "zipperd_write_received_bytes": v.get("zipperd_write_received_bytes",
+                                                                   ""),
+                             "zipperd_job_payload_bytes_before":
+                                 v.get("zipperd_job_payload_bytes_before", "")})
                 print(rows[-1], flush=True)
     with open(os.path.join(a.out_dir, "io.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    return report(a, x, y, fss, rows)
+
+
+def report(a, x, y, fss, rows):
+    """Ratios (printed, DIR/io-ratios.csv) and DIR/io.png."""
     ratios = []
     for fs, _ in fss:
         for key in ("write_Bps", "read_Bps", "open_close_s"):
@@ -102,6 +131,8 @@ def main():
         w.writerows(ratios)
     zb = [row["zipperd_write_payload_bytes"] for row in rows if row["mode"] == "zipper"]
     print(f"payload bytes through zipperd during the collective writes: {', '.join(zb)}")
+    before = [row["zipperd_job_payload_bytes_before"] for row in rows if row["mode"] == "zipper"]
+    print(f"(the same job's payload bytes before the write, open and barriers: {', '.join(before)})")
     try:
         import matplotlib
         matplotlib.use("Agg")

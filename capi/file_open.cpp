@@ -137,25 +137,24 @@ int agree(int mine, bool low, MPI_Comm comm, int out[2]) {
   return mmpi_impl_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm);
 }
 
-// Both clusters' native opens, agreed. MPI_MODE_EXCL: rank 0's cluster
-// creates the file first, then the other opens what it created.
-int open_natively(const FileState& s, MPI_Comm native, bool first, bool low, MPI_Info info,
-                  MPI_File* nf, int* mine, int agreed[2]) {
-  // DELETE_ON_CLOSE: zipper deletes the file once both clusters closed it.
-  // SEQUENTIAL: only shared-pointer access, which zipper serves; views then
-  // take the displacement zipper computes (MPI_DISPLACEMENT_CURRENT).
-  const int amode = s.amode & ~(MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_SEQUENTIAL);
+// The native open's mode. DELETE_ON_CLOSE: zipper deletes the file once
+// both clusters closed it. SEQUENTIAL: only shared-pointer access, which
+// zipper serves; views then take the displacement zipper computes
+// (MPI_DISPLACEMENT_CURRENT).
+int native_amode(int amode) { return amode & ~(MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_SEQUENTIAL); }
+
+// MPI_MODE_EXCL: rank 0's cluster creates the file, then the other opens
+// what it created; agreed[0..1] get each cluster's outcome.
+int open_exclusive(const FileState& s, MPI_Comm native, bool first, bool low, MPI_Info info,
+                   MPI_File* nf, int* mine, int agreed[2]) {
+  const int amode = native_amode(s.amode);
   const char* name = s.path.c_str();
   *mine = MPI_SUCCESS;
-  if (s.amode & MPI_MODE_EXCL) {
-    if (first) *mine = MPI_File_open(native, name, amode, info, nf);
-    int rc = agree(error_class(*mine), low, s.comm, agreed);
-    if (rc != MPI_SUCCESS || agreed[0] != 0 || agreed[1] != 0) return rc;
-    if (!first)
-      *mine = MPI_File_open(native, name, amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL), info, nf);
-    return agree(error_class(*mine), low, s.comm, agreed);
-  }
-  *mine = MPI_File_open(native, name, amode, info, nf);
+  if (first) *mine = MPI_File_open(native, name, amode, info, nf);
+  int rc = agree(error_class(*mine), low, s.comm, agreed);
+  if (rc != MPI_SUCCESS || agreed[0] != 0 || agreed[1] != 0) return rc;
+  if (!first)
+    *mine = MPI_File_open(native, name, amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL), info, nf);
   return agree(error_class(*mine), low, s.comm, agreed);
 }
 
@@ -208,16 +207,46 @@ int MMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
                         std::strerror(m.err));
     return fail(error_for_errno(m.err), false);
   }
-  const int seen = dup->rank() == 0 ? MPI_SUCCESS : check_token(dir, m, &s->aux);
-  int agreed[2] = {0, 0};
-  rc = agree(seen, low, s->comm, agreed);
+  // Every rank checks it; the cluster agrees natively (cheap), so that it
+  // opens the file or not as one.
+  int seen = dup->rank() == 0 ? MPI_SUCCESS : check_token(dir, m, &s->aux);
+  int cluster_seen = MPI_SUCCESS;
+  MPI_Allreduce(&seen, &cluster_seen, 1, MPI_INT, MPI_MAX, s->native_comm);
+  int native_rank = 0;
+  MPI_Comm_rank(s->native_comm, &native_rank);
+
+  // 2. Without MPI_MODE_EXCL both clusters open at once, before the clusters
+  // agree, and one allreduce agrees both the check and the opens (an open
+  // round trip less). A cluster that created the file for nothing removes it.
+  const bool excl = (amode & MPI_MODE_EXCL) != 0;
+  int mine = MPI_SUCCESS;
+  bool existed = true;
+  if (!excl && cluster_seen == MPI_SUCCESS) {
+    if (native_rank == 0 && (amode & MPI_MODE_CREATE))
+      existed = ::access(fs_path(s->path).c_str(), F_OK) == 0;
+    mine = MPI_File_open(dup->native(), filename, native_amode(amode), info, &s->native);
+  }
+  int in[4] = {0, 0, 0, 0}, out[4] = {0, 0, 0, 0};
+  in[low ? 0 : 1] = cluster_seen;
+  in[low ? 2 : 3] = error_class(mine);
+  rc = mmpi_impl_Allreduce(in, out, 4, MPI_INT, MPI_MAX, s->comm);
   // Every rank holds the token open (or has failed to) once the allreduce is
   // done: the name can go, the open descriptions keep the file.
   if (dup->rank() == 0) ::unlink((dir + "/" + m.name).c_str());
-  if (rc != MPI_SUCCESS) return fail(rc, false);
-  if (agreed[0] != 0 || agreed[1] != 0) {
-    const bool a_blind = agreed[0] != 0;
-    const int code = a_blind ? agreed[0] : agreed[1];
+  auto undo_open = [&] {
+    const bool opened = mine == MPI_SUCCESS && s->native != MPI_FILE_NULL;
+    if (opened) MPI_File_close(&s->native);
+    if (opened && native_rank == 0 && !existed) MPI_File_delete(filename, MPI_INFO_NULL);
+    MPI_Barrier(s->native_comm);  // gone for the whole cluster once open returns
+  };
+  if (rc != MPI_SUCCESS) {
+    undo_open();
+    return fail(rc, false);
+  }
+  if (out[0] != 0 || out[1] != 0) {
+    undo_open();
+    const bool a_blind = out[0] != 0;
+    const int code = a_blind ? out[0] : out[1];
     say(rt->rank(), "MPI_File_open(\"" + s->path + "\"): cluster " + cluster_name(a_blind) +
                         " cannot see the file that cluster " + rank0_cluster + " sees in " + dir +
                         (code == MPI_ERR_NO_SUCH_FILE ? " (token missing)" : " (token differs)") +
@@ -226,21 +255,21 @@ int MMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
                         ")");
     return fail(code, false);
   }
-
-  // 2. The native opens, agreed.
-  int mine = MPI_SUCCESS;
-  rc = open_natively(*s, dup->native(), first, low, info, &s->native, &mine, agreed);
-  if (rc == MPI_SUCCESS && (agreed[0] != 0 || agreed[1] != 0)) {
-    const bool a_failed = agreed[0] != 0;
-    const int code = a_failed ? agreed[0] : agreed[1];
-    if (mine == MPI_SUCCESS && s->native != MPI_FILE_NULL) MPI_File_close(&s->native);
+  if (excl) {
+    // Rank 0's cluster creates the file, then the other opens it.
+    rc = open_exclusive(*s, dup->native(), first, low, info, &s->native, &mine, &out[2]);
+    if (rc != MPI_SUCCESS) {
+      undo_open();
+      return fail(rc, false);
+    }
+  }
+  if (out[2] != 0 || out[3] != 0) {
+    undo_open();
+    const bool a_failed = out[2] != 0;
+    const int code = a_failed ? out[2] : out[3];
     say(rt->rank(), "MPI_File_open(\"" + s->path + "\") failed on cluster " +
                         cluster_name(a_failed) + ": " + error_text(code));
     return fail(mine != MPI_SUCCESS ? mine : code, mine != MPI_SUCCESS);
-  }
-  if (rc != MPI_SUCCESS) {
-    if (mine == MPI_SUCCESS && s->native != MPI_FILE_NULL) MPI_File_close(&s->native);
-    return fail(rc, false);
   }
   *fh = s->native;
   capi::add_file(s.release());
