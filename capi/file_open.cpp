@@ -284,14 +284,17 @@ int MMPI_File_close(MPI_File* fh) {
   const MPI_File key = *fh;
   int rc = MPI_File_close(&s->native);
   if (rc != MPI_SUCCESS) return rc;
-  if (s->amode & MPI_MODE_DELETE_ON_CLOSE) {
+  // Close synchronises across the clusters, as Open MPI's does within one:
+  // what any rank wrote is in the file for whoever opens it after any close
+  // returned (MPICH's io/i_coll_test reads it on rank 0 right away).
+  if (s->spans) rc = mmpi_impl_Barrier(s->comm);
+  if (rc == MPI_SUCCESS && (s->amode & MPI_MODE_DELETE_ON_CLOSE)) {
     // Natively opened without it: the file goes once every cluster closed it.
     int me = 0;
     mmpi_impl_Comm_rank(s->comm, &me);
-    if (s->spans) rc = mmpi_impl_Barrier(s->comm);
-    if (rc == MPI_SUCCESS && me == 0) MPI_File_delete(s->path.c_str(), MPI_INFO_NULL);
+    if (me == 0) MPI_File_delete(s->path.c_str(), MPI_INFO_NULL);
     // Gone for every rank once close returns.
-    if (rc == MPI_SUCCESS && s->spans) rc = mmpi_impl_Barrier(s->comm);
+    if (s->spans) rc = mmpi_impl_Barrier(s->comm);
   }
   mmpi_impl_Comm_free(&s->comm);
   capi::remove_file(key);
