@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../client/runtime.h"
+#include "../client/environment.h"
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
 #include "../collectives/gatherv_two_level.h"
@@ -30,15 +30,16 @@ using zipper::coll::Topology;
 namespace {
 
 // MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
-// each cluster is one run of ranks) or "runs" (any layout), as read at
-// MMPI_Init (client/settings.h). Returns false, printing why, on a bad value.
+// each cluster is one run of ranks) or "runs" (any layout). Read at each
+// call (a program may change it between scans; client/environment.h).
+// Returns false, printing why, on a bad value.
 bool scan_wants_runs(bool* runs) {
-  const std::string& v = zipper::client::Runtime::get()->settings().scan_algorithm;
-  *runs = v == "runs";
-  if (v.empty() || *runs || v == "carry") return true;
+  const char* v = zipper::client::Environment::live("MMPI_SCAN_ALGORITHM");
+  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
+  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
   std::fprintf(
       stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
-      v.c_str());
+      v);
   return false;
 }
 

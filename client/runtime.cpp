@@ -57,8 +57,6 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   }
   rt->settings_.client = std::move(*client);
   rt->settings_.env.forget("MMPI_JOB_SECRET");
-  if (const char* scan = rt->settings_.env.get("MMPI_SCAN_ALGORITHM"))
-    rt->settings_.scan_algorithm = scan;
   const ClientConfig* cfg = &rt->settings_.client;
   if (cfg->forwarder) {
     const int group_size = static_cast<int>(cfg->high_group ? cfg->np_high : cfg->np_low);

@@ -69,6 +69,11 @@ Environment Environment::capture() {
   return e;
 }
 
+const char* Environment::live(std::string_view name) {
+  if (!named(name)) return nullptr;
+  return std::getenv(std::string(name).c_str());
+}
+
 Environment Environment::of(std::map<std::string, std::string, std::less<>> values) {
   Environment e;
   e.values_ = std::move(values);

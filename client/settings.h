@@ -31,9 +31,8 @@ std::span<const SettingInfo> settings_table();
 /// libmmpi's configuration for this process, made once at MMPI_Init
 /// (Runtime::init) and passed down.
 struct Settings {
-  Environment env;             // the values as read (collectives/selection.h takes its part)
-  ClientConfig client;         // the link (config.h)
-  std::string scan_algorithm;  // MMPI_SCAN_ALGORITHM as given ("" unset; checked at each scan)
+  Environment env;      // the values as read (collectives/selection.h takes its part)
+  ClientConfig client;  // the link (config.h)
 };
 
 }  // namespace zipper::client
