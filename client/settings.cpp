@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 22> kTable = {{
+constexpr std::array<SettingInfo, 24> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
     {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
@@ -41,6 +41,9 @@ constexpr std::array<SettingInfo, 22> kTable = {{
     {"MMPI_<COLLECTIVE>_ALGORITHM", "text", "the rule's",
      "an algorithm of that collective (docs/collectives.md)"},
     {"MMPI_SCAN_ALGORITHM", "text", "carry", "carry or runs"},
+    // Topologies (capi/topo_graph.cpp, capi/topo_reorder.cpp).
+    {"MMPI_DIST_GRAPH_REORDER", "text", "0", "1 lets reorder move dist-graph vertices"},
+    {"MMPI_LOG_LEVEL", "text", "", "debug logs topology reordering"},
 }};
 
 bool named(std::string_view name) {
