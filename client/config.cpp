@@ -67,10 +67,10 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
   } else if (secret_file != nullptr && *secret_file != '\0') {
     c.job_secret = proto::auth::read_secret_file(secret_file, why);
     if (!c.job_secret) return std::nullopt;
-  } else if (const char* secret_fd = std::getenv("MMPI_JOB_SECRET_FD");
+  } else if (const char* secret_fd = env.get("MMPI_JOB_SECRET_FD");
              secret_fd != nullptr && *secret_fd != '\0') {
     std::uint64_t fd = 0;
-    if (!parse_u64("MMPI_JOB_SECRET_FD", &fd, why) || fd > 1u << 20) {
+    if (!parse_u64(env, "MMPI_JOB_SECRET_FD", &fd, why) || fd > 1u << 20) {
       if (why->empty()) *why = "MMPI_JOB_SECRET_FD must be a file descriptor number";
       return std::nullopt;
     }

@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 24> kTable = {{
+constexpr std::array<SettingInfo, 25> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
     {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
@@ -21,6 +21,7 @@ constexpr std::array<SettingInfo, 24> kTable = {{
     {"MMPI_NP_HIGH", "count", "", "y >= 1 (with a forwarder)"},
     {"MMPI_JOB_ID", "count", "derived from the secret", "a non-negative integer"},
     {"MMPI_JOB_SECRET", "text", "", "64 hex digits; removed from the environment once read"},
+    {"MMPI_JOB_SECRET_FD", "count", "", "an open descriptor holding the secret; removed once read"},
     {"MMPI_JOB_SECRET_FILE", "path", "", "a file of the user's, mode 0600, holding the secret"},
     {"MMPI_MUNGE_SOCKET", "path", "libmunge's", "munged's socket"},
     {"MMPI_FORWARDER_KEYS", "keys", "", "one public key per address of MMPI_FORWARDER"},
