@@ -428,14 +428,15 @@ struct coll_timer {
 };
 
 static inline void coll_header(enum coll_kind kind, const struct coll_opts* o, int nranks) {
-  const char *lo = getenv("MMPI_NP_LOW"), *hi = getenv("MMPI_NP_HIGH");
   printf("# OSU MPI %s Latency Test\n", coll_infos[kind].title);
 #ifdef MMPI_NATIVE
   printf("# zipper: %s, %d ranks; algorithm: Open MPI's own%s\n", MMPI_VARIANT, nranks,
          (o->algorithm[0] || o->inter_senders) ? " (--algorithm/--inter-senders ignored)" : "");
 #else
-  if (lo != NULL && hi != NULL)
-    printf("# zipper: %s, %d ranks (layout %s+%s); ", MMPI_VARIANT, nranks, lo, hi);
+  int lo = 0, hi = 0;
+  MMPIX_Layout(&lo, &hi, NULL);
+  if (hi > 0)
+    printf("# zipper: %s, %d ranks (layout %d+%d); ", MMPI_VARIANT, nranks, lo, hi);
   else
     printf("# zipper: %s, %d ranks; ", MMPI_VARIANT, nranks);
   printf("algorithm: %s, inter-senders: ", o->algorithm[0] ? o->algorithm : "auto");
@@ -444,8 +445,6 @@ static inline void coll_header(enum coll_kind kind, const struct coll_opts* o, i
   else
     printf("default\n");
 #endif
-  (void)lo;
-  (void)hi;
   if (coll_infos[kind].datatype[0]) printf("# Datatype: %s\n", coll_infos[kind].datatype);
   if (coll_infos[kind].elem) {
     printf("%-*s", 10, "# Size");

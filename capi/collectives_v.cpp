@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../client/environment.h"
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
 #include "../collectives/gatherv_two_level.h"
@@ -30,10 +31,10 @@ namespace {
 
 // MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
 // each cluster is one run of ranks) or "runs" (any layout). Read at each
-// call, like the other MMPI_<COLLECTIVE>_ALGORITHM variables but outside
-// Selection until scan joins it. Returns false, printing why, on a bad value.
+// call (a program may change it between scans; client/environment.h).
+// Returns false, printing why, on a bad value.
 bool scan_wants_runs(bool* runs) {
-  const char* v = std::getenv("MMPI_SCAN_ALGORITHM");
+  const char* v = zipper::client::Environment::live("MMPI_SCAN_ALGORITHM");
   *runs = v != nullptr && std::strcmp(v, "runs") == 0;
   if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
   std::fprintf(

@@ -1,5 +1,5 @@
 // Communicator entry points of the C API (mmpi.h): duplicate, split, create,
-// free, compare, name, attributes, rank and size.
+// free, compare, name, attributes, rank and size; the job's layout (MMPIX_Layout).
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
@@ -293,3 +293,14 @@ int mmpi_impl_Comm_test_inter(MPI_Comm comm, int* flag) {
 }
 
 }  // extern "C"
+
+extern "C" int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders) {
+  const Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  const auto& c = rt->settings().client;
+  const bool joined = c.forwarder.has_value();
+  if (ranks_low) *ranks_low = joined ? static_cast<int>(c.np_low) : rt->size();
+  if (ranks_high) *ranks_high = joined ? static_cast<int>(c.np_high) : 0;
+  if (forwarders) *forwarders = rt->forwarders();
+  return MPI_SUCCESS;
+}

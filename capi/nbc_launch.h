@@ -25,7 +25,7 @@ inline std::unique_ptr<coll::Schedule> nbc_schedule(const coll::Topology& t) {
 /// go to the communicator's handler). A failure to start aborts the job, as
 /// for the blocking collectives: the other ranks could not complete it.
 inline int nbc_launch(const char* what, std::unique_ptr<coll::Schedule> s, MPI_Request* request) {
-  install_progress_hook();
+  join_progress();
   const coll::Topology t = s->topology();
   if (int rc = s->start()) return finish_named(what, "schedule", t, rc);
   auto r = std::make_unique<client::Request>();

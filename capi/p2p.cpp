@@ -60,7 +60,7 @@ int MMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = Runtime::init(argc, argv, required, provided);
   if (rc != MPI_SUCCESS) return rc;
   std::string why;
-  if (!zipper::coll::init_collectives(&why)) {
+  if (!zipper::coll::init_collectives(Runtime::get()->settings().env, &why)) {
     std::fprintf(stderr, "mmpi[rank %d]: bad collective settings: %s (aborting)\n",
                  Runtime::get()->rank(), why.c_str());
     std::fflush(stderr);

@@ -118,7 +118,7 @@ int init(Op op, const void* buf, int count, MPI_Datatype type, int peer, int tag
       (peer < 0 || peer >= c->size()))
     return MPI_ERR_RANK;
   if (tag < 0 && !(any_ok && tag == MPI_ANY_TAG)) return MPI_ERR_TAG;
-  install_progress_hook();
+  join_progress();
   auto r = std::make_unique<Request>();
   r->kind = RequestKind::kProgressable;
   r->comm = c;  // its errors go to this communicator's handler

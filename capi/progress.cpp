@@ -35,12 +35,19 @@ bool progress_all() {
 
 }  // namespace
 
-void install_progress_hook() { client::Engine::set_progress_hook(&progress_all); }
+void join_progress() {
+  // Once per runtime: the list belongs to it (one per MPI_Init).
+  static client::Runtime* joined = nullptr;
+  client::Runtime* rt = client::Runtime::get();
+  if (rt == nullptr || rt == joined) return;
+  joined = rt;
+  rt->progress().add(&progress_all);
+}
 
 void note_persistent(int delta) { g_persistent_active += delta; }
 
 void detach(client::RequestPtr r) {
-  install_progress_hook();
+  join_progress();
   g_detached.push_back(std::move(r));
 }
 

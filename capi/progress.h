@@ -1,4 +1,5 @@
-// What libmmpi progresses above the engine on every Engine::progress():
+// What libmmpi progresses above the engine, as one round of the runtime's
+// progress list (client/progress_list.h):
 // the non-blocking collectives' schedules and requests the application
 // freed while still active (MMPI_Request_free), plus the completion helpers
 // shared by the C entry points that collect requests.
@@ -11,8 +12,8 @@
 
 namespace zipper::capi {
 
-/// Installs the hook (idempotent).
-void install_progress_hook();
+/// Adds capi's round to the runtime's progress list (idempotent).
+void join_progress();
 
 /// Takes over an active request freed by the application: it completes in
 /// the background and is deleted then.

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../client/environment.h"
 #include "comm_create.h"
 #include "handles.h"
 #include "topo_reorder.h"
@@ -72,7 +73,7 @@ bool is_unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 // component keep every process's own adjacency under reorder, and programs
 // (MPICH's test suite among them) rely on it; a graph's vertex i is rank i.
 bool dist_graph_reorder() {
-  const char* v = std::getenv("MMPI_DIST_GRAPH_REORDER");
+  const char* v = zipper::client::Environment::live("MMPI_DIST_GRAPH_REORDER");
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 

@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../client/environment.h"
+
 namespace zipper::capi {
 
 namespace {
 
 bool debug_log() {
-  const char* v = std::getenv("MMPI_LOG_LEVEL");
+  const char* v = client::Environment::live("MMPI_LOG_LEVEL");
   return v != nullptr && std::strcmp(v, "debug") == 0;
 }
 

@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "environment.h"
+
 namespace zipper::client {
 namespace {
 
-bool parse_u64(const char* name, std::uint64_t* out, std::string* why) {
-  const char* v = std::getenv(name);
+bool parse_u64(const Environment& env, const char* name, std::uint64_t* out, std::string* why) {
+  const char* v = env.get(name);
   if (v == nullptr || *v == '\0') return true;  // keep the default
   const char* end = v + std::strlen(v);
   auto [p, ec] = std::from_chars(v, end, *out);
@@ -23,18 +25,22 @@ bool parse_u64(const char* name, std::uint64_t* out, std::string* why) {
 }  // namespace
 
 std::optional<ClientConfig> config_from_env(std::string* why) {
+  return config_from(Environment::capture(), why);
+}
+
+std::optional<ClientConfig> config_from(const Environment& env, std::string* why) {
   ClientConfig c;
   std::uint64_t timeout = static_cast<std::uint64_t>(c.connect_timeout_s);
   std::uint64_t spins = static_cast<std::uint64_t>(c.spin_rounds);
-  if (!parse_u64("MMPI_EAGER_LIMIT", &c.eager_limit, why) ||
-      !parse_u64("MMPI_SPIN_ROUNDS", &spins, why) ||
-      !parse_u64("MMPI_CHUNK_SIZE", &c.chunk_size, why) ||
-      !parse_u64("MMPI_CONNECT_TIMEOUT", &timeout, why) ||
-      !parse_u64("MMPI_RETRANSMIT_BYTES", &c.retransmit_bytes, why))
+  if (!parse_u64(env, "MMPI_EAGER_LIMIT", &c.eager_limit, why) ||
+      !parse_u64(env, "MMPI_SPIN_ROUNDS", &spins, why) ||
+      !parse_u64(env, "MMPI_CHUNK_SIZE", &c.chunk_size, why) ||
+      !parse_u64(env, "MMPI_CONNECT_TIMEOUT", &timeout, why) ||
+      !parse_u64(env, "MMPI_RETRANSMIT_BYTES", &c.retransmit_bytes, why))
     return std::nullopt;
   std::uint64_t fwd_timeout = 0;
-  c.forwarder_timeout_set = std::getenv("MMPI_FORWARDER_TIMEOUT") != nullptr;
-  if (!parse_u64("MMPI_FORWARDER_TIMEOUT", &fwd_timeout, why)) return std::nullopt;
+  c.forwarder_timeout_set = env.get("MMPI_FORWARDER_TIMEOUT") != nullptr;
+  if (!parse_u64(env, "MMPI_FORWARDER_TIMEOUT", &fwd_timeout, why)) return std::nullopt;
   if (c.forwarder_timeout_set)
     c.forwarder_timeout_ms = static_cast<int>(std::min<std::uint64_t>(fwd_timeout, 3600000));
   c.connect_timeout_s = static_cast<int>(timeout);
@@ -43,14 +49,14 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
     *why = "MMPI_CHUNK_SIZE must be at least 1024 bytes";
     return std::nullopt;
   }
-  const char* fwd = std::getenv("MMPI_FORWARDER");
+  const char* fwd = env.get("MMPI_FORWARDER");
   if (fwd == nullptr || *fwd == '\0') return c;  // standalone: one cluster only
   c.forwarder = fwd;
   std::uint64_t x = 0, y = 0;
-  if (!parse_u64("MMPI_NP_LOW", &x, why) || !parse_u64("MMPI_NP_HIGH", &y, why))
+  if (!parse_u64(env, "MMPI_NP_LOW", &x, why) || !parse_u64(env, "MMPI_NP_HIGH", &y, why))
     return std::nullopt;
-  const char* secret = std::getenv("MMPI_JOB_SECRET");
-  const char* secret_file = std::getenv("MMPI_JOB_SECRET_FILE");
+  const char* secret = env.get("MMPI_JOB_SECRET");
+  const char* secret_file = env.get("MMPI_JOB_SECRET_FILE");
   if (secret != nullptr && *secret != '\0') {
     c.job_secret = proto::auth::parse_secret(secret, why);
     if (!c.job_secret) {
@@ -61,10 +67,10 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
   } else if (secret_file != nullptr && *secret_file != '\0') {
     c.job_secret = proto::auth::read_secret_file(secret_file, why);
     if (!c.job_secret) return std::nullopt;
-  } else if (const char* secret_fd = std::getenv("MMPI_JOB_SECRET_FD");
+  } else if (const char* secret_fd = env.get("MMPI_JOB_SECRET_FD");
              secret_fd != nullptr && *secret_fd != '\0') {
     std::uint64_t fd = 0;
-    if (!parse_u64("MMPI_JOB_SECRET_FD", &fd, why) || fd > 1u << 20) {
+    if (!parse_u64(env, "MMPI_JOB_SECRET_FD", &fd, why) || fd > 1u << 20) {
       if (why->empty()) *why = "MMPI_JOB_SECRET_FD must be a file descriptor number";
       return std::nullopt;
     }
@@ -78,19 +84,19 @@ std::optional<ClientConfig> config_from_env(std::string* why) {
         "one per run)";
     return std::nullopt;
   }
-  if (const char* ms = std::getenv("MMPI_MUNGE_SOCKET")) c.munge_socket = ms;
-  auto pins = pins_from_env(1 + std::count(c.forwarder->begin(), c.forwarder->end(), ','), why);
+  if (const char* ms = env.get("MMPI_MUNGE_SOCKET")) c.munge_socket = ms;
+  auto pins = pins_from(env, 1 + std::count(c.forwarder->begin(), c.forwarder->end(), ','), why);
   if (!pins) return std::nullopt;
   c.pins = std::move(*pins);
   c.job_id = proto::auth::job_id_from_secret(*c.job_secret);
-  if (!parse_u64("MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
+  if (!parse_u64(env, "MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
   if (x == 0 || y == 0 || x + y > (1u << 24)) {
     *why = "MMPI_NP_LOW and MMPI_NP_HIGH must both be set to positive rank counts";
     return std::nullopt;
   }
   c.np_low = static_cast<std::uint32_t>(x);
   c.np_high = static_cast<std::uint32_t>(y);
-  const char* group = std::getenv("MMPI_GROUP");
+  const char* group = env.get("MMPI_GROUP");
   if (group == nullptr || (std::strcmp(group, "low") != 0 && std::strcmp(group, "high") != 0)) {
     *why = "MMPI_GROUP must be 'low' or 'high'";
     return std::nullopt;

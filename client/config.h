@@ -1,5 +1,5 @@
-// libmmpi settings, read from the environment zipper-run sets
-// (docs/launch-contract.md).
+// libmmpi's link configuration, made from the environment zipper-run sets
+// (docs/launch-contract.md; every variable in settings.h's table).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ struct ClientConfig {
   int spin_rounds = 1000;             // MMPI_SPIN_ROUNDS: busy progress rounds before a wait sleeps
   // MMPI_FORWARDER_TIMEOUT (ms): a forwarder that does not answer a PING
   // within it is out of use (client/rails.h), and data unacknowledged that
-  // long is resent (client/reliability.h). With one forwarder, PINGs are
+  // long is resent (client/peer_transport.h). With one forwarder, PINGs are
   // sent only when the variable is set (0: never).
   int forwarder_timeout_ms = 3000;
   bool forwarder_timeout_set = false;
@@ -39,9 +39,14 @@ struct ClientConfig {
   std::uint64_t retransmit_bytes = 32u << 20;
 };
 
-/// Reads MMPI_* variables (and removes MMPI_JOB_SECRET from the environment
-/// once read, so that programs the rank starts do not inherit it). Returns nullopt and sets *why on
-/// invalid values.
+class Environment;  // environment.h
+
+/// The link's configuration from the MMPI_* values in `env` (settings.h has
+/// the table); removes MMPI_JOB_SECRET from the process environment once
+/// read, so that programs the rank starts do not inherit it. Returns nullopt
+/// and sets *why on invalid values.
+std::optional<ClientConfig> config_from(const Environment& env, std::string* why);
+/// config_from(Environment::capture(), why).
 std::optional<ClientConfig> config_from_env(std::string* why);
 
 }  // namespace zipper::client

@@ -17,28 +17,25 @@ using proto::FrameType;
 using proto::OutFrame;
 using proto::Payload;
 
-Engine::Engine(Rails& rails, int rank, int world_size, int local_lo, int local_hi, int spin_rounds,
-               std::uint64_t retransmit_bytes, int forwarder_timeout_ms)
+Engine::Engine(Rails& rails, ProgressList& progress, int rank, int world_size, int local_lo,
+               int local_hi, int spin_rounds, std::uint64_t retransmit_bytes,
+               int forwarder_timeout_ms)
     : rails_(rails),
       rank_(rank),
       world_size_(world_size),
       local_lo_(local_lo),
       local_hi_(local_hi),
       spin_rounds_(spin_rounds),
-      reliable_(rails.size() > 1),
-      retransmit_limit_(retransmit_bytes),
-      resend_after_(std::max(forwarder_timeout_ms, 100)),
-      next_send_seq_(static_cast<std::size_t>(world_size), 0),
-      next_recv_seq_(static_cast<std::size_t>(world_size), 0),
+      transport_(rails, *this, rank, world_size, local_lo, local_hi, retransmit_bytes,
+                 forwarder_timeout_ms),
       header_match_(static_cast<std::size_t>(std::max(rails.size(), 1)), nullptr),
-      header_order_(static_cast<std::size_t>(std::max(rails.size(), 1)), HeaderOrder::kInOrder) {
-  if (reliable_) {
-    tx_.resize(static_cast<std::size_t>(world_size));
-    rx_.resize(static_cast<std::size_t>(world_size));
-  }
-}
+      progress_(progress),
+      round_(progress.add([this] {
+        own_round();
+        return false;  // waits see the engine's own work (wait_until)
+      })) {}
 
-Engine::~Engine() = default;
+Engine::~Engine() { progress_.remove(round_); }
 
 void Engine::report(const std::string& msg) const {
   std::fprintf(stderr, "mmpi[rank %d]: %s\n", rank_, msg.c_str());
@@ -91,48 +88,33 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
     r->send_data = r->send_pack.data();
     r->send_bytes = r->send_pack.size();
   }
-  r->seq = next_send_seq_[static_cast<std::size_t>(wdest)]++;
-  OutFrame f;
-  f.hdr.dst = static_cast<std::uint32_t>(wdest);
-  f.hdr.tag = tag;
-  f.hdr.context_id = tr == Traffic::kCollective ? c->coll_context() : c->p2p_context();
-  f.hdr.seq = r->seq;
-  f.hdr.msg_len = r->send_bytes;
+  r->seq = transport_.next_seq(wdest);
+  const std::uint32_t context = tr == Traffic::kCollective ? c->coll_context() : c->p2p_context();
   active_sends_.insert(r);
-  const bool eager = r->send_bytes <= rails_.eager_limit() && mode == SendMode::kStandard &&
-                     (!reliable_ || retained_bytes_ + r->send_bytes <= retransmit_limit_);
-  if (eager && reliable_) {
-    // Kept until the peer acknowledges it (reliability.h): the user's
-    // buffer is free at once, as with one rail once the frame is out.
-    auto copy =
-        std::make_shared<std::vector<std::byte>>(r->send_data, r->send_data + r->send_bytes);
+  if (r->send_bytes <= rails_.eager_limit() && mode == SendMode::kStandard &&
+      transport_.may_send_eager(r->send_bytes)) {
+    OutFrame f;
     f.hdr.type = FrameType::kEager;
-    f.payload = Payload{std::span<std::byte>(copy->data(), copy->size()), copy};
-    keep_eager_copy(f);
-    complete(r, MPI_SUCCESS);
-  } else if (eager) {
-    f.hdr.type = FrameType::kEager;
+    f.hdr.dst = static_cast<std::uint32_t>(wdest);
+    f.hdr.tag = tag;
+    f.hdr.context_id = context;
+    f.hdr.seq = r->seq;
+    f.hdr.msg_len = r->send_bytes;
     f.payload = Payload::borrow(r->send_data, r->send_bytes);
-    f.on_sent = [this, r] { complete(r, MPI_SUCCESS); };
+    transport_.send_eager(std::move(f), r);
   } else {
-    f.hdr.type = FrameType::kRts;
-    r->tag = tag;
-    r->context = f.hdr.context_id;
-    r->last_tx = std::chrono::steady_clock::now();
-    rndv_sends_[{wdest, r->seq}] = r;
+    SendStream& s = r->stream;
+    s.owner = r;
+    s.peer = wdest;
+    s.seq = r->seq;
+    s.tag = tag;
+    s.context = context;
+    s.data = r->send_data;
+    s.bytes = r->send_bytes;
+    transport_.send_rts(&s);
   }
-  send_pair(wdest, std::move(f));
   rails_.flush();
   return MPI_SUCCESS;
-}
-
-void Engine::send_pair(int peer, OutFrame f) {
-  if (!reliable_) return rails_.send(0, std::move(f));
-  PeerTx& t = tx_[static_cast<std::size_t>(peer)];
-  if (t.rail < 0 || !rails_.usable(t.rail) || (t.avoid >> t.rail & 1))
-    t.rail = rails_.pair_rail(local_index(), t.avoid);
-  if (t.rail < 0) return;  // no rail reaches the peer: on_peer_gone / on_link_failed fail it
-  rails_.send(t.rail, std::move(f));
 }
 
 // ---------------------------------------------------------------------------
@@ -254,7 +236,7 @@ void Engine::deliver(Request* r, const Envelope& env, UnexpectedMsg&& m) {
     case UnexpectedMsg::Kind::kEager:
       return deliver_bytes(r, env, m.payload.bytes.data(), m.payload.bytes.size());
     case UnexpectedMsg::Kind::kRts:
-      if (reliable_) unexpected_rts_.erase({env.src, m.seq});
+      unexpected_rts_.erase({env.src, m.seq});
       return begin_rendezvous_recv(r, env, m.seq, m.msg_len);
   }
 }
@@ -284,16 +266,10 @@ void Engine::begin_rendezvous_recv(Request* r, const Envelope& env, std::uint64_
   r->rndv_received = 0;
   if (!r->layout.contiguous) r->staging.resize(r->rndv_expected);
   // CTS says how many bytes we accept: a truncating receive never pulls more.
-  OutFrame cts;
-  cts.hdr.type = FrameType::kCts;
-  cts.hdr.dst = static_cast<std::uint32_t>(env.src);
-  cts.hdr.tag = env.tag;
-  cts.hdr.seq = seq;
-  cts.hdr.msg_len = r->rndv_expected;
-  send_pair(env.src, std::move(cts));
+  transport_.send_cts(env.src, env.tag, seq, r->rndv_expected);
   if (r->rndv_expected == 0) {
     r->status_bytes = 0;
-    if (reliable_) send_fin(env.src, seq);
+    transport_.rendezvous_received(env.src, seq);
     return complete(r, msg_len > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
   }
   rndv_recvs_[{env.src, seq}] = r;
@@ -308,37 +284,31 @@ void Engine::complete(Request* r, int error) {
 // ---------------------------------------------------------------------------
 // Progress and completion
 
-void Engine::progress() {
-  rails_.progress(*this);
-  if (reliable_) reliability_tick();
+void Engine::own_round() {
+  rails_.progress(transport_);
+  transport_.tick();
   if (native_eligible_total_ > 0) {
     // pull_native may deliver and so change the map: walk a copy of the keys.
     std::vector<const Comm*> comms;
     for (const auto& [c, n] : native_eligible_) comms.push_back(c);
     for (const Comm* c : comms) pull_native(*c);
   }
-  if (!released_.empty())
-    std::erase_if(released_, [this](RequestPtr& r) { return poll_native(*r); });
-  if (progress_hook_ != nullptr && !in_hook_) {
-    in_hook_ = true;
-    hook_active_ = progress_hook_();
-    in_hook_ = false;
-  }
 }
 
 void Engine::close() {
-  if (reliable_ && rails_.up()) {
+  if (transport_.acknowledging() && rails_.up()) {
     // What this rank sent must be acknowledged before its rails close: a
     // rail that fails now could otherwise take the last copy with it.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (rails_.up() && !reliable_idle() && std::chrono::steady_clock::now() < deadline) {
+    while (rails_.up() && !transport_.acknowledged() &&
+           std::chrono::steady_clock::now() < deadline) {
       progress();
       rails_.poll_fds(&pollfds_);
       poll(pollfds_.data(), pollfds_.size(), 1);
     }
-    if (rails_.up() && !reliable_idle())
+    if (rails_.up() && !transport_.acknowledged())
       report("finalize: messages still unacknowledged after 30 s; closing anyway");
-    for (int p : std::vector<int>(ack_due_)) send_ack(p);  // what peers wait for
+    transport_.send_due_acks();
     rails_.flush();
   }
   rails_.close();
@@ -376,9 +346,9 @@ bool Engine::poll_native(Request& r) {
 
 void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
   for (int spins = 0; !pred(); ++spins) {
-    // Over several rails the engine owes its peers acknowledgements and
-    // chunks even while this wait is only on native requests (reliability.h).
-    if (reliable_) progress();
+    // Over several rails the delivery layer owes its peers acknowledgements
+    // and chunks even while this wait is only on native requests.
+    if (transport_.acknowledging()) progress();
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
       // peer's progress) may need: yield it between rounds.
@@ -387,8 +357,7 @@ void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
     }
     // Idle: sleep on the link (zipperd traffic wakes us at once) but come back
     // quickly for native progress, which has no file descriptor to wait on.
-    const bool native =
-        native_active || native_eligible_total_ > 0 || !released_.empty() || hook_active_;
+    const bool native = native_active || native_eligible_total_ > 0 || progress_.busy();
     rails_.poll_fds(&pollfds_);
     if (!pollfds_.empty()) {
       poll(pollfds_.data(), pollfds_.size(), native ? 0 : 1);

@@ -1,4 +1,4 @@
-// MPI_Iprobe, MPI_Improbe / MPI_Mrecv, MPI_Cancel and MPI_Request_free on the
+// MPI_Iprobe, MPI_Improbe / MPI_Mrecv and MPI_Cancel on the
 // engine's one matching queue (engine.h).
 #include <mpi.h>
 
@@ -98,10 +98,6 @@ bool Engine::cancel(Request& r) {
   r.status_bytes = 0;
   complete(&r, MPI_SUCCESS);
   return true;
-}
-
-void Engine::release(RequestPtr r) {
-  if (!r->complete) released_.push_back(std::move(r));
 }
 
 }  // namespace zipper::client

@@ -11,6 +11,7 @@
 
 #include "../proto/host_key.h"
 #include "../proto/unique_fd.h"
+#include "environment.h"
 
 #ifndef ZIPPER_SITE_KNOWN_FORWARDERS
 #define ZIPPER_SITE_KNOWN_FORWARDERS "/etc/zipper/known_forwarders"
@@ -104,8 +105,13 @@ std::optional<std::map<std::string, proto::auth::Key>> parse_known_forwarders(
 }
 
 std::optional<ForwarderPins> pins_from_env(std::size_t n_addresses, std::string* why) {
+  return pins_from(Environment::capture(), n_addresses, why);
+}
+
+std::optional<ForwarderPins> pins_from(const Environment& env, std::size_t n_addresses,
+                                       std::string* why) {
   ForwarderPins pins;
-  if (const char* keys = std::getenv("MMPI_FORWARDER_KEYS"); keys && *keys) {
+  if (const char* keys = env.get("MMPI_FORWARDER_KEYS"); keys && *keys) {
     std::istringstream list(keys);
     for (std::string item; std::getline(list, item, ',');) {
       std::string key_why;
@@ -123,7 +129,7 @@ std::optional<ForwarderPins> pins_from_env(std::size_t n_addresses, std::string*
       return std::nullopt;
     }
   }
-  const char* known = std::getenv("MMPI_KNOWN_FORWARDERS");
+  const char* known = env.get("MMPI_KNOWN_FORWARDERS");
   const bool given = known != nullptr && *known != '\0';
   const std::string path = given ? known : kSiteKnownForwarders;
   auto text = read_key_file(path, !given, why);
@@ -134,7 +140,7 @@ std::optional<ForwarderPins> pins_from_env(std::size_t n_addresses, std::string*
     pins.by_address = std::move(*map);
     pins.known_file = path;
   }
-  const char* check = std::getenv("MMPI_FORWARDER_KEY_CHECK");
+  const char* check = env.get("MMPI_FORWARDER_KEY_CHECK");
   if (check == nullptr || *check == '\0') {
     pins.strict = true;  // secure by default (issue 28): never StrictHostKeyChecking=no
   } else if (std::strcmp(check, "strict") == 0 || std::strcmp(check, "accept") == 0) {

@@ -50,6 +50,10 @@ std::optional<std::map<std::string, proto::auth::Key>> parse_known_forwarders(
 /// Reads the sources above for `n_addresses` forwarder addresses. A key file
 /// must be a regular file that only its owner (this user or root) may write.
 /// nullopt and *why on any problem.
+class Environment;  // environment.h
+std::optional<ForwarderPins> pins_from(const Environment& env, std::size_t n_addresses,
+                                       std::string* why);
+/// pins_from(Environment::capture(), ...).
 std::optional<ForwarderPins> pins_from_env(std::size_t n_addresses, std::string* why);
 
 }  // namespace zipper::client

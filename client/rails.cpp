@@ -253,7 +253,7 @@ void Rails::progress(RailHandler& h) {
     }
     if (!usable(ri)) continue;
     // A drained rail is left once a grace period let what crossed it arrive;
-    // anything still unacknowledged then is resent (reliability.h).
+    // anything still unacknowledged then is resent (peer_transport.h).
     if (r.state == State::kDraining && now - r.draining_since > std::chrono::seconds(1) &&
         !r.ch->send_pending()) {
       r.ch->close(*r.adapter);

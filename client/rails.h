@@ -11,7 +11,7 @@
 // A drained rail is not retried.
 //
 // What the frames on a failed rail meant, and resending them, is the
-// engine's (reliability.h); the rails only say which rail failed.
+// delivery layer's (peer_transport.h); the rails only say which rail failed.
 #pragma once
 
 #include <poll.h>
@@ -24,29 +24,11 @@
 
 #include "channel.h"
 #include "config.h"
+#include "rail_port.h"
 
 namespace zipper::client {
 
-/// What the engine does with frames from any rail, and with rail failures.
-class RailHandler {
- public:
-  virtual ~RailHandler() = default;
-  /// Where the payload of a data frame arriving on `rail` should land.
-  virtual std::optional<proto::Payload> payload_dest(int rail, const proto::FrameHeader& h) = 0;
-  virtual void on_data_frame(int rail, const proto::FrameHeader& h, proto::Payload payload) = 0;
-  /// zipperd of `rail` says world rank `vrank` is not connected to it.
-  virtual bool on_peer_gone(int rail, int vrank, const std::string& why) = 0;
-  /// `rail` is out of use (others are left): resend what crossed it.
-  virtual void on_rail_failed(int rail) = 0;
-  /// `rail` carries no new pair traffic (draining): move pairs off it.
-  virtual void on_rail_draining(int rail) = 0;
-  /// `rail` is back in use (every rank of the job reconnected to it).
-  virtual void on_rail_rejoined(int rail) = 0;
-  /// No rail is left: nothing crosses clusters any more.
-  virtual void on_link_failed() = 0;
-};
-
-class Rails {
+class Rails final : public RailPort {
  public:
   enum class State : std::uint8_t { kUp, kDraining, kOut, kJoining };
 
@@ -62,11 +44,11 @@ class Rails {
   /// Closes every rail (BYE, drain).
   void close();
 
-  int size() const { return static_cast<int>(rails_.size()); }
+  int size() const override { return static_cast<int>(rails_.size()); }
   /// Any rail usable.
   bool up() const;
   /// Rail `i` takes new frames (up or draining).
-  bool usable(int i) const;
+  bool usable(int i) const override;
   /// Rail `i` takes new pair traffic (up, not draining).
   bool preferred(int i) const;
   State state(int i) const;
@@ -76,21 +58,21 @@ class Rails {
   const std::string& address(int i) const;
   /// Smallest over the rails (bytes), fixed after connect().
   std::uint64_t eager_limit() const { return eager_limit_; }
-  std::uint64_t chunk_size() const { return chunk_size_; }
+  std::uint64_t chunk_size() const override { return chunk_size_; }
 
   /// The rail for the pair traffic of the sender whose index in its cluster
   /// is `local_index`: rail local_index mod k (Matsuda's n concurrent
   /// senders use different bridge nodes), else the next one taking pair
   /// traffic and not in `avoid` (bit i: rail i). -1 when none.
-  int pair_rail(int local_index, std::uint64_t avoid) const;
+  int pair_rail(int local_index, std::uint64_t avoid) const override;
   /// A usable rail with free credit for the next rendezvous chunk, not in
   /// `avoid`, taking turns; -1 when every such rail waits for credit.
-  int chunk_rail(std::uint64_t avoid);
+  int chunk_rail(std::uint64_t avoid) override;
   /// Queues `f` on rail `i` (channel.h: Channel::send).
-  void send(int i, proto::OutFrame f);
-  void flush();
+  void send(int i, proto::OutFrame f) override;
+  void flush() override;
   /// Rail `i` fails once its current receive call returned (channel.h).
-  void fail_soon(int i, std::string why);
+  void fail_soon(int i, std::string why) override;
   /// One round on every rail: receive, send, health (PING, timeouts), rejoin.
   void progress(RailHandler& h);
   /// Descriptors a sleeping wait polls (the rails with a link).

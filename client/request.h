@@ -6,14 +6,13 @@
 
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "communicator.h"
 #include "datatype.h"
+#include "send_stream.h"
 
 namespace zipper::client {
 
@@ -75,21 +74,7 @@ struct Request {
   std::vector<std::byte> send_pack;  // packed bytes for non-contiguous sends
   std::byte* send_data = nullptr;
   std::uint64_t send_bytes = 0;
-  std::uint32_t chunks_left = 0;
-
-  // Over several rails (reliability.h): the send completes on the
-  // receiver's FIN; chunks go out as rails have credit and are resent when
-  // the rail they crossed fails.
-  bool cts_seen = false;
-  std::uint64_t accepted = 0;           // bytes the CTS accepted
-  std::uint64_t chunk = 0;              // chunk size (bytes)
-  std::vector<std::int8_t> chunk_rail;  // per chunk: the rail it went on, -1 not yet
-  std::uint32_t next_unposted = 0;      // first chunk index that may be -1
-  std::int32_t tag = 0;                 // for a resent RTS
-  std::uint32_t context = 0;
-  std::chrono::steady_clock::time_point last_tx{};
-  // Receive side: offsets of chunks in (a resent chunk is dropped).
-  std::set<std::uint64_t> chunks_got;
+  SendStream stream;  // a rendezvous send, as the delivery layer streams it
 
   std::unique_ptr<Progressable> progressable;  // issue 12: kProgressable only
 

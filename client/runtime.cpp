@@ -47,12 +47,17 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->size_ = rt->local_size_;
 
   std::string why;
-  auto cfg = config_from_env(&why);
-  if (!cfg) {
+  // The environment is read here, once; everything below gets its part.
+  rt->settings_.env = Environment::capture();
+  auto client = config_from(rt->settings_.env, &why);
+  if (!client) {
     rt->report("bad environment: " + why);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return MPI_ERR_OTHER;
   }
+  rt->settings_.client = std::move(*client);
+  rt->settings_.env.forget("MMPI_JOB_SECRET");
+  const ClientConfig* cfg = &rt->settings_.client;
   if (cfg->forwarder) {
     const int group_size = static_cast<int>(cfg->high_group ? cfg->np_high : cfg->np_low);
     if (group_size != rt->local_size_) {
@@ -93,8 +98,8 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   const int timeout_ms = several || cfg->forwarder_timeout_set ? cfg->forwarder_timeout_ms : 0;
   rt->rails_ = std::make_unique<Rails>(*cfg, rt->rank_, timeout_ms);
   rt->engine_ =
-      std::make_unique<Engine>(*rt->rails_, rt->rank_, rt->size_, lo, hi, cfg->spin_rounds,
-                               cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
+      std::make_unique<Engine>(*rt->rails_, rt->progress_, rt->rank_, rt->size_, lo, hi,
+                               cfg->spin_rounds, cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
   if (cfg->forwarder) {
     // The engine is the rails' frame handler during the handshake too.
     if (!rt->engine_->connect()) {

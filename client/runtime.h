@@ -10,7 +10,9 @@
 #include "comm_table.h"
 #include "config.h"
 #include "engine.h"
+#include "progress_list.h"
 #include "rails.h"
+#include "settings.h"
 
 namespace zipper::client {
 
@@ -30,8 +32,15 @@ class Runtime {
   /// World rank of local rank 0, and the number of ranks in this cluster.
   int offset() const { return offset_; }
   int local_size() const { return local_size_; }
+  /// Bridge nodes (rails) reaching the other cluster; 0 standalone.
+  int forwarders() const { return rails_ ? rails_->size() : 0; }
 
   Engine& engine() { return *engine_; }
+  /// What advances on every progress call; layers above the engine add
+  /// their rounds here (progress_list.h).
+  ProgressList& progress() { return progress_; }
+  /// The settings read at MMPI_Init (settings.h).
+  const Settings& settings() const { return settings_; }
   CommTable& comms() { return comms_; }
   const std::shared_ptr<Comm>& world() const { return world_; }
   /// The MMPI_COMM_WORLD handle.
@@ -46,6 +55,8 @@ class Runtime {
   bool we_initialized_mpi_ = false;
   int rank_ = 0, size_ = 1;
   int offset_ = 0, local_size_ = 1;
+  Settings settings_;
+  ProgressList progress_;  // outlives the engine, whose round is in it
   std::unique_ptr<Rails> rails_;
   std::unique_ptr<Engine> engine_;
   CommTable comms_;

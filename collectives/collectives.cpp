@@ -5,9 +5,9 @@ namespace {
 Selection g_selection;
 }  // namespace
 
-bool init_collectives(std::string* why) {
+bool init_collectives(const client::Environment& env, std::string* why) {
   g_selection = Selection();
-  return g_selection.load(why);
+  return g_selection.load(env, why);
 }
 
 Selection& selection() { return g_selection; }

@@ -7,9 +7,9 @@
 
 namespace zipper::coll {
 
-/// Loads algorithm selection (environment, tuning file) at MMPI_Init.
-/// Returns false and sets *why on invalid settings.
-bool init_collectives(std::string* why);
+/// Loads algorithm selection (the settings read at MMPI_Init, the tuning
+/// file). Returns false and sets *why on invalid settings.
+bool init_collectives(const client::Environment& env, std::string* why);
 
 /// The process's algorithm selection (loaded by init_collectives).
 Selection& selection();

@@ -9,6 +9,8 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "../client/environment.h"
+
 namespace zipper::coll {
 namespace {
 
@@ -183,8 +185,10 @@ Selection::Selection() {
     per_[i].builtin = builtin_rules(static_cast<Collective>(i));
 }
 
-bool Selection::load(std::string* why) {
-  if (const char* path = std::getenv("MMPI_TUNING_FILE"); path && *path) {
+bool Selection::load(std::string* why) { return load(client::Environment::capture(), why); }
+
+bool Selection::load(const client::Environment& env, std::string* why) {
+  if (const char* path = env.get("MMPI_TUNING_FILE"); path && *path) {
     std::ifstream in(path);
     if (!in) {
       *why = std::string("MMPI_TUNING_FILE: cannot read '") + path + "'";
@@ -195,7 +199,7 @@ bool Selection::load(std::string* why) {
     if (!load_tuning(text.str(), path, why)) return false;
   }
   // The environment overrides the file.
-  if (const char* s = std::getenv("MMPI_SEGMENT_BYTES"); s && *s) {
+  if (const char* s = env.get("MMPI_SEGMENT_BYTES"); s && *s) {
     char* end = nullptr;
     const long long v = std::strtoll(s, &end, 10);
     if (*end != '\0' || !valid_segment(v)) {
@@ -204,7 +208,7 @@ bool Selection::load(std::string* why) {
     }
     env_segment_ = static_cast<std::uint64_t>(v);
   }
-  if (const char* n = std::getenv("MMPI_INTER_SENDERS"); n && *n) {
+  if (const char* n = env.get("MMPI_INTER_SENDERS"); n && *n) {
     int v = 0;
     if (!parse_senders(n, &v)) {
       *why = std::string("MMPI_INTER_SENDERS must be an integer >= 1, got '") + n + "'";
@@ -215,7 +219,7 @@ bool Selection::load(std::string* why) {
   for (int i = 0; i < kNumCollectives; ++i) {
     const auto c = static_cast<Collective>(i);
     const std::string var = "MMPI_" + upper(name_of(c)) + "_ALGORITHM";
-    const char* v = std::getenv(var.c_str());
+    const char* v = env.get(var);
     if (!v || !*v) continue;
     auto a = algorithm_named(c, v);
     if (!a) {

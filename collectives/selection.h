@@ -18,6 +18,10 @@
 #include <string_view>
 #include <vector>
 
+namespace zipper::client {
+class Environment;  // client/environment.h
+}
+
 namespace zipper::coll {
 
 enum class Collective : std::uint8_t {
@@ -91,9 +95,11 @@ class Selection {
   /// Built-in rules only.
   Selection();
 
-  /// Reads the environment and, if MMPI_TUNING_FILE is set, the tuning file.
-  /// Returns false and sets *why (naming the variable, file, line or key) on
-  /// any invalid input.
+  /// Takes the collectives' settings from `env` (client/settings.h) and, if
+  /// MMPI_TUNING_FILE is set, the tuning file. Returns false and sets *why
+  /// (naming the variable, file, line or key) on any invalid input.
+  bool load(const client::Environment& env, std::string* why);
+  /// load(client::Environment::capture(), why).
   bool load(std::string* why);
   /// Parses a tuning file's text (`origin` names it in errors).
   bool load_tuning(std::string_view toml_text, const std::string& origin, std::string* why);

@@ -36,7 +36,8 @@ inline constexpr std::uint8_t kMaxFrameType = 13;
 /// kPing flags: zipperd's answer.
 inline constexpr std::uint8_t kPong = 1;
 /// kCts flags (client to client, relayed like any CTS) for striping over
-/// several forwarders (client/reliability.h): end-to-end acknowledgements.
+/// several forwarders (client/peer_transport.h, which says why they are not frame
+/// types of their own): end-to-end acknowledgements.
 /// kCtsAck: every EAGER/RTS header with seq < `seq` from the receiver's peer arrived.
 inline constexpr std::uint8_t kCtsAck = 1;
 /// kCtsFin: the rendezvous message `seq` arrived whole.

@@ -474,7 +474,9 @@ int main(int argc, char** argv) {
     MMPI_Finalize();
     return rc;
   }
-  const int x = static_cast<int>(env_u64("MMPI_NP_LOW", size)), y = size - x;
+  // The layout as libmmpi read it at MMPI_Init.
+  int x = size, y = 0, forwarders = 0;
+  MMPIX_Layout(&x, &y, &forwarders);
   if (y < 1) {
     if (rank == 0) std::fprintf(stderr, "zipper-tune: needs ranks in both clusters (zipper-run)\n");
     MMPI_Finalize();
@@ -507,10 +509,8 @@ int main(int argc, char** argv) {
   const int smax = std::min(x, y);
   net.senders_measured = smax;
   {
-    // Measured through every forwarder of MMPI_FORWARDER (issue 18).
-    const char* fwd = std::getenv("MMPI_FORWARDER");
-    net.forwarders_measured =
-        fwd && *fwd ? 1 + static_cast<int>(std::count(fwd, fwd + std::strlen(fwd), ',')) : 1;
+    // Measured through every forwarder the ranks reach.
+    net.forwarders_measured = std::max(forwarders, 1);
     net.forwarders = net.forwarders_measured;
   }
   for (std::uint64_t b : contention_sizes(o.quick))

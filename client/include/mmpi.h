@@ -230,12 +230,20 @@ int MMPIX_Coll_set_segment(const char* collective, MPI_Aint segment_bytes);
 int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algorithm,
                       int* inter_senders, MPI_Aint* segment_bytes);
 
+/* Extension: the job's layout as libmmpi read it at MMPI_Init: x ranks in
+ * the low cluster (world ranks 0..x-1), y in the high one (x..x+y-1) and the
+ * number of bridge nodes (forwarders) a rank reaches the other cluster
+ * through. Standalone (no MMPI_FORWARDER): x = the world's size, y = 0 and
+ * no forwarders. NULL skips an output. Returns MPI_ERR_OTHER before
+ * MMPI_Init. */
+int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders);
+
 /* User reduction operations (MPI_User_function). They run only inside the
  * application's processes, never in zipperd. */
 int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MMPI_Op_free(MPI_Op* op);
 
-/* ---- issue 12: more collectives (capi/collectives_v.cpp) ----------------
+/* ---- vector collectives, scans (capi/collectives_v.cpp) ----------------
  * MPI's signatures and semantics on MMPI_COMM_WORLD: any root, zero counts,
  * MPI_IN_PLACE where MPI allows it. Counts and displacements are in
  * elements of the datatype (Alltoallw: displacements in bytes). Errors
@@ -275,9 +283,9 @@ int MMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 int MMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
-/* ---- end issue 12: more collectives ------------------------------------- */
+/* ---- end vector collectives, scans -------------------------------------- */
 
-/* ---- issue 12: non-blocking collectives (capi/nbc.cpp) ------------------
+/* ---- non-blocking collectives (capi/nbc.cpp) ----------------------------
  * MPI's signatures and semantics; arguments and errors as for the blocking
  * collectives above, plus MPI_ERR_REQUEST for a null request pointer. The
  * returned request completes through MMPI_Wait/Test and their variants;
@@ -340,9 +348,10 @@ int MMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm, MPI_Request* request);
 int MMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request* request);
-/* ---- end issue 12: non-blocking collectives ----------------------------- */
+/* ---- end non-blocking collectives --------------------------------------- */
 
-/* ---- issue 12: more point-to-point (capi/p2p_more.cpp, bsend.cpp,
+/* ---- ready, buffered and persistent sends; completion of several requests
+ *      (capi/p2p_more.cpp, bsend.cpp,
  * persistent.cpp) ------------------------------------------------------------
  * MPI's signatures and semantics on MMPI_COMM_WORLD; errors as for
  * MMPI_Send/Recv (MPI_ERR_COMM, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_RANK,
@@ -398,7 +407,7 @@ int MMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int MMPI_Request_free(MPI_Request* request);
 int MMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status* status);
-/* ---- end issue 12: more point-to-point ---------------------------------- */
+/* ---- end ready, buffered and persistent sends; completion --------------- */
 
 #ifdef __cplusplus
 }
