@@ -88,6 +88,21 @@ int mmpi_impl_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val)
   return MPI_SUCCESS;
 }
 
+// The Fortran bindings set and delete attributes through Open MPI's own
+// Fortran routines (Fortran stores values, C pointers) and tell libmmpi here
+// which keyvals the communicator holds. Returns MPI_ERR_COMM for a handle that
+// is no MMPI communicator.
+extern "C" int mmpi_note_comm_keyval(MPI_Comm comm, int keyval, int present) {
+  Runtime* rt;
+  std::shared_ptr<Comm> c;
+  if (int rc = lookup(comm, &rt, &c)) return rc;
+  auto& keys = c->attr_keyvals;
+  const auto at = std::find(keys.begin(), keys.end(), keyval);
+  if (!present && at != keys.end()) keys.erase(at);
+  if (present && at == keys.end()) keys.push_back(keyval);
+  return MPI_SUCCESS;
+}
+
 int mmpi_impl_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
   Runtime* rt;
   std::shared_ptr<Comm> c;

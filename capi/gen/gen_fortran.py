@@ -306,11 +306,38 @@ def _comm_get_attr(p):
             "  *flag = found;\n  *ierr = rc;\n}\n")
 
 
+def _comm_set_attr(p):
+    # Fortran stores the value itself (C stores a pointer), so Open MPI's own
+    # Fortran routine sets it on the native communicator that the Fortran
+    # Comm_get_attr above reads; libmmpi notes the keyval for Comm_dup's copy
+    # list and MPI_Finalize's delete order (mmpi_note_comm_keyval, capi/comm.cpp).
+    return ("void pmpi_comm_set_attr_();\n"
+            "int mmpi_note_comm_keyval(MPI_Comm comm, int keyval, int present);\n"
+            "void mmpi_comm_set_attr_(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* attribute_val,\n"
+            "                         MPI_Fint* ierr) {\n"
+            "  MPI_Fint native = mmpif_native_comm(*comm);\n"
+            "  pmpi_comm_set_attr_(&native, keyval, attribute_val, ierr);\n"
+            "  if (*ierr == MPI_SUCCESS) *ierr = mmpi_note_comm_keyval(MMPI_Comm_f2c(*comm), *keyval, 1);\n"
+            "}\n")
+
+
+def _comm_delete_attr(p):
+    # As _comm_set_attr: the native communicator Fortran's set and get use.
+    return ("void pmpi_comm_delete_attr_();\n"
+            "int mmpi_note_comm_keyval(MPI_Comm comm, int keyval, int present);\n"
+            "void mmpi_comm_delete_attr_(MPI_Fint* comm, MPI_Fint* keyval, MPI_Fint* ierr) {\n"
+            "  MPI_Fint native = mmpif_native_comm(*comm);\n"
+            "  pmpi_comm_delete_attr_(&native, keyval, ierr);\n"
+            "  if (*ierr == MPI_SUCCESS) *ierr = mmpi_note_comm_keyval(MMPI_Comm_f2c(*comm), *keyval, 0);\n"
+            "}\n")
+
+
 # Generalized requests take C callbacks with C statuses; from Fortran they
 # stay refused with the reason.
 _GREQUEST_FORTRAN = "generalized requests are implemented for C only (Fortran callbacks take Fortran statuses)"
 
 _special = {"Init": _init, "Init_thread": _init_thread, "Wtime": _wtime,
             "Comm_get_attr": _comm_get_attr,
+            "Comm_set_attr": _comm_set_attr, "Comm_delete_attr": _comm_delete_attr,
             "Grequest_start": lambda p: _unsupported(p, _GREQUEST_FORTRAN),
             "Grequest_complete": lambda p: _unsupported(p, _GREQUEST_FORTRAN)}

@@ -740,7 +740,6 @@ TEST_F(Forwarder, DeadRanksWithFramesQueuedForEachOtherReleaseEverything) {
   for (FrameClient* c : {&r0, &r1, &r2, &r3}) expect(*c, FrameType::kJobReady);
   const std::size_t len = cfg.max_frame;
   const std::int64_t grant = cfg.conn_credits;
-  const auto cost = static_cast<std::int64_t>(proto::credit_cost(static_cast<std::uint32_t>(len)));
   // Phase 1: 2 -> 0 and 3 -> 1, one frame each (0 and 1 never read). A
   // destination holds at most its credit's worth (2 frames) inside zipperd,
   // so one frame each leaves room for phase 2's.
@@ -1030,7 +1029,9 @@ TEST_F(Forwarder, SilentConnectionIsClosedAfterHelloTimeout) {
   EXPECT_TRUE(wait_closed(c, milliseconds(4000)));
   EXPECT_EQ(c.final_status(), proto::LinkStatus::kClosed);
   ASSERT_LE(c.inbox().size(), 1u);  // at most the error saying why
-  if (!c.inbox().empty()) EXPECT_EQ(c.inbox().front().hdr.type, FrameType::kError);
+  if (!c.inbox().empty()) {
+    EXPECT_EQ(c.inbox().front().hdr.type, FrameType::kError);
+  }
   // A client that does say hello is kept.
   join_pair(1);
 }

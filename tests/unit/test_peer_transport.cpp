@@ -372,7 +372,9 @@ TEST(PeerTransport, ZeroByteMessages) {
     Pair p(k);
     const std::vector<std::byte> none;
     p.eager(0, none, 0);
-    if (k > 1) EXPECT_FALSE(p.ta->acknowledged());  // an empty copy is still waited for
+    if (k > 1) {
+      EXPECT_FALSE(p.ta->acknowledged());  // an empty copy is still waited for
+    }
     std::vector<std::byte> empty;
     p.rendezvous(empty, 1);
     p.settle();
