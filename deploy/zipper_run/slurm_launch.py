@@ -343,9 +343,14 @@ def run(r, transparent_env=None):
     secret = _secret()
     preload = transparent_env(o, r.self_dir) if (o.transparent and transparent_env) else None
     mpi = o.slurm_mpi or site.mpi or "pmix"  # Debian's Open MPI 4.1 takes PMIx only (no s1/s2)
-    wrapper = find_bin("zipper-slurm-rank", "", "ZIPPER_SLURM_RANK", r.self_dir)
+    # Installed, the wrapper is an internal program in libexec/zipper (no man
+    # page, not a user command); in the build tree it sits beside zipper-run.
+    libexec = os.path.normpath(os.path.join(r.self_dir, "..", "libexec", "zipper"))
+    wrapper = find_bin("zipper-slurm-rank", "", "ZIPPER_SLURM_RANK", r.self_dir) or find_bin(
+        "zipper-slurm-rank", "", "ZIPPER_SLURM_RANK", libexec)
     if not wrapper:
-        raise Fatal("zipper-slurm-rank not found next to zipper-run or in PATH (set $ZIPPER_SLURM_RANK)")
+        raise Fatal("zipper-slurm-rank not found next to zipper-run, in PREFIX/libexec/zipper or in PATH "
+                    "(set $ZIPPER_SLURM_RANK)")
     cmds = {c: srun_cmd(o, comps[c], x if c == "A" else y, mpi, wrapper) for c in ("A", "B")}
     zbin = None
     if p.per_job:
