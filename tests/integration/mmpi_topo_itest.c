@@ -21,28 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, nlow;
-static long long checks;
-static char where[256];
-
-#define FAIL(...)                                                                  \
-  do {                                                                             \
-    fprintf(stderr, "FAIL rank %d %s:%d [%s]: ", rank, __FILE__, __LINE__, where); \
-    fprintf(stderr, __VA_ARGS__);                                                  \
-    fprintf(stderr, "\n");                                                         \
-    MMPI_Abort(MMPI_COMM_WORLD, 1);                                                \
-  } while (0)
-#define CASE(...) snprintf(where, sizeof where, __VA_ARGS__)
-#define CHECK_MPI(call)                                         \
-  do {                                                          \
-    int rc_ = (call);                                           \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_); \
-  } while (0)
-#define EXPECT(cond, ...)           \
-  do {                              \
-    if (!(cond)) FAIL(__VA_ARGS__); \
-    ++checks;                       \
-  } while (0)
+#include "itest_check.h"
 
 static void* xmalloc(size_t n) {
   void* p = malloc(n ? n : 1);
