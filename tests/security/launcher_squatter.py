@@ -37,19 +37,30 @@ def fail(msg):
 
 
 def free_pair():
-    """A port P-1 whose successor P is free too (each checked by binding)."""
-    for _ in range(200):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            p = a.getsockname()[1]
-            if p >= 65535:
-                continue
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", p + 1))
-                except OSError:
-                    continue
-                return p
+    """A port P-1 whose successor P is free too (each checked by binding).
+
+    Candidates lie below the ephemeral range: bind(0) hands out even ports and
+    connect() odd ones, so after a busy suite P+1 of an ephemeral P is often in
+    TIME_WAIT. SO_REUSEADDR, as zipperd sets it, ignores TIME_WAIT sockets."""
+    import random
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    low = max(low, 12000)
+    rng = random.Random(os.getpid())
+    for _ in range(500):
+        p = rng.randrange(10000, low - 2)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                for s in (a, b):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                a.bind(("127.0.0.1", p))
+                b.bind(("127.0.0.1", p + 1))
+        except OSError:
+            continue
+        return p
     fail("no two free adjacent ports")
 
 
