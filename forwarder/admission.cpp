@@ -75,7 +75,7 @@ void Admission::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   conn->hello = {hdr.job_id, hello.vrank, hello.np_low, hello.np_high};
   const std::string bad = registry_.check_layout(hello.np_low, hello.np_high, hello.vrank);
   if (!bad.empty()) return refuse(conn, ErrorCode::kBadHello, bad);
-  // Sides are the listeners, in order (Forwarder::start).
+  // Sides are the listeners, in order.
   if (cfg_.group_sides && cfg_.listen.size() == 2) {
     const int group_side = hello.vrank < hello.np_low ? 0 : 1;
     if (conn->side != group_side)
