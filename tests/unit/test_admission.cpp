@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "forwarder/admission.h"
+#include "forwarder_fakes.h"
 #include "test_util.h"
 
 namespace {
@@ -19,38 +20,9 @@ using proto::FrameType;
 using zipper::test::header;
 using zipper::test::test_secret;
 
-class FakeLink final : public proto::Link {
- public:
-  int poll_fd() const override { return -1; }
-  void post(proto::OutFrame frame) override { posted.push_back(std::move(frame)); }
-  proto::LinkStatus progress_send() override { return proto::LinkStatus::kOk; }
-  bool send_pending() const override { return false; }
-  std::size_t send_queued_bytes() const override { return 0; }
-  proto::LinkStatus progress_recv(proto::RecvSink&, std::size_t) override {
-    return proto::LinkStatus::kOk;
-  }
-  void set_max_payload(std::uint32_t) override {}
-  void set_header_hook(proto::HeaderHook) override {}
-  void shutdown() override {}
-  void shutdown_send() override {}
-  proto::LinkError last_error() const override { return {}; }
-  std::string peer() const override { return "10.0.0.7:4000"; }
-
-  std::vector<proto::OutFrame> posted;
-};
-
-// Records the connections Admission closes.
-class FakeHost final : public fw::ConnectionHost {
- public:
-  void on_frame(const std::shared_ptr<fw::Connection>&, const proto::FrameHeader&,
-                proto::Payload) override {}
-  void close_conn(const std::shared_ptr<fw::Connection>& c, const std::string& why) override {
-    c->closed = true;
-    closed.push_back(why);
-  }
-  void wake_receivers() override {}
-  std::vector<std::string> closed;
-};
+using zipper::test::fake_link_of;
+using zipper::test::FakeHost;
+using zipper::test::FakeLink;
 
 struct Gate {
   fw::Config cfg = [] {
@@ -68,14 +40,10 @@ struct Gate {
   std::uint64_t next_id = 1;
 
   std::shared_ptr<fw::Connection> conn(int side) {
-    return std::make_shared<fw::Connection>(next_id++, side, std::make_unique<FakeLink>(),
-                                            cfg.conn_credits);
+    return std::make_shared<fw::Connection>(
+        next_id++, side, std::make_unique<FakeLink>("10.0.0.7:4000"), cfg.conn_credits);
   }
 };
-
-FakeLink& link_of(const std::shared_ptr<fw::Connection>& c) {
-  return static_cast<FakeLink&>(*c->link);
-}
 
 proto::Payload bytes(std::vector<std::byte> v) {
   auto p = proto::Payload::allocate(v.size());
@@ -94,8 +62,8 @@ void hello(Gate& s, const std::shared_ptr<fw::Connection>& c, std::uint64_t job,
 // With `tamper`, one bit of the proof's tag is flipped.
 void auth(Gate& s, const std::shared_ptr<fw::Connection>& c, const proto::auth::Secret& secret,
           bool tamper = false) {
-  ASSERT_FALSE(link_of(c).posted.empty());
-  const auto& ch_frame = link_of(c).posted.back();
+  ASSERT_FALSE(fake_link_of(c).posted.empty());
+  const auto& ch_frame = fake_link_of(c).posted.back();
   ASSERT_EQ(ch_frame.hdr.type, FrameType::kChallenge);
   proto::auth::ChallengePayload ch;
   ASSERT_TRUE(proto::auth::decode_challenge(ch_frame.payload.bytes, &ch));
@@ -106,7 +74,7 @@ void auth(Gate& s, const std::shared_ptr<fw::Connection>& c, const proto::auth::
 }
 
 ErrorCode error_of(const std::shared_ptr<fw::Connection>& c) {
-  const auto& f = link_of(c).posted.back();
+  const auto& f = fake_link_of(c).posted.back();
   EXPECT_EQ(f.hdr.type, FrameType::kError);
   return static_cast<ErrorCode>(f.hdr.flags);
 }
@@ -117,14 +85,14 @@ TEST(Admission, HelloAuthAdmitsBothRanksAndAnnouncesTheJob) {
   hello(s, low, 7, 0);
   auth(s, low, test_secret(7));
   ASSERT_TRUE(low->admitted.load());
-  EXPECT_EQ(link_of(low).posted.back().hdr.type, FrameType::kHelloAck);
+  EXPECT_EQ(fake_link_of(low).posted.back().hdr.type, FrameType::kHelloAck);
   hello(s, high, 7, 1);
   auth(s, high, test_secret(7));
   ASSERT_TRUE(high->admitted.load());
   EXPECT_EQ(low->job, high->job);
   // The job is complete: JOB_READY to both, after each one's HELLO_ACK.
-  EXPECT_EQ(link_of(low).posted.back().hdr.type, FrameType::kJobReady);
-  EXPECT_EQ(link_of(high).posted.back().hdr.type, FrameType::kJobReady);
+  EXPECT_EQ(fake_link_of(low).posted.back().hdr.type, FrameType::kJobReady);
+  EXPECT_EQ(fake_link_of(high).posted.back().hdr.type, FrameType::kJobReady);
   EXPECT_TRUE(s.host.closed.empty());
   EXPECT_EQ(s.counters.refused_admissions.load() + s.counters.auth_failures.load(), 0u);
 }

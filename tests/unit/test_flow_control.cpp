@@ -14,6 +14,7 @@
 #include "forwarder/forwarder_config.h"
 #include "forwarder/job_registry.h"
 #include "forwarder/router.h"
+#include "forwarder_fakes.h"
 #include "test_util.h"
 
 namespace {
@@ -25,35 +26,9 @@ using zipper::test::header;
 using zipper::test::test_secret;
 
 // A link that keeps what is posted to it (no socket).
-class FakeLink final : public proto::Link {
- public:
-  int poll_fd() const override { return -1; }
-  void post(proto::OutFrame frame) override { posted.push_back(std::move(frame)); }
-  proto::LinkStatus progress_send() override { return proto::LinkStatus::kOk; }
-  bool send_pending() const override { return false; }
-  std::size_t send_queued_bytes() const override { return 0; }
-  proto::LinkStatus progress_recv(proto::RecvSink&, std::size_t) override {
-    return proto::LinkStatus::kOk;
-  }
-  void set_max_payload(std::uint32_t) override {}
-  void set_header_hook(proto::HeaderHook) override {}
-  void shutdown() override {}
-  void shutdown_send() override {}
-  proto::LinkError last_error() const override { return {}; }
-  std::string peer() const override { return "fake:1"; }
-
-  std::vector<proto::OutFrame> posted;
-};
-
-// Counts what FlowControl asks of the forwarder.
-class FakeHost final : public fw::ConnectionHost {
- public:
-  void on_frame(const std::shared_ptr<fw::Connection>&, const proto::FrameHeader&,
-                proto::Payload) override {}
-  void close_conn(const std::shared_ptr<fw::Connection>&, const std::string&) override {}
-  void wake_receivers() override { ++wakes; }
-  int wakes = 0;
-};
+using zipper::test::fake_link_of;
+using zipper::test::FakeHost;
+using zipper::test::FakeLink;
 
 constexpr std::uint32_t kCredits = 4;  // frames per connection
 
@@ -70,10 +45,6 @@ fw::Config small_config() {
 
 std::shared_ptr<fw::Connection> conn(std::uint64_t id) {
   return std::make_shared<fw::Connection>(id, 0, std::make_unique<FakeLink>(), kCredits);
-}
-
-FakeLink& link_of(const std::shared_ptr<fw::Connection>& c) {
-  return static_cast<FakeLink&>(*c->link);
 }
 
 // Joins `c` as rank `vrank` of 1+1 job `job`.
@@ -160,8 +131,8 @@ TEST(FlowControl, CreditIsReturnedInAFrameOnceAQuarterIsDue) {
     ASSERT_TRUE(p);
   }
   // Two frames of 4 returned (>= a quarter): one CREDIT frame, once.
-  ASSERT_EQ(link_of(f.sender).posted.size(), 1u);
-  EXPECT_EQ(link_of(f.sender).posted[0].hdr.type, FrameType::kCredit);
+  ASSERT_EQ(fake_link_of(f.sender).posted.size(), 1u);
+  EXPECT_EQ(fake_link_of(f.sender).posted[0].hdr.type, FrameType::kCredit);
   EXPECT_EQ(f.sender->credit.returnable(), 2u);
 }
 
@@ -180,8 +151,8 @@ TEST(FlowControl, OverrunningTheGrantIsAViolationReportedToTheClient) {
   EXPECT_EQ(f.counters.credit_stalls.load(), 1u) << "no room left for a largest frame";
   EXPECT_FALSE(f.flow.reserve(f.sender, eager(1, 0, 1, 0), &violation));
   EXPECT_TRUE(violation);
-  ASSERT_FALSE(link_of(f.sender).posted.empty());
-  const auto& err = link_of(f.sender).posted.back();
+  ASSERT_FALSE(fake_link_of(f.sender).posted.empty());
+  const auto& err = fake_link_of(f.sender).posted.back();
   EXPECT_EQ(err.hdr.type, FrameType::kError);
   EXPECT_EQ(err.hdr.flags, static_cast<std::uint8_t>(proto::ErrorCode::kCreditOverrun));
 }
