@@ -15,14 +15,9 @@ namespace {
 
 namespace fw = zipper::forwarder;
 namespace proto = zipper::proto;
+using namespace zipper::test;  // fakes, frame builders, test secrets
 using proto::ErrorCode;
 using proto::FrameType;
-using zipper::test::header;
-using zipper::test::test_secret;
-
-using zipper::test::fake_link_of;
-using zipper::test::FakeHost;
-using zipper::test::FakeLink;
 
 struct Gate {
   fw::Config cfg = [] {

@@ -21,14 +21,8 @@ namespace {
 
 namespace fw = zipper::forwarder;
 namespace proto = zipper::proto;
+using namespace zipper::test;  // fakes, frame builders, test secrets
 using proto::FrameType;
-using zipper::test::header;
-using zipper::test::test_secret;
-
-// A link that keeps what is posted to it (no socket).
-using zipper::test::fake_link_of;
-using zipper::test::FakeHost;
-using zipper::test::FakeLink;
 
 constexpr std::uint32_t kCredits = 4;  // frames per connection
 
