@@ -64,6 +64,7 @@ def main(argv):
                 d = runs.get((k, bench, build), {})
                 ax.plot(sorted(d), [d[r] for r in sorted(d)], marker=marker, linestyle="-",
                         label=name)
+            ax.set_xticks(sorted({r for b in ("base", "new") for r in runs.get((k, bench, b), {})}))
             ax.set_title(f"k = {k}: {label}")
             ax.set_xlabel("round")
             ax.grid(True, alpha=0.3)
