@@ -82,11 +82,15 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   }
 
   /// MPI_Iprobe on the point-to-point context of `c`.
-  int iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st);
+  int iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st,
+             bool progress_first = true);
   /// MPI_Improbe: like iprobe, but a found message leaves matching and is
   /// returned in *out (null when none), for mrecv only.
+  /// `progress_first`: false from inside a progress round (an RMA window's),
+  /// whose list already ran the engine's own round: a nested run would run
+  /// every other window's round again, each probing again.
   int improbe(const CommPtr& c, int source, int tag, std::unique_ptr<MatchedMessage>* out,
-              MPI_Status* st);
+              MPI_Status* st, bool progress_first = true);
   /// MPI_Imrecv: receives a message improbe returned.
   int mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_Datatype type,
             RequestPtr* out);

@@ -13,6 +13,9 @@
 //   - it runs only the async-safe rounds of the progress list (the engine's
 //     own and the windows'), never capi's schedules.
 // Open MPI is initialised with MPI_THREAD_MULTIPLE for it (runtime.cpp).
+//   - after a round that served a request it polls every 50 us for the next
+//     10 ms (a stream of operations from a rank of the same cluster, which
+//     has no descriptor, is served at that pace), then backs off to `interval`.
 // It exists while at least one window does (Runtime::window_opened).
 // Cost: one wake-up per `interval` while a window exists, each a lock and a
 // round (a few microseconds), plus the rounds traffic asks for; see
@@ -21,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace zipper::client {
@@ -28,6 +32,10 @@ namespace zipper::client {
 class Engine;
 
 namespace rma {
+
+/// Requests served by any window of this process (rma_target.cpp counts):
+/// the progress thread keeps polling quickly while it grows.
+inline std::atomic<std::uint64_t> served{0};
 
 class ProgressThread {
  public:

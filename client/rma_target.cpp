@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "rma_progress.h"
 #include "rma_window.h"
 
 namespace zipper::client::rma {
@@ -63,6 +64,41 @@ void Window::refuse(Incoming& in, const char* why) {
     if (h.reply_tag >= kTagReplyBase && h.reply_tag < kTagReplyBase + kReplyTags)
       reply(in.source, h.reply_tag, MPI_ERR_RMA_RANGE, nullptr, 0);
   }
+}
+
+// target op= origin for an element type with a hole: both sides unpacked
+// into element layout, reduced there, packed back into the blocks.
+int Window::accumulate_holed(const std::vector<Block>& blocks, const std::vector<std::byte*>& at,
+                             const std::byte* data, std::uint64_t total, MPI_Datatype elem,
+                             int esize, MPI_Aint extent, MPI_Op op) {
+  const int n = static_cast<int>(total / static_cast<std::uint64_t>(esize));
+  const std::size_t words =
+      (static_cast<std::size_t>(n) * static_cast<std::size_t>(extent) + sizeof(std::max_align_t)) /
+      sizeof(std::max_align_t);
+  std::vector<std::max_align_t> a(words), b(words);
+  std::vector<std::byte> packed(total);
+  std::uint64_t pos = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    std::memcpy(packed.data() + pos, at[i], blocks[i].len);
+    pos += blocks[i].len;
+  }
+  const int bytes = static_cast<int>(total);
+  int p = 0;
+  if (MPI_Unpack(packed.data(), bytes, &p, a.data(), n, elem, MPI_COMM_SELF) != MPI_SUCCESS)
+    return MPI_ERR_TYPE;
+  p = 0;
+  if (MPI_Unpack(data, bytes, &p, b.data(), n, elem, MPI_COMM_SELF) != MPI_SUCCESS)
+    return MPI_ERR_TYPE;
+  if (MPI_Reduce_local(b.data(), a.data(), n, elem, op) != MPI_SUCCESS) return MPI_ERR_OP;
+  p = 0;
+  if (MPI_Pack(a.data(), n, elem, packed.data(), bytes, &p, MPI_COMM_SELF) != MPI_SUCCESS)
+    return MPI_ERR_TYPE;
+  pos = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    std::memcpy(at[i], packed.data() + pos, blocks[i].len);
+    pos += blocks[i].len;
+  }
+  return MPI_SUCCESS;
 }
 
 bool Window::apply(Incoming& in) {
@@ -134,15 +170,27 @@ bool Window::apply(Incoming& in) {
     total += blocks[i].len;
   }
   int esize = 1;
+  MPI_Aint eextent = 1;
+  bool holes = false;
   MPI_Datatype elem = MPI_BYTE;
   MPI_Op op = MPI_OP_NULL;
   if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
     elem = elem_type(h.elem);
     if (elem == MPI_DATATYPE_NULL || MPI_Type_size(elem, &esize) != MPI_SUCCESS || esize <= 0)
       return refuse(in, "bad element type"), true;
-    for (const Block& b : blocks)
-      if (b.len % static_cast<std::uint64_t>(esize) != 0)
+    MPI_Aint elb = 0;
+    MPI_Type_get_extent(elem, &elb, &eextent);
+    // Pair types with a hole (MPI_SHORT_INT: 6 bytes of data in 8) come as
+    // several blocks per element; the others as whole elements per block.
+    holes = eextent != esize;
+    std::uint64_t sum = 0;
+    for (const Block& b : blocks) {
+      if (!holes && b.len % static_cast<std::uint64_t>(esize) != 0)
         return refuse(in, "block splits an element"), true;
+      sum += b.len;
+    }
+    if (sum % static_cast<std::uint64_t>(esize) != 0)
+      return refuse(in, "not a whole number of elements"), true;
   }
   if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) {
     op = op_of(h.op);
@@ -187,6 +235,8 @@ bool Window::apply(Incoming& in) {
       std::memmove(at[i], data + pos, blocks[i].len);
       pos += blocks[i].len;
     }
+  } else if ((h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) && !no_op && holes) {
+    err = accumulate_holed(blocks, at, data, total, elem, esize, eextent, op);
   } else if ((h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) && !no_op) {
     std::vector<std::max_align_t> aligned;  // Open MPI's op kernels read typed elements
     std::uint64_t pos = 0;
@@ -216,7 +266,8 @@ bool Window::serve() {
   for (;;) {
     std::unique_ptr<MatchedMessage> m;
     MPI_Status st;
-    if (engine_.improbe(comm_, MPI_ANY_SOURCE, kTagRequest, &m, &st) != MPI_SUCCESS || !m) break;
+    if (engine_.improbe(comm_, MPI_ANY_SOURCE, kTagRequest, &m, &st, false) != MPI_SUCCESS || !m)
+      break;
     MPI_Count n = 0;
     MPI_Get_elements_x(&st, MPI_BYTE, &n);
     auto in = std::make_unique<Incoming>();
@@ -251,6 +302,7 @@ bool Window::serve() {
         }
         q.pop_front();
         moved = true;
+        served.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }

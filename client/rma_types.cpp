@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "datatype.h"
+
 namespace zipper::client::rma {
 
 namespace {
@@ -143,7 +145,7 @@ int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* b
   const std::uint64_t total = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(count);
   *bytes = total;
   if (total == 0) return MPI_SUCCESS;
-  if (textent == size && extent == size) {  // no holes, elements back to back
+  if (textent == size && extent == size && in_typemap_order(t)) {  // one block, in order
     out->push_back(Block{tlb, total});
     return MPI_SUCCESS;
   }

@@ -183,6 +183,9 @@ class Window {
   void refuse(Incoming& in, const char* why);
   void reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n);
   std::byte* resolve(std::int64_t disp, const Block& b) const;
+  static int accumulate_holed(const std::vector<Block>& blocks, const std::vector<std::byte*>& at,
+                              const std::byte* data, std::uint64_t total, MPI_Datatype elem,
+                              int esize, MPI_Aint extent, MPI_Op op);
 
   Engine& engine_;
   CommPtr comm_;
