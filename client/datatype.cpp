@@ -1,5 +1,6 @@
 #include "datatype.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace zipper::client {
@@ -30,6 +31,36 @@ void TypeRef::reset() {
   owned_ = false;
 }
 
+bool in_typemap_order(MPI_Datatype type) {
+  int ni = 0, na = 0, nd = 0, comb = 0;
+  if (MPI_Type_get_envelope(type, &ni, &na, &nd, &comb) != MPI_SUCCESS) return false;
+  if (comb == MPI_COMBINER_NAMED) return true;
+  if ((comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP &&
+       comb != MPI_COMBINER_RESIZED) ||
+      nd != 1)
+    return false;
+  std::vector<int> ints(static_cast<std::size_t>(std::max(ni, 1)));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(std::max(na, 1)));
+  MPI_Datatype child = MPI_DATATYPE_NULL;
+  if (MPI_Type_get_contents(type, ni, na, nd, ints.data(), addrs.data(), &child) != MPI_SUCCESS)
+    return false;
+  bool ok = in_typemap_order(child);
+  if (ok && comb == MPI_COMBINER_CONTIGUOUS && ints[0] > 1) {
+    // Repeated elements stay in order only when they follow back to back.
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+    MPI_Type_size(child, &size);
+    MPI_Type_get_extent(child, &lb, &extent);
+    MPI_Type_get_true_extent(child, &tlb, &textent);
+    ok = extent == size && textent == size;
+  }
+  int cni, cna, cnd, ccomb;
+  if (MPI_Type_get_envelope(child, &cni, &cna, &cnd, &ccomb) == MPI_SUCCESS &&
+      ccomb != MPI_COMBINER_NAMED)
+    MPI_Type_free(&child);
+  return ok;
+}
+
 int describe(const void* buf, int count, MPI_Datatype type, Layout* out) {
   if (count < 0) return MPI_ERR_COUNT;
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
@@ -39,9 +70,11 @@ int describe(const void* buf, int count, MPI_Datatype type, Layout* out) {
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &true_lb, &true_extent);
   out->bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
-  // One element is a single block when its data spans exactly `size` bytes;
-  // consecutive elements stay one block when the extent equals the size.
-  out->contiguous = size == true_extent && (count <= 1 || extent == size);
+  // One element is a single block when its data spans exactly `size` bytes
+  // in typemap order (a transpose, say an hvector of columns, spans its size
+  // too, permuted); consecutive elements stay one block when the extent
+  // equals the size.
+  out->contiguous = size == true_extent && (count <= 1 || extent == size) && in_typemap_order(type);
   out->base = static_cast<std::byte*>(const_cast<void*>(buf)) + true_lb;
   return MPI_SUCCESS;
 }

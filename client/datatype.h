@@ -38,6 +38,13 @@ class TypeRef {
   bool owned_ = false;
 };
 
+/// True when `type`'s typemap runs in increasing address order without
+/// gaps inside each element as far as its constructors show: predefined
+/// types and contiguous, dup and resized types of such. Anything else
+/// (vectors, structs, permutations such as a transpose) counts as not in
+/// order, and is packed.
+bool in_typemap_order(MPI_Datatype type);
+
 /// Describes buf/count/datatype. Returns MPI_SUCCESS or MPI_ERR_TYPE /
 /// MPI_ERR_COUNT for invalid input.
 int describe(const void* buf, int count, MPI_Datatype type, Layout* out);

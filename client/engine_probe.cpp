@@ -26,7 +26,9 @@ void probe_status(const CommPtr& c, const Envelope& env, const UnexpectedMsg& m,
 }
 }  // namespace
 
-int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st) {
+int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st,
+                   bool progress_first) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *flag = false;
   if (source == MPI_PROC_NULL) {
     *flag = true;
@@ -37,7 +39,7 @@ int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status
   }
   if (source != MPI_ANY_SOURCE && (source < 0 || source >= c->size())) return MPI_ERR_RANK;
   if (tag < 0 && tag != MPI_ANY_TAG) return MPI_ERR_TAG;
-  progress();
+  if (progress_first) progress();
   // Pull native messages into the one queue so that a following receive with
   // the probed source and tag gets exactly the probed message.
   const bool any = source == MPI_ANY_SOURCE;
@@ -56,11 +58,12 @@ int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status
 }
 
 int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<MatchedMessage>* out,
-                    MPI_Status* st) {
+                    MPI_Status* st, bool progress_first) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   out->reset();
   bool flag = false;
   if (source == MPI_PROC_NULL) return iprobe(c, source, tag, &flag, st);
-  if (int rc = iprobe(c, source, tag, &flag, MPI_STATUS_IGNORE)) return rc;
+  if (int rc = iprobe(c, source, tag, &flag, MPI_STATUS_IGNORE, progress_first)) return rc;
   if (!flag) return MPI_SUCCESS;
   const bool any = source == MPI_ANY_SOURCE;
   const Selector sel{any ? MPI_ANY_SOURCE : c->map().world(source), tag, c->p2p_context()};
@@ -72,6 +75,7 @@ int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<Match
 
 int Engine::mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_Datatype type,
                   RequestPtr* out) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *out = start(m->comm);
   Request* r = out->get();
   r->buf = buf;
@@ -84,6 +88,7 @@ int Engine::mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_D
 }
 
 bool Engine::cancel(Request& r) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   if (r.complete || r.kind != RequestKind::kRecv) {
     // A native receive Open MPI may still cancel; sends are never cancelled.
     if (!r.complete && r.kind == RequestKind::kNative && r.native != MPI_REQUEST_NULL)
