@@ -10,9 +10,14 @@ through zipperd (zipper-run --emulated --transparent).
   ga         Global Arrays (rma_ga_itest.c) at 2+2; its RESULT line must equal
              the native run's (4 ranks);
   armci      ARMCI-MPI (rma_armci_itest.c) at 2+2, likewise;
-  mpi4py     mpi4py windows (rma_mpi4py_itest.py) at 2+2, likewise.
+  mpi4py     mpi4py windows (rma_mpi4py_itest.py) at 2+2, likewise;
+  progress   passive-target progress (bench/rma_progress.c) at 1+1: the target
+             computes for 2 s without MPI calls while the other cluster's rank
+             issues 8 B Gets; every Get must complete in under 1 s (natively,
+             with osc/pt2pt, the first waits the whole 2 s: run for its
+             values only).
 
-usage: rma_itest.py BIN_DIR osu NAME | ga | armci | mpi4py [PROGRAM]
+usage: rma_itest.py BIN_DIR osu NAME | progress | ga | armci | mpi4py [PROGRAM]
 Exit 77 (skipped) with the reason where a prerequisite is missing: the
 emulation (root, namespaces), Global Arrays / ARMCI-MPI (not built), mpi4py
 or numpy for /usr/bin/python3."""
@@ -107,6 +112,22 @@ def osu(bin_dir, name):
     print(f"PASS rma osu_{name}: native and across")
 
 
+def progress(bin_dir):
+    prog = [os.path.join(bin_dir, "rma_progress"), "-t", "2", "-n", "100", "-r", "1"]
+    native(prog, 2)
+    out = across(bin_dir, 1, 1, prog)
+    m = re.search(r"^phase busy round 0 gets (\d+) mean_us \S+ median_us (\S+) max_us (\S+)$", out,
+                  re.M)
+    if not m or int(m.group(1)) < 1:
+        fail("progress: no busy-phase line with at least one Get", out)
+    worst = float(m.group(3)) / 1e6
+    if worst >= 1.0:
+        fail(f"progress: a Get from the computing target took {worst:.3f} s (limit 1 s of the "
+             "target's 2 s compute): no passive-target progress", out)
+    print(f"PASS rma progress: {m.group(1)} Gets from a target computing 2 s, slowest "
+          f"{worst * 1e3:.1f} ms, median {float(m.group(2)):.0f} us", flush=True)
+
+
 def compare_with_native(bin_dir, what, prog):
     ref = result_line(native(prog, 4), what)
     got = result_line(across(bin_dir, 2, 2, prog), what)
@@ -126,7 +147,7 @@ def main():
         if probe.returncode != 0:
             skip(f"{MPI4PY_PYTHON} cannot import mpi4py and numpy: {probe.stdout.strip()}")
         prog = [MPI4PY_PYTHON, sys.argv[3]]
-    elif what == "osu":
+    elif what in ("osu", "progress"):
         prog = None
     else:
         prog = [sys.argv[3]] if len(sys.argv) > 3 else []
@@ -144,6 +165,8 @@ def main():
         skip("mpirun not found")
     if what == "osu":
         osu(bin_dir, sys.argv[3])
+    elif what == "progress":
+        progress(bin_dir)
     else:
         compare_with_native(bin_dir, {"mpi4py": "rma_mpi4py"}.get(what, what), prog)
 
