@@ -11,7 +11,7 @@ Per round, each pair runs back to back, the order alternating between rounds:
   progress     rma_progress: 8 B Get from a target computing without MPI calls
                over the same Get from an idle target (one run gives both)
   npb_ep, npb_cg  NPB class A EP and CG at 2+2 with the progress mechanism on
-               over off (--progress-env VAR: VAR=1 against VAR=0)
+               over off (MMPI_RMA_PROGRESS=thread against =off; no windows)
 Writes DIR/rma.csv (every run: part, round, order, value, baseline, ratio, host
 load), DIR/rma-summary.csv (median, min and max ratio per part, with the
 target) and DIR/rma.png. The benchmarks' own validation (-c) is on for the
@@ -47,7 +47,9 @@ def add_parser(sub):
     r.add_argument("--progress-seconds", type=float, default=2.0,
                    help="progress: the target's compute time per phase")
     r.add_argument("--progress-env", default="MMPI_RMA_PROGRESS",
-                   help="npb: the variable that turns the progress mechanism on (1) or off (0)")
+                   help="npb: the variable that turns the progress mechanism on or off")
+    r.add_argument("--progress-on", default="thread", help="npb: its value for on")
+    r.add_argument("--progress-off", default="off", help="npb: its value for off")
     r.add_argument("--npb-src", default="", help="an unmodified NPB3.4-MPI tree (npb parts)")
     r.add_argument("--timeout", type=int, default=600, help="limit per run, seconds")
     r.add_argument("--out-dir", default="bench-rma")
@@ -81,7 +83,7 @@ def one(tool, args, part, which, npb):
             return None, out
         return float(m.group(2 if which == "rma" else 1)), out
     if part.startswith("npb_"):
-        env = {args.progress_env: "1" if which == "rma" else "0"}
+        env = {args.progress_env: args.progress_on if which == "rma" else args.progress_off}
         rc, out = zrun(tool, 2, 2, [npb[part]], args.timeout, env=env, cwd=args.out_dir)
         t, _, ok = zipper_bench_npb.parse_npb(out)
         return (t if rc == 0 and ok else None), out
