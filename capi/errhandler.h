@@ -47,6 +47,11 @@ MMPI_ERR_HIDDEN mmpi_err_target mmpi_err_of_world(void);
  * MMPI_Init and after MMPI_Finalize it only returns rc. */
 MMPI_ERR_HIDDEN int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn);
 
+/* The same for calls on an MMPI window (capi/win_errhandler.cpp): the
+ * window's own handler decides (MPI-3.1 8.3.2); a handle that is no MMPI
+ * window raises on MMPI_COMM_WORLD. */
+MMPI_ERR_HIDDEN int mmpi_win_err_raise(MPI_Win win, int rc, const char* fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,12 +30,19 @@ Engine::Engine(Rails& rails, ProgressList& progress, int rank, int world_size, i
                  forwarder_timeout_ms),
       header_match_(static_cast<std::size_t>(std::max(rails.size(), 1)), nullptr),
       progress_(progress),
-      round_(progress.add([this] {
-        own_round();
-        return false;  // waits see the engine's own work (wait_until)
-      })) {}
+      round_(progress.add(
+          [this] {
+            own_round();
+            return false;  // waits see the engine's own work (wait_until)
+          },
+          true)) {
+  progress_.set_guard(&mu_);
+}
 
-Engine::~Engine() { progress_.remove(round_); }
+Engine::~Engine() {
+  progress_.remove(round_);
+  progress_.set_guard(nullptr);
+}
 
 void Engine::report(const std::string& msg) const {
   std::fprintf(stderr, "mmpi[rank %d]: %s\n", rank_, msg.c_str());
@@ -53,6 +60,7 @@ RequestPtr Engine::start(const CommPtr& c) {
 
 int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_Datatype type,
                   int dest, int tag, RequestPtr* out, SendMode mode) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *out = start(c);
   Request* r = out->get();
   if (dest == MPI_PROC_NULL) {
@@ -122,6 +130,7 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
 
 int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Datatype type, int source,
                   int tag, RequestPtr* out) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *out = start(c);
   Request* r = out->get();
   r->buf = buf;
@@ -296,6 +305,7 @@ void Engine::own_round() {
 }
 
 void Engine::close() {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   if (transport_.acknowledging() && rails_.up()) {
     // What this rank sent must be acknowledged before its rails close: a
     // rail that fails now could otherwise take the last copy with it.
@@ -315,6 +325,7 @@ void Engine::close() {
 }
 
 bool Engine::test(Request& r) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   if (!r.complete) progress();
   if (r.kind == RequestKind::kProgressable && !r.complete) r.complete = r.progressable->poll(r);
   return poll_native(r);
@@ -345,10 +356,12 @@ bool Engine::poll_native(Request& r) {
 }
 
 void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   for (int spins = 0; !pred(); ++spins) {
     // Over several rails the delivery layer owes its peers acknowledgements
     // and chunks even while this wait is only on native requests.
-    if (transport_.acknowledging()) progress();
+    // An RMA target (rma_window.h) answers origins whatever this wait is for.
+    if (transport_.acknowledging() || progress_.serving()) progress();
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
       // peer's progress) may need: yield it between rounds.

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -73,6 +74,12 @@ class Engine final : public PointToPoint, private DeliveryHandler {
             int tag, RequestPtr* out) override;
   bool test(Request& r) override;
   void wait_until(const std::function<bool()>& pred, bool native_active) override;
+  /// Whether `r` completed, without progressing (for callers inside a
+  /// progress round, where test() would run the whole list once per request).
+  bool completed(Request& r) {
+    std::lock_guard<std::recursive_mutex> g(mu_);
+    return poll_native(r);
+  }
 
   /// MPI_Iprobe on the point-to-point context of `c`.
   int iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st);
@@ -91,11 +98,28 @@ class Engine final : public PointToPoint, private DeliveryHandler {
 
   /// One round of progress: the engine's (link and native bridge), then
   /// the other rounds of the progress list (progress_list.h).
-  void progress() { progress_.run(); }
+  void progress() {
+    std::lock_guard<std::recursive_mutex> g(mu_);
+    progress_.run();
+  }
+
+  /// The engine's lock. Every public call holds it, so the RMA progress
+  /// thread (rma_progress.h), which holds it while it progresses, never runs
+  /// inside the application's MMPI call; recursive, because rounds call back
+  /// into the engine.
+  std::recursive_mutex& mutex() { return mu_; }
+  /// The descriptors a progress thread may sleep on (the rails'), copied.
+  void poll_fds(std::vector<pollfd>* out) {
+    std::lock_guard<std::recursive_mutex> g(mu_);
+    rails_.poll_fds(out);
+  }
 
   /// Connects the rails with the delivery layer handling their frames (see
   /// Rails::connect); false with the rails' error() set on failure.
-  bool connect() { return rails_.connect(transport_); }
+  bool connect() {
+    std::lock_guard<std::recursive_mutex> g(mu_);
+    return rails_.connect(transport_);
+  }
   /// Waits (up to 30 s) until every message sent is acknowledged (several
   /// rails: peer_transport.h), then closes the rails (see Rails::close).
   void close();
@@ -130,6 +154,7 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   void own_round();
   void report(const std::string& msg) const;
 
+  std::recursive_mutex mu_;  // declared first: the progress list points at it
   Rails& rails_;
   int rank_ = 0, world_size_ = 1, local_lo_ = 0, local_hi_ = 1;
   int spin_rounds_ = 1000;

@@ -27,6 +27,7 @@ void probe_status(const CommPtr& c, const Envelope& env, const UnexpectedMsg& m,
 }  // namespace
 
 int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status* st) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *flag = false;
   if (source == MPI_PROC_NULL) {
     *flag = true;
@@ -57,6 +58,7 @@ int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status
 
 int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<MatchedMessage>* out,
                     MPI_Status* st) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   out->reset();
   bool flag = false;
   if (source == MPI_PROC_NULL) return iprobe(c, source, tag, &flag, st);
@@ -72,6 +74,7 @@ int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<Match
 
 int Engine::mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_Datatype type,
                   RequestPtr* out) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   *out = start(m->comm);
   Request* r = out->get();
   r->buf = buf;
@@ -84,6 +87,7 @@ int Engine::mrecv(std::unique_ptr<MatchedMessage> m, void* buf, int count, MPI_D
 }
 
 bool Engine::cancel(Request& r) {
+  std::lock_guard<std::recursive_mutex> g(mu_);
   if (r.complete || r.kind != RequestKind::kRecv) {
     // A native receive Open MPI may still cancel; sends are never cancelled.
     if (!r.complete && r.kind == RequestKind::kNative && r.native != MPI_REQUEST_NULL)

@@ -29,17 +29,37 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   std::unique_ptr<Runtime> rt(new Runtime);
   int inited = 0;
   MPI_Initialized(&inited);
-  // libmmpi progresses from the calling thread only: SERIALIZED at most.
+  // The application gets SERIALIZED at most (its MMPI calls are not
+  // thread-safe). Open MPI itself is asked for MULTIPLE when the RMA progress
+  // thread may run (rma_progress.h): that thread and the application's
+  // native calls (collectives inside a cluster) then meet in Open MPI.
   const int want = std::min(required, static_cast<int>(MPI_THREAD_SERIALIZED));
-  int got = want;
+  const char* rma = Environment::live("MMPI_RMA_PROGRESS");
+  const std::string rma_mode = rma != nullptr ? rma : "thread";
+  const char* interval = Environment::live("MMPI_RMA_PROGRESS_INTERVAL_MS");
+  const int interval_ms = interval != nullptr ? std::atoi(interval) : 1;
+  const bool bad_rma =
+      (rma_mode != "thread" && rma_mode != "off") || interval_ms < 1 || interval_ms > 1000;
+  const int ask = rma_mode == "thread" ? static_cast<int>(MPI_THREAD_MULTIPLE) : want;
+  int got = ask;
   if (!inited) {
-    int rc = MPI_Init_thread(argc, argv, want, &got);
+    int rc = MPI_Init_thread(argc, argv, std::max(ask, want), &got);
     if (rc != MPI_SUCCESS) return rc;
     rt->we_initialized_mpi_ = true;
   } else {
     MPI_Query_thread(&got);
   }
-  if (provided) *provided = std::min(got, want);
+  rt->thread_level_ = std::min(got, want);
+  if (provided) *provided = rt->thread_level_;
+  rt->rma_thread_allowed_ = rma_mode == "thread" && got == MPI_THREAD_MULTIPLE;
+  rt->rma_interval_ = std::chrono::microseconds(1000 * std::clamp(interval_ms, 1, 1000));
+  if (bad_rma) {
+    rt->report(
+        "bad environment: MMPI_RMA_PROGRESS must be thread or off and "
+        "MMPI_RMA_PROGRESS_INTERVAL_MS 1 .. 1000");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
+  }
   int local_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &local_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rt->local_size_);
@@ -112,9 +132,19 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   return MPI_SUCCESS;
 }
 
+void Runtime::window_opened() {
+  if (++windows_ == 1 && rma_thread_allowed_)
+    rma_thread_ = std::make_unique<rma::ProgressThread>(*engine_, rma_interval_);
+}
+
+void Runtime::window_closed() {
+  if (--windows_ == 0) rma_thread_.reset();
+}
+
 int Runtime::finalize() {
   if (!instance_) return MPI_ERR_OTHER;
   Runtime& rt = *instance_;
+  rt.rma_thread_.reset();  // windows left unfreed: nothing serves them now
   // MPI-3.1 section 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's
   // attributes, as MPI_Comm_free would, in the reverse order of setting;
   // their callbacks may still call MPI (so everything still runs).

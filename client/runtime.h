@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <memory>
 
 #include "comm_table.h"
@@ -12,6 +13,7 @@
 #include "engine.h"
 #include "progress_list.h"
 #include "rails.h"
+#include "rma_progress.h"
 #include "settings.h"
 
 namespace zipper::client {
@@ -32,6 +34,9 @@ class Runtime {
   /// World rank of local rank 0, and the number of ranks in this cluster.
   int offset() const { return offset_; }
   int local_size() const { return local_size_; }
+  /// The thread level the application was given (MMPI_Init_thread's
+  /// `provided`): SERIALIZED at most, whatever Open MPI itself runs at.
+  int thread_level() const { return thread_level_; }
   /// Bridge nodes (rails) reaching the other cluster; 0 standalone.
   int forwarders() const { return rails_ ? rails_->size() : 0; }
 
@@ -42,6 +47,16 @@ class Runtime {
   /// The settings read at MMPI_Init (settings.h).
   const Settings& settings() const { return settings_; }
   CommTable& comms() { return comms_; }
+  /// A window was created / is being freed (client/rma_window.h): the RMA
+  /// progress thread (rma_progress.h) runs while at least one exists, when
+  /// MMPI_RMA_PROGRESS allows it. Called without the engine's lock held.
+  void window_opened();
+  void window_closed();
+  /// True while the progress thread serves windows (MPI_WIN_MODEL is then
+  /// MPI_WIN_UNIFIED, docs/rma.md).
+  bool rma_progress_on() const { return rma_thread_ != nullptr; }
+  /// MMPI_RMA_PROGRESS=thread and Open MPI gave MPI_THREAD_MULTIPLE.
+  bool rma_thread_allowed() const { return rma_thread_allowed_; }
   const std::shared_ptr<Comm>& world() const { return world_; }
   /// The MMPI_COMM_WORLD handle.
   MPI_Comm world_handle() const { return world_->native(); }
@@ -61,6 +76,11 @@ class Runtime {
   std::unique_ptr<Engine> engine_;
   CommTable comms_;
   std::shared_ptr<Comm> world_;
+  int thread_level_ = MPI_THREAD_SINGLE;
+  bool rma_thread_allowed_ = false;
+  std::chrono::microseconds rma_interval_{1000};
+  int windows_ = 0;
+  std::unique_ptr<rma::ProgressThread> rma_thread_;
 };
 
 }  // namespace zipper::client

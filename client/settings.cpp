@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 25> kTable = {{
+constexpr std::array<SettingInfo, 27> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
     {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
@@ -45,6 +45,12 @@ constexpr std::array<SettingInfo, 25> kTable = {{
     // Topologies (capi/topo_graph.cpp, capi/topo_reorder.cpp).
     {"MMPI_DIST_GRAPH_REORDER", "text", "0", "1 lets reorder move dist-graph vertices"},
     {"MMPI_LOG_LEVEL", "text", "", "debug logs topology reordering"},
+    // One-sided communication (client/rma_progress.h, docs/rma.md).
+    {"MMPI_RMA_PROGRESS", "text", "thread",
+     "thread (a progress thread while a window exists; Open MPI initialised with "
+     "MPI_THREAD_MULTIPLE) or off (targets serve inside MMPI calls only)"},
+    {"MMPI_RMA_PROGRESS_INTERVAL_MS", "ms", "1",
+     "1 .. 1000: the progress thread's longest sleep (traffic inside a cluster has no descriptor)"},
 }};
 
 bool named(std::string_view name) {

@@ -65,10 +65,22 @@ def error_target(p):
     for q in p.params:
         if q.ctype == "MPI_Comm":
             return "", f"mmpi_err_of_comm({q.name})"
+    for q in p.params:  # issue 26: a window's calls raise on the window
+        if q.ctype == "MPI_Win":
+            return "", f"WIN:{q.name}"
+        if q.ctype == "MPI_Win*" and p.name == "Win_free":
+            return f"  const MPI_Win w_ = *{q.name};\n", "WIN:w_"
     for q in p.params:
         if q.ctype == "MPI_Comm*" and p.name in ("Comm_free", "Comm_disconnect"):
             return f"  const mmpi_err_target t_ = mmpi_err_of_comm(*{q.name});\n", "t_"
     return "", "mmpi_err_of_world()"
+
+
+def _raise(target, rc, fn):
+    """The C expression raising `rc` on `target` (a communicator, or "WIN:<expr>")."""
+    if target.startswith("WIN:"):
+        return f"mmpi_win_err_raise({target[4:]}, {rc}, \"{fn}\")"
+    return f"mmpi_err_raise({target}, {rc}, \"{fn}\")"
 
 
 def _wrapper(p, callee):
@@ -76,7 +88,7 @@ def _wrapper(p, callee):
     before, target = error_target(p)
     return (f"int MMPI_{p.name}({p.c_params()}) {{\n{before}"
             f"  const int rc_ = {callee}({p.arg_names()});\n"
-            f"  return rc_ == MPI_SUCCESS ? rc_ : mmpi_err_raise({target}, rc_, \"MMPI_{p.name}\");\n"
+            f"  return rc_ == MPI_SUCCESS ? rc_ : {_raise(target, 'rc_', 'MMPI_' + p.name)};\n"
             f"}}\n")
 
 
@@ -137,4 +149,4 @@ def _unsupported(p, reason):
             f"  static int reported;\n"
             f"  const int rc_ = mmpi_report_unsupported(\"MMPI_{p.name}\", {_c_string(reason)}, "
             f"&reported);\n"
-            f"  return mmpi_err_raise({target}, rc_, \"MMPI_{p.name}\");\n}}\n")
+            f"  return {_raise(target, 'rc_', 'MMPI_' + p.name)};\n}}\n")

@@ -33,7 +33,7 @@ INOUT_HANDLES = {"Wait", "Test", "Request_free", "Cancel", "Start", "Comm_free",
 TABLE_KINDS = {"MPI_Comm": "Comm", "MPI_Group": "Group", "MPI_Request": "Request",
                "MPI_Message": "Message"}
 NATIVE_KINDS = {"MPI_Datatype": "Type", "MPI_Op": "Op", "MPI_Info": "Info",
-                "MPI_Errhandler": "Errhandler", "MPI_File": "File"}
+                "MPI_Errhandler": "Errhandler", "MPI_File": "File", "MPI_Win": "Win"}
 SCALARS = ("MPI_Aint", "MPI_Count", "MPI_Offset")
 INT_POINTERS = ("int*", "const int*", "int[]", "const int[]")
 
@@ -196,6 +196,12 @@ def _convert(p):
             pre.append(f"  MPI_File {n}_c = {init};\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_File_c2f({n}_c);\n")
+        elif base == "MPI_Win*":  # issue 26: windows are native handles (capi/win_table.h)
+            decl.append(f"MPI_Fint* {n}")
+            init = f"MPI_Win_f2c(*{n})" if p.name == "Win_free" else "MPI_WIN_NULL"
+            pre.append(f"  MPI_Win {n}_c = {init};\n")
+            args.append(f"&{n}_c")
+            post.append(f"  *{n} = MPI_Win_c2f({n}_c);\n")
         elif base == "MPI_Errhandler*":  # Comm_get_errhandler
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  MPI_Errhandler {n}_c = MPI_ERRHANDLER_NULL;\n")

@@ -238,6 +238,13 @@ int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algor
  * MMPI_Init. */
 int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders);
 
+/* Extension (issue 26; tests and diagnostics): the private communicator on
+ * which window `win` carries its one-sided traffic (docs/rma.md), and how
+ * many request messages this process refused on it as malformed or hostile
+ * since the window was created. Returns MPI_ERR_WIN for an unknown window. */
+int MMPIX_Win_comm(MPI_Win win, MPI_Comm* comm);
+int MMPIX_Win_refused(MPI_Win win, MPI_Count* refused);
+
 /* User reduction operations (MPI_User_function). They run only inside the
  * application's processes, never in zipperd. */
 int MMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);

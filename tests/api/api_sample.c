@@ -68,17 +68,16 @@ static void expect_unsupported(int rc, const char* out, const char* fn, const ch
 }
 
 static void unsupported(void) {
-  char base[64];
-  MPI_Win win = MPI_WIN_NULL;
+  char port[MPI_MAX_PORT_NAME];
   // The error goes through MMPI_COMM_WORLD's handler (the default would abort).
   CHECK(MMPI_Comm_set_errhandler(MMPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS, "errhandler");
   capture_begin();
-  int rc = MMPI_Win_create(base, sizeof base, 1, MPI_INFO_NULL, MMPI_COMM_WORLD, &win);
-  expect_unsupported(rc, capture_end(), "MMPI_Win_create", "one-sided communication");
+  int rc = MMPI_Open_port(MPI_INFO_NULL, port);
+  expect_unsupported(rc, capture_end(), "MMPI_Open_port", "dynamic process management");
   capture_begin();  // the line comes once per process; the error every time
-  rc = MMPI_Win_create(base, sizeof base, 1, MPI_INFO_NULL, MMPI_COMM_WORLD, &win);
+  rc = MMPI_Open_port(MPI_INFO_NULL, port);
   CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION && capture_end()[0] == '\0',
-        "second MMPI_Win_create: rc %d, stderr '%s'", rc, captured);
+        "second MMPI_Open_port: rc %d, stderr '%s'", rc, captured);
   int cls = -1;
   CHECK(MMPI_Error_class(rc, &cls) == MPI_SUCCESS && cls == MPI_ERR_UNSUPPORTED_OPERATION,
         "error class %d", cls);

@@ -1,0 +1,338 @@
+// The origin's half of a window (rma_window.h): operations as request
+// messages, their replies, and completion (flush).
+#include <algorithm>
+#include <cstring>
+
+#include "rma_window.h"
+#include "runtime.h"
+
+namespace zipper::client::rma {
+
+namespace {
+
+// Bytes of origin data in (buf, count, type), appended to `out` (packed when
+// the layout is not contiguous).
+int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype type) {
+  Layout l;
+  if (int rc = describe(buf, count, type, &l)) return rc;
+  const std::size_t at = out->size();
+  out->resize(at + l.bytes);
+  if (l.bytes == 0) return MPI_SUCCESS;
+  if (l.contiguous) {
+    std::memcpy(out->data() + at, l.base, l.bytes);
+    return MPI_SUCCESS;
+  }
+  int pos = 0;
+  return MPI_Pack(buf, count, type, out->data() + at, static_cast<int>(l.bytes), &pos,
+                  MPI_COMM_SELF);
+}
+
+std::uint64_t type_bytes(int count, MPI_Datatype type) {
+  int size = 0;
+  if (count < 0 || MPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+
+}  // namespace
+
+int Window::check_access(int target) const {
+  if (target < 0 || target >= comm_->size()) return MPI_ERR_RANK;
+  const auto t = static_cast<std::size_t>(target);
+  if (fence_open_ || lock_all_ || lock_type_[t] != 0) return MPI_SUCCESS;
+  if (access_open_ &&
+      std::find(access_group_.begin(), access_group_.end(), target) != access_group_.end())
+    return MPI_SUCCESS;
+  return MPI_ERR_RMA_SYNC;
+}
+
+int Window::check_range(int target, MPI_Aint disp, const std::vector<Block>& blocks) const {
+  if (dynamic()) return MPI_SUCCESS;  // addresses: only the target knows what is attached
+  const TargetInfo& ti = targets_[static_cast<std::size_t>(target)];
+  const Wide at = static_cast<Wide>(disp) * ti.disp_unit;
+  for (const Block& b : blocks) {
+    const Wide lo = at + b.offset;
+    if (lo < 0 || lo + static_cast<Wide>(b.len) > static_cast<Wide>(ti.size))
+      return MPI_ERR_RMA_RANGE;
+  }
+  return MPI_SUCCESS;
+}
+
+int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
+                  std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes) {
+  if (blocks.size() > kMaxBlocks || n > kMaxData || reply_bytes > kMaxData) return MPI_ERR_COUNT;
+  p->target = target;
+  h.nblocks = static_cast<std::uint32_t>(blocks.size());
+  h.data_len = n;
+  if (p->st || reply_bytes > 0 || p->rbuf != nullptr) {
+    h.reply_tag = kTagReplyBase + static_cast<int>(next_reply_++ % kReplyTags);
+    p->reply.resize(sizeof(ReplyHeader) + reply_bytes);
+    p->answered = false;
+    // Posted before the request leaves, so the reply always finds it.
+    engine_.irecv(comm_, Traffic::kPointToPoint, p->reply.data(), static_cast<int>(p->reply.size()),
+                  MPI_BYTE, target, h.reply_tag, &p->recv);
+  }
+  std::vector<std::byte>& m = p->msg;
+  m.reserve(sizeof h + blocks.size() * sizeof(Block) + n);
+  m.resize(sizeof h + blocks.size() * sizeof(Block));
+  std::memcpy(m.data(), &h, sizeof h);
+  if (!blocks.empty())
+    std::memcpy(m.data() + sizeof h, blocks.data(), blocks.size() * sizeof(Block));
+  if (n > 0)
+    m.insert(m.end(), static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + n);
+  engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
+                target, kTagRequest, &p->send, SendMode::kStandard);
+  touched_[static_cast<std::size_t>(target)] = true;
+  pending_.push_back(std::move(p));
+  return MPI_SUCCESS;
+}
+
+int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                int tcount, MPI_Datatype ttype, std::shared_ptr<OpState> st) {
+  if (target == MPI_PROC_NULL) return done_at_once(st);
+  if (int rc = check_access(target)) return rc;
+  std::vector<Block> blocks;
+  std::uint64_t tbytes = 0;
+  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  if (type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;  // signatures differ
+  if (tbytes == 0) return done_at_once(st);
+  if (int rc = check_range(target, disp, blocks)) return rc;
+  std::vector<std::byte> data;
+  if (int rc = append(&data, obuf, ocount, otype)) return rc;
+  RequestHeader h;
+  h.kind = Kind::kPut;
+  h.disp = disp;
+  auto p = std::make_unique<Pending>();
+  p->st = std::move(st);
+  return issue(target, h, blocks, data.data(), data.size(), std::move(p), 0);
+}
+
+int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                MPI_Datatype ttype, std::shared_ptr<OpState> st) {
+  if (target == MPI_PROC_NULL) return done_at_once(st);
+  if (int rc = check_access(target)) return rc;
+  std::vector<Block> blocks;
+  std::uint64_t tbytes = 0;
+  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  if (type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;
+  if (tbytes == 0) return done_at_once(st);
+  if (int rc = check_range(target, disp, blocks)) return rc;
+  RequestHeader h;
+  h.kind = Kind::kGet;
+  h.disp = disp;
+  auto p = std::make_unique<Pending>();
+  p->st = std::move(st);
+  p->rbuf = obuf;
+  p->rcount = ocount;
+  p->rtype = otype;
+  return issue(target, h, blocks, nullptr, 0, std::move(p), tbytes);
+}
+
+int Window::accumulate(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                       int tcount, MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
+  return get_accumulate(obuf, ocount, otype, nullptr, 0, MPI_DATATYPE_NULL, target, disp, tcount,
+                        ttype, op, std::move(st));
+}
+
+int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, void* rbuf, int rcount,
+                           MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                           MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
+  const bool fetch = rtype != MPI_DATATYPE_NULL;
+  if (target == MPI_PROC_NULL) return done_at_once(st);
+  const int opi = op_index(op);
+  if (opi < 0) return MPI_ERR_OP;
+  const bool no_op = opi == no_op_index();
+  if (no_op && !fetch) return check_access(target) ? check_access(target) : done_at_once(st);
+  if (int rc = check_access(target)) return rc;
+  MPI_Datatype elem = MPI_DATATYPE_NULL;
+  if (int rc = basic_element(ttype, &elem)) return rc;
+  const int ei = elem_index(elem);
+  if (ei < 0) return MPI_ERR_TYPE;
+  std::vector<Block> blocks;
+  std::uint64_t tbytes = 0;
+  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  if (!no_op && type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;
+  if (fetch && type_bytes(rcount, rtype) != tbytes) return MPI_ERR_TYPE;
+  if (tbytes == 0) return done_at_once(st);
+  if (int rc = check_range(target, disp, blocks)) return rc;
+  std::vector<std::byte> data;
+  if (!no_op)
+    if (int rc = append(&data, obuf, ocount, otype)) return rc;
+  RequestHeader h;
+  h.kind = fetch ? Kind::kGetAcc : Kind::kAcc;
+  h.op = static_cast<std::uint8_t>(opi);
+  h.elem = static_cast<std::int16_t>(ei);
+  h.disp = disp;
+  auto p = std::make_unique<Pending>();
+  p->st = std::move(st);
+  if (fetch) {
+    p->rbuf = rbuf;
+    p->rcount = rcount;
+    p->rtype = rtype;
+  }
+  return issue(target, h, blocks, data.data(), data.size(), std::move(p), fetch ? tbytes : 0);
+}
+
+int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
+                             int target, MPI_Aint disp) {
+  if (target == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (int rc = check_access(target)) return rc;
+  const int ei = elem_index(type);
+  if (ei < 0) return MPI_ERR_TYPE;
+  std::vector<Block> blocks;
+  std::uint64_t tbytes = 0;
+  if (int rc = flatten(type, 1, &blocks, &tbytes)) return rc;
+  if (int rc = check_range(target, disp, blocks)) return rc;
+  std::vector<std::byte> data;
+  append(&data, cbuf, 1, type);
+  append(&data, obuf, 1, type);
+  RequestHeader h;
+  h.kind = Kind::kCas;
+  h.elem = static_cast<std::int16_t>(ei);
+  h.disp = disp;
+  auto p = std::make_unique<Pending>();
+  p->rbuf = rbuf;
+  p->rcount = 1;
+  p->rtype = type;
+  return issue(target, h, blocks, data.data(), data.size(), std::move(p), tbytes);
+}
+
+int Window::done_at_once(const std::shared_ptr<OpState>& st) {
+  if (st) st->done = true;
+  return MPI_SUCCESS;
+}
+
+// A synchronisation request that the target answers once everything this
+// origin sent before it is applied.
+std::shared_ptr<OpState> Window::request_reply(int target, Kind kind, std::uint8_t flags) {
+  RequestHeader h;
+  h.kind = kind;
+  h.flags = flags;
+  auto p = std::make_unique<Pending>();
+  auto st = std::make_shared<OpState>();
+  p->st = st;
+  if (int rc = issue(target, h, {}, nullptr, 0, std::move(p), 0)) {
+    st->done = true;
+    st->error = rc;
+  }
+  return st;
+}
+
+void Window::send_only(int target, Kind kind, std::uint8_t flags) {
+  RequestHeader h;
+  h.kind = kind;
+  h.flags = flags;
+  issue(target, h, {}, nullptr, 0, std::make_unique<Pending>(), 0);
+}
+
+void Window::finish(Pending& p) {
+  if (!p.answered) return;
+  int err = p.send && p.send->error != MPI_SUCCESS ? p.send->error : MPI_SUCCESS;
+  if (p.recv) {
+    if (err == MPI_SUCCESS) err = p.recv->error;
+    ReplyHeader rh;
+    const std::uint64_t got = p.recv->status_bytes;
+    if (err == MPI_SUCCESS && got >= sizeof rh) {
+      std::memcpy(&rh, p.reply.data(), sizeof rh);
+      if (rh.magic != kMagic || rh.data_len > got - sizeof rh)
+        err = MPI_ERR_OTHER;
+      else if (rh.error != MPI_SUCCESS)
+        err = rh.error;
+      else if (p.rbuf != nullptr && rh.data_len > 0)
+        err = unpack(p.reply.data() + sizeof rh, rh.data_len, p.rbuf, p.rcount, p.rtype,
+                     MPI_COMM_SELF);
+    } else if (err == MPI_SUCCESS) {
+      err = MPI_ERR_OTHER;
+    }
+  }
+  if (err != MPI_SUCCESS) {
+    int& te = target_error_[static_cast<std::size_t>(p.target)];
+    if (te == MPI_SUCCESS) te = err;
+  }
+  if (p.st) {
+    p.st->error = err;
+    p.st->done = true;
+  }
+}
+
+bool Window::reap() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Pending& p = **it;
+    if (!p.sent && engine_.completed(*p.send)) p.sent = true;
+    if (!p.answered && engine_.completed(*p.recv)) p.answered = true;
+    if (p.sent && p.answered) {
+      finish(p);
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return !pending_.empty();
+}
+
+int Window::wait_for(const std::function<bool()>& done) {
+  // wait_until only sleeps and spins: the predicate progresses (as test() does).
+  engine_.wait_until(
+      [&] {
+        engine_.progress();
+        reap();
+        return done();
+      },
+      true);
+  return MPI_SUCCESS;
+}
+
+int Window::take_error(int target) {
+  return std::exchange(target_error_[static_cast<std::size_t>(target)], MPI_SUCCESS);
+}
+
+bool Window::idle_to(int target) const {
+  for (const auto& p : pending_)
+    if (target < 0 || p->target == target) return false;
+  return true;
+}
+
+int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
+  std::vector<std::shared_ptr<OpState>> sts;
+  for (int t : targets) sts.push_back(request_reply(t, kind, 0));
+  wait_for([&] {
+    for (const auto& s : sts)
+      if (!s->done) return false;
+    for (int t : targets)
+      if (!idle_to(t)) return false;
+    return true;
+  });
+  int rc = MPI_SUCCESS;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const int e = take_error(targets[i]);
+    if (rc == MPI_SUCCESS) rc = sts[i]->error != MPI_SUCCESS ? sts[i]->error : e;
+    touched_[static_cast<std::size_t>(targets[i])] = false;
+  }
+  return rc;
+}
+
+int Window::flush(int target) {
+  std::vector<int> ts;
+  if (target >= 0) {
+    if (target >= comm_->size()) return MPI_ERR_RANK;
+    if (!lock_all_ && lock_type_[static_cast<std::size_t>(target)] == 0) return MPI_ERR_RMA_SYNC;
+    ts.push_back(target);
+  } else {
+    if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
+    for (int t = 0; t < comm_->size(); ++t)
+      if (touched_[static_cast<std::size_t>(t)]) ts.push_back(t);
+  }
+  return flush_targets(ts, Kind::kFlush);
+}
+
+int Window::flush_local(int target) {
+  if (target >= comm_->size()) return MPI_ERR_RANK;
+  if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
+  wait_for([&] { return idle_to(target); });
+  if (target >= 0) return take_error(target);
+  int rc = MPI_SUCCESS;
+  for (int t = 0; t < comm_->size(); ++t)
+    if (const int e = take_error(t); rc == MPI_SUCCESS) rc = e;
+  return rc;
+}
+
+}  // namespace zipper::client::rma

@@ -1,0 +1,262 @@
+// The target's half of a window (rma_window.h): receives request messages,
+// checks each against the window before touching memory, applies it and
+// answers. Applied one at a time by this process, so accumulates from any
+// origins (both clusters) are atomic per element and, from one origin, in
+// its order (MPI's default accumulate ordering).
+#include <cstdio>
+#include <cstring>
+
+#include "rma_window.h"
+
+namespace zipper::client::rma {
+
+namespace {
+// Incoming requests larger than this are refused unread (a hostile size).
+constexpr std::uint64_t kMaxMessage = sizeof(RequestHeader) + kMaxData + 16 * std::uint64_t{1024};
+}  // namespace
+
+std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
+  if (b.len > kMaxData) return nullptr;
+  if (dynamic()) {
+    const Wide lo = static_cast<Wide>(disp) + b.offset;
+    for (const Region& r : regions_) {
+      const auto rb = static_cast<Wide>(reinterpret_cast<std::uintptr_t>(r.base));
+      if (lo >= rb && lo + static_cast<Wide>(b.len) <= rb + static_cast<Wide>(r.size))
+        return r.base + static_cast<std::ptrdiff_t>(lo - rb);
+    }
+    return nullptr;
+  }
+  const Wide lo = static_cast<Wide>(disp) * disp_unit_ + b.offset;
+  if (lo < 0 || lo + static_cast<Wide>(b.len) > static_cast<Wide>(size_)) return nullptr;
+  return base_ + static_cast<std::ptrdiff_t>(lo);
+}
+
+void Window::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n) {
+  if (tag == 0) return;
+  std::vector<std::byte> m(sizeof(ReplyHeader) + n);
+  ReplyHeader rh;
+  rh.error = error;
+  rh.data_len = n;
+  std::memcpy(m.data(), &rh, sizeof rh);
+  if (n > 0) std::memcpy(m.data() + sizeof rh, data, n);
+  RequestPtr r;
+  engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
+                origin, tag, &r, SendMode::kStandard);
+  replies_.emplace_back(std::move(r), std::move(m));  // the vector's buffer does not move
+}
+
+void Window::refuse(Incoming& in, const char* why) {
+  ++refused_;
+  if (refused_ <= 5) {
+    std::fprintf(stderr,
+                 "mmpi[window rank %d]: RMA request from rank %d refused: %s (%llu so far)\n",
+                 comm_->rank(), in.source, why, static_cast<unsigned long long>(refused_));
+    std::fflush(stderr);
+  }
+  int& oe = origin_error_[static_cast<std::size_t>(in.source)];
+  if (oe == MPI_SUCCESS) oe = MPI_ERR_RMA_RANGE;
+  // Answer when the header names a plausible reply tag, so that an honest
+  // origin waiting for it fails instead of hanging.
+  if (in.msg.size() >= sizeof(RequestHeader)) {
+    RequestHeader h;
+    std::memcpy(&h, in.msg.data(), sizeof h);
+    if (h.reply_tag >= kTagReplyBase && h.reply_tag < kTagReplyBase + kReplyTags)
+      reply(in.source, h.reply_tag, MPI_ERR_RMA_RANGE, nullptr, 0);
+  }
+}
+
+bool Window::apply(Incoming& in) {
+  const std::vector<std::byte>& msg = in.msg;
+  const auto o = static_cast<std::size_t>(in.source);
+  RequestHeader h;
+  if (msg.size() < sizeof h) return refuse(in, "shorter than a header"), true;
+  std::memcpy(&h, msg.data(), sizeof h);
+  if (h.magic != kMagic) return refuse(in, "bad magic"), true;
+  if (h.reply_tag != 0 &&
+      (h.reply_tag < kTagReplyBase || h.reply_tag >= kTagReplyBase + kReplyTags))
+    return refuse(in, "bad reply tag"), true;
+  if (h.nblocks > kMaxBlocks || h.data_len > kMaxData) return refuse(in, "too large"), true;
+  const std::uint64_t need = sizeof h + std::uint64_t{h.nblocks} * sizeof(Block) + h.data_len;
+  if (need != msg.size()) return refuse(in, "length does not add up"), true;
+  const std::byte* data = msg.data() + sizeof h + std::uint64_t{h.nblocks} * sizeof(Block);
+
+  auto answer = [&](const void* d, std::uint64_t n) {
+    reply(in.source, h.reply_tag, std::exchange(origin_error_[o], MPI_SUCCESS), d, n);
+  };
+  switch (h.kind) {
+    case Kind::kLock:
+      if (h.flags & kExclusive) {
+        if (exclusive_holder_ != -1 || shared_total_ > 0) return false;
+        exclusive_holder_ = in.source;
+      } else {
+        if (exclusive_holder_ != -1) return false;
+        ++shared_holds_[o];
+        ++shared_total_;
+      }
+      reply(in.source, h.reply_tag, MPI_SUCCESS, nullptr, 0);
+      return true;
+    case Kind::kUnlock:
+      if (exclusive_holder_ == in.source) {
+        exclusive_holder_ = -1;
+      } else if (shared_holds_[o] > 0) {
+        --shared_holds_[o];
+        --shared_total_;
+      } else if (origin_error_[o] == MPI_SUCCESS) {
+        origin_error_[o] = MPI_ERR_RMA_SYNC;
+      }
+      answer(nullptr, 0);
+      return true;
+    case Kind::kComplete:
+      ++completes_[o];
+      answer(nullptr, 0);
+      return true;
+    case Kind::kFlush:
+      answer(nullptr, 0);
+      return true;
+    case Kind::kPut:
+    case Kind::kGet:
+    case Kind::kAcc:
+    case Kind::kGetAcc:
+    case Kind::kCas:
+      break;
+    default:
+      return refuse(in, "unknown kind"), true;
+  }
+
+  // Data operations: every block inside the window, or nothing is touched.
+  std::vector<Block> blocks(h.nblocks);
+  if (h.nblocks > 0) std::memcpy(blocks.data(), msg.data() + sizeof h, h.nblocks * sizeof(Block));
+  std::vector<std::byte*> at(h.nblocks);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    at[i] = resolve(h.disp, blocks[i]);
+    if (at[i] == nullptr) return refuse(in, "outside the window"), true;
+    total += blocks[i].len;
+  }
+  int esize = 1;
+  MPI_Datatype elem = MPI_BYTE;
+  MPI_Op op = MPI_OP_NULL;
+  if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
+    elem = elem_type(h.elem);
+    if (elem == MPI_DATATYPE_NULL || MPI_Type_size(elem, &esize) != MPI_SUCCESS || esize <= 0)
+      return refuse(in, "bad element type"), true;
+    for (const Block& b : blocks)
+      if (b.len % static_cast<std::uint64_t>(esize) != 0)
+        return refuse(in, "block splits an element"), true;
+  }
+  if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) {
+    op = op_of(h.op);
+    if (op == MPI_OP_NULL) return refuse(in, "bad op"), true;
+  }
+  const bool no_op = h.op == no_op_index() && op != MPI_OP_NULL;
+  switch (h.kind) {
+    case Kind::kPut:
+      if (h.data_len != total) return refuse(in, "data length"), true;
+      break;
+    case Kind::kGet:
+      if (h.data_len != 0) return refuse(in, "data length"), true;
+      break;
+    case Kind::kAcc:
+    case Kind::kGetAcc:
+      if (h.data_len != (no_op ? 0 : total)) return refuse(in, "data length"), true;
+      break;
+    case Kind::kCas:
+      if (total != static_cast<std::uint64_t>(esize) || h.data_len != 2 * total)
+        return refuse(in, "compare-and-swap size"), true;
+      break;
+    default:
+      break;
+  }
+
+  // Fetch first (get, get-accumulate, compare-and-swap answer the old bytes).
+  std::vector<std::byte> old;
+  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
+    old.resize(total);
+    std::uint64_t pos = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      std::memcpy(old.data() + pos, at[i], blocks[i].len);
+      pos += blocks[i].len;
+    }
+  }
+  int err = MPI_SUCCESS;
+  if (h.kind == Kind::kCas) {
+    if (std::memcmp(old.data(), data, total) == 0) std::memcpy(at[0], data + total, total);
+  } else if (h.kind == Kind::kPut || op == MPI_REPLACE) {
+    std::uint64_t pos = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      std::memmove(at[i], data + pos, blocks[i].len);
+      pos += blocks[i].len;
+    }
+  } else if ((h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) && !no_op) {
+    std::vector<std::max_align_t> aligned;  // Open MPI's op kernels read typed elements
+    std::uint64_t pos = 0;
+    for (std::size_t i = 0; i < blocks.size() && err == MPI_SUCCESS; ++i) {
+      const std::uint64_t len = blocks[i].len;
+      aligned.resize((len + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+      std::memcpy(aligned.data(), data + pos, len);
+      const int n = static_cast<int>(len / static_cast<std::uint64_t>(esize));
+      // MPI_Reduce_local: inoutbuf = inbuf op inoutbuf, here target op= origin.
+      err = MPI_Reduce_local(aligned.data(), at[i], n, elem, op);
+      pos += len;
+    }
+    if (err != MPI_SUCCESS) err = MPI_ERR_OP;  // e.g. MPI_BAND on a float
+  }
+  if (err != MPI_SUCCESS && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = err;
+  if (h.reply_tag != 0) {
+    if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas)
+      reply(in.source, h.reply_tag, err, old.data(), err == MPI_SUCCESS ? old.size() : 0);
+    else
+      reply(in.source, h.reply_tag, err, nullptr, 0);
+  }
+  return true;
+}
+
+bool Window::serve() {
+  // Take every request message that arrived, in arrival order.
+  for (;;) {
+    std::unique_ptr<MatchedMessage> m;
+    MPI_Status st;
+    if (engine_.improbe(comm_, MPI_ANY_SOURCE, kTagRequest, &m, &st) != MPI_SUCCESS || !m) break;
+    MPI_Count n = 0;
+    MPI_Get_elements_x(&st, MPI_BYTE, &n);
+    auto in = std::make_unique<Incoming>();
+    in->source = st.MPI_SOURCE;
+    if (n < 0 || static_cast<std::uint64_t>(n) > kMaxMessage) n = 0;  // read nothing: refused
+    in->msg.resize(static_cast<std::size_t>(n));
+    engine_.mrecv(std::move(m), in->msg.data(), static_cast<int>(n), MPI_BYTE, &in->recv);
+    arriving_.push_back(std::move(in));
+  }
+  while (!arriving_.empty() && engine_.completed(*arriving_.front()->recv)) {
+    auto in = std::move(arriving_.front());
+    arriving_.pop_front();
+    if (in->source < 0 || in->source >= comm_->size()) continue;
+    if (in->recv->error != MPI_SUCCESS) {
+      in->msg.clear();  // truncated: too large to read
+      refuse(*in, "too large");
+      continue;
+    }
+    queued_[static_cast<std::size_t>(in->source)].push_back(std::move(in));
+  }
+  // Apply each origin's requests in order; a lock that cannot be granted yet
+  // holds back only its own origin. An unlock may free others: go round again.
+  bool moved = true, waiting = false;
+  while (moved) {
+    moved = false;
+    waiting = false;
+    for (auto& q : queued_) {
+      while (!q.empty()) {
+        if (!apply(*q.front())) {
+          waiting = true;
+          break;
+        }
+        q.pop_front();
+        moved = true;
+      }
+    }
+  }
+  for (auto it = replies_.begin(); it != replies_.end();)
+    it = engine_.completed(*it->first) ? replies_.erase(it) : std::next(it);
+  return !arriving_.empty() || !replies_.empty() || waiting;
+}
+
+}  // namespace zipper::client::rma

@@ -1,0 +1,69 @@
+// The active messages of one-sided communication (issue 26). Every RMA
+// operation travels as a message on the window's private communicator (a
+// duplicate of the user's, so nothing the application sends can match it),
+// through libmmpi's engine like any other message: to a rank of this cluster
+// over Open MPI, across through zipperd with the delivery layer's ordering,
+// acknowledgement and duplicate drop (peer_transport.h). The target applies
+// it (rma_target.cpp), so accumulates from both clusters to one target are
+// applied one at a time, by one process, in each origin's order.
+//
+// Request (origin -> target, tag kTagRequest):
+//   RequestHeader | nblocks x Block (the target typemap) | data_len bytes
+// Reply (target -> origin, tag RequestHeader::reply_tag, when asked for):
+//   ReplyHeader | data_len bytes
+// Post notice (PSCW, target -> origin, tag kTagPost): one int, the epoch's
+// sequence number.
+// All integers in host order: both clusters run the same architecture
+// (datatype.h makes the same assumption).
+#pragma once
+
+#include <cstdint>
+
+namespace zipper::client::rma {
+
+inline constexpr std::uint32_t kMagic = 0x5A524D41;  // "ZRMA"
+inline constexpr int kTagRequest = 1;
+inline constexpr int kTagPost = 2;
+/// Reply tags are kTagReplyBase + (id mod kReplyTags): unique among the
+/// replies one origin waits for from one target.
+inline constexpr int kTagReplyBase = 16;
+inline constexpr int kReplyTags = 1 << 20;
+/// A request carries at most this many typemap blocks and data bytes; larger
+/// ones are refused (MPI_ERR_COUNT at the origin, counted at the target).
+inline constexpr std::uint32_t kMaxBlocks = 1u << 24;
+inline constexpr std::uint64_t kMaxData = std::uint64_t{1} << 31;
+
+enum class Kind : std::uint8_t {
+  kPut = 1,   // data -> target blocks
+  kGet,       // reply: target blocks' bytes
+  kAcc,       // target = target op data, element-wise
+  kGetAcc,    // reply: old target bytes; then as kAcc (MPI_NO_OP: read only)
+  kCas,       // data = compare | value (one element); reply: old element
+  kLock,      // flags & kExclusive; reply (if asked) once granted
+  kUnlock,    // reply: first error since the last reply
+  kFlush,     // reply: first error since the last reply (everything before applied)
+  kComplete,  // PSCW: end of this origin's access epoch; reply as kFlush
+};
+
+inline constexpr std::uint8_t kExclusive = 1;
+
+struct RequestHeader {
+  std::uint32_t magic = kMagic;
+  Kind kind = Kind::kPut;
+  std::uint8_t op = 0;     // op_index() (kAcc, kGetAcc)
+  std::int16_t elem = 0;   // elem_index() of the element type (kAcc, kGetAcc, kCas)
+  std::uint8_t flags = 0;  // kLock: kExclusive
+  std::uint8_t pad[3] = {};
+  std::int32_t reply_tag = 0;  // 0: no reply
+  std::uint32_t nblocks = 0;
+  std::int64_t disp = 0;  // target displacement, in the target's disp units
+  std::uint64_t data_len = 0;
+};
+
+struct ReplyHeader {
+  std::uint32_t magic = kMagic;
+  std::int32_t error = 0;  // MPI error code (MPI_SUCCESS, MPI_ERR_RMA_RANGE, ...)
+  std::uint64_t data_len = 0;
+};
+
+}  // namespace zipper::client::rma
