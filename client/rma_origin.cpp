@@ -88,6 +88,7 @@ int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks,
 
 int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                 int tcount, MPI_Datatype ttype, std::shared_ptr<OpState> st) {
+  const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return done_at_once(st);
   if (int rc = check_access(target)) return rc;
   std::vector<Block> blocks;
@@ -108,6 +109,7 @@ int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MP
 
 int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                 MPI_Datatype ttype, std::shared_ptr<OpState> st) {
+  const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return done_at_once(st);
   if (int rc = check_access(target)) return rc;
   std::vector<Block> blocks;
@@ -136,6 +138,7 @@ int Window::accumulate(const void* obuf, int ocount, MPI_Datatype otype, int tar
 int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, void* rbuf, int rcount,
                            MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                            MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
+  const Guard g(engine_.mutex());
   const bool fetch = rtype != MPI_DATATYPE_NULL;
   if (target == MPI_PROC_NULL) return done_at_once(st);
   const int opi = op_index(op);
@@ -174,6 +177,7 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
 
 int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
                              int target, MPI_Aint disp) {
+  const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (int rc = check_access(target)) return rc;
   const int ei = elem_index(type);
@@ -311,6 +315,7 @@ int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
 }
 
 int Window::flush(int target) {
+  const Guard g(engine_.mutex());
   std::vector<int> ts;
   if (target >= 0) {
     if (target >= comm_->size()) return MPI_ERR_RANK;
@@ -325,6 +330,7 @@ int Window::flush(int target) {
 }
 
 int Window::flush_local(int target) {
+  const Guard g(engine_.mutex());
   if (target >= comm_->size()) return MPI_ERR_RANK;
   if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
   wait_for([&] { return idle_to(target); });

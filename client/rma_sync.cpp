@@ -13,10 +13,12 @@ constexpr int kTagPostSeq = kTagPost;
 }  // namespace
 
 bool Window::in_epoch() const {
+  const Guard g(engine_.mutex());
   return lock_all_ || locks_held_ > 0 || access_open_ || exposure_open_;
 }
 
 int Window::lock(int lock_type, int target, int assert_flags) {
+  const Guard g(engine_.mutex());
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) return MPI_ERR_LOCKTYPE;
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= comm_->size()) return MPI_ERR_RANK;
@@ -42,6 +44,7 @@ int Window::lock(int lock_type, int target, int assert_flags) {
 }
 
 int Window::unlock(int target) {
+  const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return MPI_SUCCESS;
   if (target < 0 || target >= comm_->size()) return MPI_ERR_RANK;
   const auto t = static_cast<std::size_t>(target);
@@ -54,6 +57,7 @@ int Window::unlock(int target) {
 }
 
 int Window::lock_all(int assert_flags) {
+  const Guard g(engine_.mutex());
   if (lock_all_ || locks_held_ > 0 || access_open_) return MPI_ERR_RMA_SYNC;
   lock_all_nocheck_ = (assert_flags & MPI_MODE_NOCHECK) != 0;
   if (!lock_all_nocheck_) {
@@ -68,6 +72,7 @@ int Window::lock_all(int assert_flags) {
 }
 
 int Window::unlock_all() {
+  const Guard g(engine_.mutex());
   if (!lock_all_) return MPI_ERR_RMA_SYNC;
   std::vector<int> all(static_cast<std::size_t>(comm_->size()));
   for (int t = 0; t < comm_->size(); ++t) all[static_cast<std::size_t>(t)] = t;
@@ -80,6 +85,7 @@ int Window::unlock_all() {
 }
 
 int Window::barrier() {
+  const Guard g(engine_.mutex());
   const int n = comm_->size(), me = comm_->rank();
   for (int k = 0, step = 1; step < n; ++k, step <<= 1) {
     RequestPtr s, r;
@@ -95,10 +101,12 @@ int Window::barrier() {
 }
 
 int Window::drain() {
+  const Guard g(engine_.mutex());
   return wait_for([&] { return pending_.empty() && replies_.empty() && arriving_.empty(); });
 }
 
 int Window::fence(int assert_flags) {
+  const Guard g(engine_.mutex());
   if (lock_all_ || locks_held_ > 0 || access_open_ || exposure_open_) return MPI_ERR_RMA_SYNC;
   int rc = MPI_SUCCESS;
   if ((assert_flags & MPI_MODE_NOPRECEDE) == 0) {
@@ -115,6 +123,7 @@ int Window::fence(int assert_flags) {
 }
 
 int Window::post(const std::vector<int>& group, int assert_flags) {
+  const Guard g(engine_.mutex());
   if (exposure_open_) return MPI_ERR_RMA_SYNC;
   for (int o : group)
     if (o < 0 || o >= comm_->size()) return MPI_ERR_RANK;
@@ -133,6 +142,7 @@ int Window::post(const std::vector<int>& group, int assert_flags) {
 }
 
 int Window::start(const std::vector<int>& group, int assert_flags) {
+  const Guard g(engine_.mutex());
   if (access_open_ || lock_all_ || locks_held_ > 0) return MPI_ERR_RMA_SYNC;
   for (int t : group)
     if (t < 0 || t >= comm_->size()) return MPI_ERR_RANK;
@@ -154,6 +164,7 @@ int Window::start(const std::vector<int>& group, int assert_flags) {
 }
 
 int Window::complete() {
+  const Guard g(engine_.mutex());
   if (!access_open_) return MPI_ERR_RMA_SYNC;
   const int rc = flush_targets(access_group_, Kind::kComplete);
   access_open_ = false;
@@ -174,6 +185,7 @@ void Window::end_exposure() {
 }
 
 int Window::wait() {
+  const Guard g(engine_.mutex());
   if (!exposure_open_) return MPI_ERR_RMA_SYNC;
   wait_for([&] { return exposure_done(); });
   end_exposure();
@@ -181,6 +193,7 @@ int Window::wait() {
 }
 
 int Window::test(bool* flag) {
+  const Guard g(engine_.mutex());
   if (!exposure_open_) return MPI_ERR_RMA_SYNC;
   engine_.progress();
   reap();

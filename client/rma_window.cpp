@@ -40,6 +40,7 @@ Window::~Window() {
 }
 
 int Window::attach(void* base, std::uint64_t size) {
+  const Guard g(engine_.mutex());
   auto* b = static_cast<std::byte*>(base);
   for (const Region& r : regions_)
     if (b < r.base + r.size && r.base < b + size) return MPI_ERR_RMA_ATTACH;
@@ -48,6 +49,7 @@ int Window::attach(void* base, std::uint64_t size) {
 }
 
 int Window::detach(const void* base) {
+  const Guard g(engine_.mutex());
   for (auto it = regions_.begin(); it != regions_.end(); ++it)
     if (it->base == base) {
       regions_.erase(it);

@@ -55,6 +55,8 @@ struct OpState {
   int error = MPI_SUCCESS;
 };
 
+/// Every public call holds the engine's lock (engine.h): the progress thread
+/// (rma_progress.h) runs the window's round under it too.
 class Window {
  public:
   /// `comm`: the window's private communicator (a duplicate of the user's);
@@ -134,6 +136,7 @@ class Window {
   std::uint64_t refused() const { return refused_; }
 
  private:
+  using Guard = std::lock_guard<std::recursive_mutex>;
   /// One operation (or synchronisation request) in flight from this origin.
   struct Pending {
     int target = -1;

@@ -38,7 +38,7 @@ from mpich_suite import allowed, build, launch, report, testlist  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 DEFAULT_SUITE = os.path.normpath(os.path.join(REPO, "..", "shared", "mpich-testsuite", "test", "mpi"))
-ALL_DIRS = ["pt2pt", "coll", "comm", "group", "init", "errhan", "attr", "topo", "datatype"]
+ALL_DIRS = ["pt2pt", "coll", "comm", "group", "init", "errhan", "attr", "topo", "datatype", "rma"]
 MPI_VERSION = (3, 1)  # Open MPI 4.1
 
 

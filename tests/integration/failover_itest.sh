@@ -3,9 +3,16 @@
 # the job must finish with every byte checked (mmpi_failover_itest), or, when
 # every forwarder goes, end non-zero within 10 s with no process left.
 # usage: failover_itest.sh BIN_DIR kill|stop|drain|all K X Y ROUNDS
+# FAILOVER_PROGRAM / FAILOVER_ARGS run another program of BIN_DIR (default
+# mmpi_failover_itest ROUNDS) that prints "# failover: ... begin" once its
+# traffic runs and "PASS FAILOVER_PASS ..." at the end (issue 26: a stream of
+# accumulates, mmpi_rma_itest rma_stream SECONDS).
 set -euo pipefail
 [[ -z ${FAILOVER_DEBUG:-} ]] || set -x
 bin=$1 fault=$2 k=$3 x=$4 y=$5 rounds=$6
+prog=${FAILOVER_PROGRAM:-mmpi_failover_itest}
+read -r -a prog_args <<<"${FAILOVER_ARGS:-$rounds}"
+pass=${FAILOVER_PASS:-failover}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d)
 trap 'kill -CONT $(cat "$dir"/pids 2>/dev/null) 2>/dev/null || true
@@ -33,7 +40,7 @@ if [[ $fault == drain ]]; then
               --env "MMPI_FORWARDER_KEYS=$keys")
 fi
 "$bin/zipper-run" "${run_args[@]}" -x "$x" -y "$y" --timeout 240 \
-    --env MMPI_FORWARDER_TIMEOUT=2000 -- "$bin/mmpi_failover_itest" "$rounds" >"$dir/out" 2>&1 &
+    --env MMPI_FORWARDER_TIMEOUT=2000 -- "$bin/$prog" "${prog_args[@]}" >"$dir/out" 2>&1 &
 run=$!
 touch "$dir/started"
 # zipperd of bridge node 2 (or every one, for "all").
@@ -67,7 +74,7 @@ if [[ $fault == all ]]; then
     (($(echo "$took < 10" | bc))) || { echo "FAIL: took $took s (limit 10 s)"; exit 1; }
     grep -q "no forwarder left\|link to zipperd failed" "$dir/out" ||
         { echo "FAIL: no clear message"; exit 1; }
-    ! pgrep -f "mmpi_failover_itest $rounds" >/dev/null || { echo "FAIL: ranks left running"; exit 1; }
+    ! pgrep -f "$prog ${prog_args[*]}" >/dev/null || { echo "FAIL: ranks left running"; exit 1; }
     echo "PASS failover_all"
     exit 0
 fi
@@ -80,6 +87,6 @@ if [[ $fault == drain ]]; then
     kill -TERM $(cat "$dir"/zipperd.*.pid) 2>/dev/null || true
 fi
 [[ $rc -eq 0 ]] || { echo "FAIL: zipper-run exited $rc"; exit 1; }
-grep -q "^PASS failover" "$dir/out" || { echo "FAIL: no PASS line"; exit 1; }
+grep -q "^PASS $pass" "$dir/out" || { echo "FAIL: no PASS line"; exit 1; }
 grep -q "is out of use" "$dir/out" || { echo "FAIL: no rank noticed the failed forwarder"; exit 1; }
 echo "PASS failover_$fault"

@@ -117,6 +117,10 @@ class Launcher:
             cmd = [self.mpirun, "-np", str(n), "--oversubscribe", "--bind-to", "none"]
             if n > (os.cpu_count() or 1):
                 cmd += ["--mca", "mpi_yield_when_idle", "1"]
+            if entry.dir == "rma":
+                # Open MPI 4.1's osc/rdma crashes (compare-and-swap to self over
+                # vader): the native baseline uses osc/sm and osc/pt2pt.
+                cmd += ["--mca", "osc", "sm,pt2pt"]
             for kv in entry.env:
                 cmd += ["-x", kv]
             return cmd + [exe] + entry.args
