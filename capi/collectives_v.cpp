@@ -1,5 +1,6 @@
-// C entry points of the collectives added for issue 12: the v-variants,
-// reduce_scatter, scan, exscan and alltoallw (mmpi.h). As in
+// C entry points of the vector collectives (MPI-3.1 5.5-5.8, 5.10): gatherv,
+// scatterv, allgatherv, reduce_scatter and alltoallw (mmpi.h); scan and
+// exscan are in scan.cpp. As in
 // capi/collectives.cpp, arguments are checked before anything is
 // communicated, and a failure after communication began aborts the job.
 // Each has one algorithm (no selection): see the headers in collectives/.
@@ -11,60 +12,17 @@
 #include <cstring>
 #include <vector>
 
-#include "../client/environment.h"
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
 #include "../collectives/gatherv_two_level.h"
 #include "../collectives/packed_blocks.h"
-#include "../collectives/rank_runs.h"
 #include "../collectives/reduce_scatter_leaders.h"
-#include "../collectives/scan_carry.h"
-#include "../collectives/scan_runs.h"
 #include "../collectives/scatterv_two_level.h"
 #include "coll_checks.h"
 #include "intercomm.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
-
-namespace {
-
-// MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
-// each cluster is one run of ranks) or "runs" (any layout). Read at each
-// call (a program may change it between scans; client/environment.h).
-// Returns false, printing why, on a bad value.
-bool scan_wants_runs(bool* runs) {
-  const char* v = zipper::client::Environment::live("MMPI_SCAN_ALGORITHM");
-  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
-  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
-  std::fprintf(
-      stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
-      v);
-  return false;
-}
-
-int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_buf(count, datatype)) return rc;
-  if (int rc = check_op(op)) return rc;
-  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  // In place: the input is recvbuf, which the leaders' gather reads before
-  // the final scatter writes it.
-  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  bool runs = false;
-  if (!scan_wants_runs(&runs)) return MPI_ERR_ARG;
-  // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
-  // interleaved clusters: the run-wise fold at the leaders.
-  if (!runs && zipper::coll::rank_runs(t).size() <= 2)
-    return finish_named(what, "scan_carry", t,
-                        zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
-  return finish_named(what, "scan_runs", t,
-                      zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -157,16 +115,6 @@ int mmpi_impl_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvc
   return finish_named(
       "MMPI_Reduce_scatter", "reduce_scatter_leaders", t,
       zipper::coll::reduce_scatter_leaders(t, in, recvbuf, recvcounts, datatype, op));
-}
-
-int mmpi_impl_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm) {
-  return scan_entry("MMPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
-}
-
-int mmpi_impl_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm) {
-  return scan_entry("MMPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
 }
 
 int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],

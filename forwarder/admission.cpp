@@ -2,11 +2,12 @@
 // AUTH (proof of the job key bound to this connection, optionally a MUNGE
 // credential), then joining the job and the HELLO_ACK that confirms the host
 // key to the rank; refusals and draining. proto/auth.h has the exchange.
+#include "admission.h"
+
 #include "../proto/host_key.h"
 #include "../proto/munge.h"
 #include "address_prefix.h"
-#include "forwarder.h"
-#include "forwarder_internal.h"
+#include "control_frames.h"
 
 namespace zipper::forwarder {
 
@@ -33,19 +34,38 @@ std::string owner_of(const Connection& c, const std::optional<std::uint32_t>& ui
 
 }  // namespace
 
-void Forwarder::refuse(const std::shared_ptr<Connection>& conn, ErrorCode code,
+Admission::Admission(const Config& cfg, JobRegistry& registry, FlowControl& flow,
+                     Counters& counters, RateLimitedLog& log, ConnectionHost& host)
+    : cfg_(cfg),
+      registry_(registry),
+      flow_(flow),
+      counters_(counters),
+      log_(log),
+      host_(host),
+      keys_(cfg.host_key ? cfg.host_key : std::make_shared<proto::auth::HostKey>()) {
+  if (cfg_.auth == "munge")
+    for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
+      munge_.push_back(std::make_unique<proto::auth::MungeVerifier>(
+          i < cfg_.munge_socket.size() ? cfg_.munge_socket[i] : std::string()));
+}
+
+Admission::~Admission() = default;
+
+const proto::auth::Key& Admission::host_public_key() const { return keys_->public_key(); }
+
+void Admission::refuse(const std::shared_ptr<Connection>& conn, ErrorCode code,
                        const std::string& why) {
   if (code == ErrorCode::kAuth)
-    ++auth_failures_;
+    ++counters_.auth_failures;
   else
-    ++refused_admissions_;
-  warn_limited("refuse", "refused {}: {}", conn->link->peer(), why);
+    ++counters_.refused_admissions;
+  log_.warn("refuse", "refused {}: {}", conn->link->peer(), why);
   send_error(conn, code, conn->hello.vrank, 0, why);
-  close_conn(conn, "admission refused: " + why);
+  host_.close_conn(conn, "admission refused: " + why);
 }
 
 // HELLO: check what can be checked without the secret, then challenge.
-void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
+void Admission::on_hello(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
                          const Payload& payload) {
   proto::HelloPayload hello;
   if (conn->hello_seen) return refuse(conn, ErrorCode::kBadHello, "second HELLO");
@@ -55,13 +75,14 @@ void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   conn->hello = {hdr.job_id, hello.vrank, hello.np_low, hello.np_high};
   const std::string bad = registry_.check_layout(hello.np_low, hello.np_high, hello.vrank);
   if (!bad.empty()) return refuse(conn, ErrorCode::kBadHello, bad);
-  if (cfg_.group_sides && sides_.size() == 2) {
+  // Sides are the listeners, in order.
+  if (cfg_.group_sides && cfg_.listen.size() == 2) {
     const int group_side = hello.vrank < hello.np_low ? 0 : 1;
     if (conn->side != group_side)
       return refuse(conn, ErrorCode::kBadHello,
                     "rank " + std::to_string(hello.vrank) + " belongs to the " +
                         (group_side == 0 ? "low" : "high") + " group, which connects on side " +
-                        sides_[group_side]->name + ", not " + sides_[conn->side]->name);
+                        cfg_.listen[group_side].name + ", not " + cfg_.listen[conn->side].name);
   }
   conn->challenge.nonce = proto::auth::random_nonce();
   conn->challenge.server_key = keys_->public_key();
@@ -79,7 +100,7 @@ void Forwarder::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
 // AUTH: the proof of the job key for this connection's challenge and this
 // connection's ends (and the MUNGE credential); HELLO_ACK then confirms to
 // the rank that we hold the host key it saw.
-void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& payload) {
+void Admission::on_auth(const std::shared_ptr<Connection>& conn, const Payload& payload) {
   namespace auth = proto::auth;
   if (!conn->hello_seen) return refuse(conn, ErrorCode::kAuth, "AUTH before HELLO");
   auth::AuthPayload a;
@@ -120,7 +141,7 @@ void Forwarder::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
   admit(conn, req, confirm);
 }
 
-void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req,
+void Admission::admit(const std::shared_ptr<Connection>& conn, JobRegistry::JoinRequest req,
                       const proto::auth::Tag& confirm) {
   // Draining: only ranks of a job that exists (its id and secret) join.
   req.may_create = !draining();
@@ -142,12 +163,13 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   if (!r.job) {
     conn->link->set_max_payload(kPreHelloMaxPayload);
     // Counted once per job, not per rank.
-    if (r.draining && r.first_refusal) refused_draining_.fetch_add(1, std::memory_order_relaxed);
+    if (r.draining && r.first_refusal)
+      counters_.refused_draining.fetch_add(1, std::memory_order_relaxed);
     return refuse(conn, ErrorCode::kBadHello, r.error);
   }
-  share_.set_jobs(registry_.job_count());
-  info_limited("admit", r.job->label(), "job {}: rank {} of {}+{} connected from {}",
-               r.job->label(), req.vrank, req.np_low, req.np_high, conn->link->peer());
+  flow_.set_jobs(registry_.job_count());
+  log_.info("admit", r.job->label(), "job {}: rank {} of {}+{} connected from {}", r.job->label(),
+            req.vrank, req.np_low, req.np_high, conn->link->peer());
   if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;
@@ -157,15 +179,15 @@ void Forwarder::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
     send_control(c, std::move(f));
   };
   if (r.now_ready) {
-    info_limited("ready", r.job->label(), "job {}: all {} ranks connected", r.job->label(),
-                 r.job->size());
+    log_.info("ready", r.job->label(), "job {}: all {} ranks connected", r.job->label(),
+              r.job->size());
     for (auto& c : r.job->members()) ready(c);
   } else if (r.ready) {
     ready(conn);
   }
 }
 
-void Forwarder::set_draining(bool on) {
+void Admission::set_draining(bool on) {
   if (draining_.exchange(on) == on) return;
   if (on) {
     spdlog::info("draining: no new jobs are admitted, {} running", registry_.job_count());
@@ -177,6 +199,22 @@ void Forwarder::set_draining(bool on) {
                    "zipperd is draining for maintenance: move traffic to other forwarders");
   } else {
     spdlog::info("drain ended: admitting new jobs ({} running)", registry_.job_count());
+  }
+}
+
+void Admission::end_evicted(const std::shared_ptr<Job>& job, const std::string& why) {
+  flow_.set_jobs(registry_.job_count());
+  log_.warn("evict-job", "job {}: evicted after relaying nothing for --idle-evict: {}",
+            job->label(), why);
+  const std::string text = "the job relayed nothing for " +
+                           std::to_string(cfg_.idle_evict_ms / 1000.0) +
+                           " s and was evicted: " + why + " (--idle-evict)";
+  for (auto& c : job->members()) {
+    if (c->doomed.exchange(true)) continue;
+    // Only the error frame is queued from here; the receive thread of the
+    // connection closes it.
+    send_error(c, ErrorCode::kBadHello, c->vrank, 0, text);
+    c->link->shutdown();
   }
 }
 

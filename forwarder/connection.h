@@ -11,6 +11,7 @@
 #include "../proto/link.h"
 #include "control_budget.h"
 #include "frame_credits.h"
+#include "park_reason.h"
 #include "traffic_counters.h"
 
 namespace zipper::forwarder {
@@ -58,11 +59,11 @@ struct Connection {
   // over_budget: waiting in its side's backlog for the next round.
   ControlBudget budget{32};
   bool over_budget = false;
-  bool parked = false;  // receive paused for lack of memory (receive thread only)
+  // Why its receive is paused (FlowControl::park; receive thread only).
+  ParkReason park = ParkReason::kNone;
   // Bytes of the frame it waits for when parked by its job's fair share
   // (0: parked by the global budget); receive thread only.
   std::uint64_t share_wait = 0;
-  int park_kind = 0;  // 0 not parked, 1 by the budget, 2 by the job's share (Forwarder::set_parked)
   // Job::releases when it parked at its job's share or behind a full
   // destination: it retries once that moved (receive thread only).
   std::uint64_t park_epoch = 0;
@@ -70,8 +71,8 @@ struct Connection {
   // header on: at most its credit's worth (--conn-credits) before the senders
   // pause, so a client that does not read cannot fill the pools.
   std::atomic<std::uint32_t> inbound{0};
-  // The destination of the last frame received (receive thread only; weak:
-  // two connections must not keep each other alive).
+  // The destination of the last frame received (router.h; receive thread
+  // only; weak: two connections must not keep each other alive).
   std::weak_ptr<Connection> last_dest;
   std::uint32_t last_dest_rank = ~0u;
   bool credit_exhausted = false;  // last frame left no room for a largest frame (receive thread)

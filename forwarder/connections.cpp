@@ -6,8 +6,9 @@
 
 #include <cstring>
 
+#include "control_frames.h"
 #include "forwarder.h"
-#include "forwarder_internal.h"
+#include "side.h"
 
 namespace zipper::forwarder {
 
@@ -34,16 +35,16 @@ void set_keepalive(int fd, int idle_s) {
 void Forwarder::accept_all(Side& side) {
   const auto log_refused = [&] {
     for (const auto& r : side.listener->take_refused()) {
-      ++protocol_errors_;
-      warn_limited("refused", "side {}: refused a connection from {}", side.name, r);
+      ++counters_.protocol_errors;
+      log_.warn("refused", "side {}: refused a connection from {}", side.name, r);
     }
   };
   while (auto link = side.listener->accept()) {
     log_refused();
     if (open_conns_.load() >= cfg_.max_connections && !make_room_for_connection()) {
-      warn_limited("max-connections",
-                   "side {}: closing a connection from {}: {} connections open (--max-connections)",
-                   side.name, link->peer(), open_conns_.load());
+      log_.warn("max-connections",
+                "side {}: closing a connection from {}: {} connections open (--max-connections)",
+                side.name, link->peer(), open_conns_.load());
       continue;  // the link's destructor closes it
     }
     ++open_conns_;
@@ -68,7 +69,7 @@ void Forwarder::accept_all(Side& side) {
       std::lock_guard lk(side.mu);
       side.conns.emplace(id, conn);
     }
-    ++connections_;
+    ++counters_.connections;
     ++side.accepted;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
     const int fd = conn->link->poll_fd();
@@ -92,34 +93,17 @@ bool Forwarder::make_room_for_connection() {
       if (!c || c->closed || c->doomed || c->admitted.load(std::memory_order_acquire)) continue;
       c->doomed = true;
       c->link->shutdown();  // its receive thread sees the end and closes it
-      unadmitted_evicted_.fetch_add(1, std::memory_order_relaxed);
-      warn_limited("evict-unadmitted",
-                   "closing {} (not admitted yet) to make room at --max-connections",
-                   c->link->peer());
+      counters_.unadmitted_evicted.fetch_add(1, std::memory_order_relaxed);
+      log_.warn("evict-unadmitted",
+                "closing {} (not admitted yet) to make room at --max-connections", c->link->peer());
       return true;
     }
   }
   if (auto job = registry_.evict_idle(std::chrono::steady_clock::now())) {
-    end_evicted(job, "a new connection needed its place at --max-connections");
+    admission_->end_evicted(job, "a new connection needed its place at --max-connections");
     return true;
   }
   return false;
-}
-
-void Forwarder::end_evicted(const std::shared_ptr<Job>& job, const std::string& why) {
-  share_.set_jobs(registry_.job_count());
-  warn_limited("evict-job", "job {}: evicted after relaying nothing for --idle-evict: {}",
-               job->label(), why);
-  const std::string text = "the job relayed nothing for " +
-                           std::to_string(cfg_.idle_evict_ms / 1000.0) +
-                           " s and was evicted: " + why + " (--idle-evict)";
-  for (auto& c : job->members()) {
-    if (c->doomed.exchange(true)) continue;
-    // Only the error frame is queued from here; the receive thread of the
-    // connection closes it.
-    send_error(c, ErrorCode::kBadHello, c->vrank, 0, text);
-    c->link->shutdown();
-  }
 }
 
 void Forwarder::pause_accepting(Side& side, int err) {
@@ -128,9 +112,9 @@ void Forwarder::pause_accepting(Side& side, int err) {
   side.accept_resume =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.accept_pause_ms);
   epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, side.listener->poll_fd(), nullptr);
-  ++accept_pauses_;
-  warn_limited("accept", "side {}: cannot accept ({}); pausing accepts for {} ms", side.name,
-               std::strerror(err), cfg_.accept_pause_ms);
+  ++counters_.accept_pauses;
+  log_.warn("accept", "side {}: cannot accept ({}); pausing accepts for {} ms", side.name,
+            std::strerror(err), cfg_.accept_pause_ms);
 }
 
 void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::string& why) {
@@ -139,7 +123,7 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
   const int fd = conn->link->poll_fd();
   epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
   epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
-  set_parked(*conn, false);
+  flow_->park(*conn, false);
   // Give queued frames (e.g. an error report) a last chance, then close.
   conn->link->progress_send();
   conn->link->shutdown();
@@ -153,17 +137,17 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
     if (orderly)
       spdlog::debug("job {}: connection of {} ended: {}", conn->job->label(), conn->name(), why);
     else
-      warn_limited("ended", "job {}: connection of {} ended: {}", conn->job->label(), conn->name(),
-                   why);
+      log_.warn("ended", "job {}: connection of {} ended: {}", conn->job->label(), conn->name(),
+                why);
     const auto left = registry_.leave(conn);
-    share_.set_jobs(registry_.job_count());
+    flow_->set_jobs(registry_.job_count());
     if (!orderly) announce_departure(conn, why);
     if (left.finished) log_job_end(*conn->job);
   } else if (conn->said_bye) {
     spdlog::debug("connection from {} ended before admission: {}", conn->link->peer(), why);
   } else {
-    warn_limited("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
-                 why);
+    log_.warn("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
+              why);
   }
 }
 
@@ -185,11 +169,11 @@ void Forwarder::log_job_end(const Job& job) {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - job.created).count();
   const Traffic up = job.from_low.load(), down = job.from_high.load();
-  info_limited("job-end", "",
-               "job {}: ended after {:.1f} s; {}+{} ranks; relayed {} bytes in {} "
-               "frames low to high, {} bytes in {} frames high to low",
-               job.label(), secs, job.np_low(), job.np_high(), up.bytes, up.frames, down.bytes,
-               down.frames);
+  log_.info("job-end", "",
+            "job {}: ended after {:.1f} s; {}+{} ranks; relayed {} bytes in {} "
+            "frames low to high, {} bytes in {} frames high to low",
+            job.label(), secs, job.np_low(), job.np_high(), up.bytes, up.frames, down.bytes,
+            down.frames);
 }
 
 }  // namespace zipper::forwarder

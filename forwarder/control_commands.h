@@ -10,9 +10,9 @@
 #include <functional>
 #include <string>
 
-#include "forwarder.h"
-
 namespace zipper::forwarder {
+
+class Forwarder;
 
 class ControlCommands {
  public:

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "forwarder.h"
+#include "forwarder_config.h"
 
 namespace CLI {
 class App;

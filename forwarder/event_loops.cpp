@@ -5,9 +5,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "control_frames.h"
 #include "forwarder.h"
-#include "forwarder_internal.h"
 #include "recv_sink.h"
+#include "side.h"
 
 namespace zipper::forwarder {
 
@@ -49,14 +50,8 @@ void Forwarder::recv_loop(Side& side) {
         std::vector<std::shared_ptr<Connection>> parked;
         {
           std::lock_guard lk(side.mu);
-          // A connection parked at its job's share (or behind a full
-          // destination of its job) stays parked until one of the job's
-          // frames leaves; waking it for every other job's release would
-          // cost a pass over all its connections per frame.
           for (auto& [cid, c] : side.conns)
-            if (c->parked && !(c->park_kind == 2 &&
-                               c->job->releases.load(std::memory_order_acquire) == c->park_epoch))
-              parked.push_back(c);
+            if (FlowControl::may_retry(*c)) parked.push_back(c);
         }
         for (auto& c : parked) progress_conn(side, c);
       } else if (auto conn = side.find(id)) {
@@ -103,7 +98,7 @@ void Forwarder::send_loop(Side& side) {
       if (auto conn = side.find(id)) {
         if (conn->link->progress_send() == LinkStatus::kError) {
           // The peer address only: job and rank belong to the receive thread.
-          warn_limited("send", "send to {} failed: {}", conn->link->peer(), conn->link->error());
+          log_.warn("send", "send to {} failed: {}", conn->link->peer(), conn->link->error());
           conn->link->shutdown();  // its receive thread sees the error and closes it
         }
       }
@@ -111,46 +106,30 @@ void Forwarder::send_loop(Side& side) {
   }
 }
 
-// Parked connections are counted by what they wait for: the global budget
-// (parked_: any release wakes the receivers) or their job's share
-// (Job::share_parked: only that job's releases do), so that a job parked at
-// its share does not cost a wake-up per frame of every other job.
-void Forwarder::set_parked(Connection& c, bool on) {
-  const int kind = !on ? 0 : c.share_wait > 0 ? 2 : 1;
-  if (kind == c.park_kind) return;
-  if (c.park_kind == 1) --parked_;
-  if (c.park_kind == 2) --c.job->share_parked;
-  if (kind == 1) ++parked_;
-  if (kind == 2) ++c.job->share_parked;
-  c.park_kind = kind;
-  c.parked = kind != 0;
-}
-
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
   if (conn->closed) return;
-  RecvSinkImpl sink(*this, conn, side.rx_rounds.load(std::memory_order_relaxed));
+  ConnectionSink sink(*this, *flow_, conn, side.rx_rounds.load(std::memory_order_relaxed));
   LinkStatus st = conn->link->progress_recv(sink, 0);
   if (st == LinkStatus::kPaused && sink.budget_spent() && !sink.fatal()) {
     // Its share of this round is spent: served again next round, after the
     // connections that have events now (edge-triggered epoll would not
     // report its unread bytes again).
-    control_deferrals_.fetch_add(1, std::memory_order_relaxed);
+    counters_.control_deferrals.fetch_add(1, std::memory_order_relaxed);
     if (!conn->over_budget) {
       conn->over_budget = true;
       side.over_budget.push_back(conn);
     }
     return;
   }
-  if (st == LinkStatus::kPaused && !sink.fatal() && !conn->parked) {
+  if (st == LinkStatus::kPaused && !sink.fatal() && conn->park == ParkReason::kNone) {
     // Out of memory. Count the connection as parked before trying once more:
     // memory released between the failed reservation and now woke nobody (no
     // receiver was parked yet), and its socket may never signal again.
-    set_parked(*conn, true);
-    conn->memory_stalls.fetch_add(1, std::memory_order_relaxed);
-    memory_stalls_.fetch_add(1, std::memory_order_relaxed);
+    flow_->park(*conn, true);
+    flow_->note_memory_stall(*conn);
     st = conn->link->progress_recv(sink, 0);
   }
-  set_parked(*conn, st == LinkStatus::kPaused && !sink.fatal());
+  flow_->park(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
     // A handler that closed the connection counted its own reason (an
     // admission refusal is no protocol error: issue 20), and one closed in

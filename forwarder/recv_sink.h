@@ -1,33 +1,37 @@
-// Receives one connection's frames for the forwarder: charges the frame's
-// credit (counted in frames), the job's memory share and a pool buffer before
-// its payload is read, then hands the frame to routing. Internal to zipperd's
-// forwarder (forwarder/*.cpp).
+// Receives one connection's frames for zipperd (proto::RecvSink): charges the
+// control budget (control_budget.h), then, once the connection is admitted,
+// credit and memory (FlowControl) before a frame's payload is read, and hands
+// each complete frame to the host (admission or relay). One sink serves one
+// call of Link::progress_recv on the connection's receive thread.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
 #include "../proto/link.h"
 #include "connection.h"
-#include "forwarder.h"
+#include "connection_host.h"
+#include "flow_control.h"
 
 namespace zipper::forwarder {
 
-// Receives one connection's frames: charges credit and memory, then routes.
-class Forwarder::RecvSinkImpl final : public proto::RecvSink {
+class ConnectionSink final : public proto::RecvSink {
  public:
   /// `round`: the receive round of the connection's side (ControlBudget).
-  RecvSinkImpl(Forwarder& f, std::shared_ptr<Connection> c, std::uint64_t round)
-      : f_(f), conn_(std::move(c)), round_(round) {}
+  ConnectionSink(ConnectionHost& host, FlowControl& flow, std::shared_ptr<Connection> c,
+                 std::uint64_t round)
+      : host_(host), flow_(flow), conn_(std::move(c)), round_(round) {}
 
-  /// Charges credit, the job's share and a pool buffer; nullopt pauses the
-  /// connection (no memory) or, with fatal(), ends it (credit overrun).
+  /// Charges the control budget, credit, the job's share and a pool buffer;
+  /// nullopt pauses the connection (no budget or memory) or, with fatal(),
+  /// ends it (credit overrun).
   std::optional<proto::Payload> payload_dest(const proto::FrameHeader& hdr) override;
 
   void on_frame(const proto::FrameHeader& hdr, proto::Payload payload) override {
     if (fatal_) return;
     conn_->mid_frame = false;
-    f_.on_frame(conn_, hdr, std::move(payload));
+    host_.on_frame(conn_, hdr, std::move(payload));
     if (conn_->closed) fatal_ = true;
   }
 
@@ -40,7 +44,8 @@ class Forwarder::RecvSinkImpl final : public proto::RecvSink {
   bool budget_spent() const { return budget_spent_; }
 
  private:
-  Forwarder& f_;
+  ConnectionHost& host_;
+  FlowControl& flow_;
   std::shared_ptr<Connection> conn_;
   std::uint64_t round_;
   bool fatal_ = false;

@@ -1,11 +1,13 @@
-// Routing and cut-through relay: a frame from an admitted rank goes to its
-// destination rank inside the same job only, written out at once by the
-// receiving thread; control frames (errors, credit) to a client.
+// Dispatch and cut-through relay: a frame before admission goes to
+// Admission; one from an admitted rank goes to its destination rank inside
+// the same job only (router.h), written out at once by the receiving thread.
 #include <cstring>
 
 #include "../proto/payload_pipe.h"
+#include "control_frames.h"
 #include "forwarder.h"
-#include "forwarder_internal.h"
+#include "router.h"
+#include "side.h"
 
 namespace zipper::forwarder {
 
@@ -19,8 +21,8 @@ using proto::Payload;
 void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
                          Payload payload) {
   if (!conn->job) {
-    if (hdr.type == FrameType::kHello) return on_hello(conn, hdr, payload);
-    if (hdr.type == FrameType::kAuth) return on_auth(conn, payload);
+    if (hdr.type == FrameType::kHello) return admission_->on_hello(conn, hdr, payload);
+    if (hdr.type == FrameType::kAuth) return admission_->on_auth(conn, payload);
     // HELLO then BYE: a launcher's probe (zipper-run) that saw the CHALLENGE
     // and leaves; not a protocol error, logged at debug only.
     if (hdr.type == FrameType::kBye && conn->hello_seen) {
@@ -42,27 +44,8 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
     case FrameType::kBye:
       conn->said_bye = true;
       return;
-    case FrameType::kPing: {
-      // A client's health probe (client/rails.h): answered from this thread,
-      // so a hung relay loop shows as a missing answer.
-      if (conn->pong_queued.exchange(true)) {
-        // Counted only: the sweep reports the count (a flood must not cost a
-        // log decision per frame).
-        pings_dropped_.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-      OutFrame pong;
-      pong.hdr.type = FrameType::kPing;
-      pong.hdr.flags = proto::kPong;
-      pong.hdr.job_id = conn->job->id();
-      pong.hdr.dst = conn->vrank;
-      pong.hdr.seq = hdr.seq;
-      pong.urgent = true;
-      pong.on_sent = [w = std::weak_ptr<Connection>(conn)] {
-        if (auto c = w.lock()) c->pong_queued.store(false);
-      };
-      return send_control(conn, std::move(pong));
-    }
+    case FrameType::kPing:
+      return answer_ping(conn, hdr);
     default:
       note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, hdr.seq,
@@ -78,14 +61,19 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
                    std::to_string(conn->job->id()) + " rank " + std::to_string(conn->vrank));
     return close_conn(conn, "spoofed job or rank");
   }
-  auto dest = destination_of(*conn, hdr.dst);
+  relay(conn, hdr, std::move(payload));
+}
+
+void Forwarder::relay(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
+                      Payload payload) {
+  auto dest = route(*conn, hdr.dst);
   if (!dest || dest->closed) {
     send_error(conn, ErrorCode::kPeerGone, hdr.dst, hdr.seq,
                "rank " + std::to_string(hdr.dst) + " is not connected");
     return;  // payload dropped here: its credit goes back to the sender
   }
-  ++frames_relayed_;
-  bytes_relayed_ += hdr.payload_len;
+  ++counters_.frames_relayed;
+  counters_.bytes_relayed += hdr.payload_len;
   conn->received.add(hdr.payload_len);
   sides_[conn->side]->received.add(hdr.payload_len);
   dest->sent.add(hdr.payload_len);
@@ -107,25 +95,26 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
   if (dest->link->progress_send() == LinkStatus::kError) dest->link->shutdown();
 }
 
-void Forwarder::send_control(const std::shared_ptr<Connection>& conn, OutFrame frame) {
-  if (conn->closed && frame.hdr.type != FrameType::kError) return;
-  conn->link->post(std::move(frame));
-  if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
-}
-
-void Forwarder::send_error(const std::shared_ptr<Connection>& conn, ErrorCode code,
-                           std::uint32_t about_rank, std::uint64_t seq, const std::string& text) {
-  OutFrame f;
-  f.hdr.type = FrameType::kError;
-  f.hdr.flags = static_cast<std::uint8_t>(code);
-  f.hdr.job_id = conn->job ? conn->job->id() : 0;
-  f.hdr.src = about_rank;
-  f.hdr.dst = conn->vrank;
-  f.hdr.seq = seq;
-  const std::string msg = text.substr(0, 1024);
-  f.payload = Payload::allocate(msg.size());
-  std::memcpy(f.payload.bytes.data(), msg.data(), msg.size());
-  send_control(conn, std::move(f));
+void Forwarder::answer_ping(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr) {
+  // A client's health probe (client/rails.h): answered from this thread,
+  // so a hung relay loop shows as a missing answer.
+  if (conn->pong_queued.exchange(true)) {
+    // Counted only: the sweep reports the count (a flood must not cost a
+    // log decision per frame).
+    counters_.pings_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  OutFrame pong;
+  pong.hdr.type = FrameType::kPing;
+  pong.hdr.flags = proto::kPong;
+  pong.hdr.job_id = conn->job->id();
+  pong.hdr.dst = conn->vrank;
+  pong.hdr.seq = hdr.seq;
+  pong.urgent = true;
+  pong.on_sent = [w = std::weak_ptr<Connection>(conn)] {
+    if (auto c = w.lock()) c->pong_queued.store(false);
+  };
+  return send_control(conn, std::move(pong));
 }
 
 }  // namespace zipper::forwarder

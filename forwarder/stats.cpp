@@ -2,32 +2,32 @@
 #include <algorithm>
 
 #include "forwarder.h"
-#include "forwarder_internal.h"
+#include "side.h"
 
 namespace zipper::forwarder {
 
 Stats Forwarder::stats() const {
   Stats st;
-  st.frames_relayed = frames_relayed_.load();
-  st.bytes_relayed = bytes_relayed_.load();
-  st.connections = connections_.load();
-  st.protocol_errors = protocol_errors_.load();
-  st.peak_memory = pool_->peak_bytes();
-  st.pool_bytes = pool_->total_bytes();
-  const PipePool::Stats ps = pipes_->stats();
+  st.frames_relayed = counters_.frames_relayed.load();
+  st.bytes_relayed = counters_.bytes_relayed.load();
+  st.connections = counters_.connections.load();
+  st.protocol_errors = counters_.protocol_errors.load();
+  st.peak_memory = flow_->pool().peak_bytes();
+  st.pool_bytes = flow_->pool().total_bytes();
+  const PipePool::Stats ps = flow_->pipes().stats();
   st.spliced_frames = ps.spliced_frames;
   st.spliced_bytes = ps.spliced_bytes;
   st.memory_registrations = proto::memory_registrations();
-  st.pools = pool_->stats();
-  st.auth_failures = auth_failures_.load();
-  st.refused_admissions = refused_admissions_.load();
-  st.timeouts = timeouts_.load();
-  st.accept_pauses = accept_pauses_.load();
+  st.pools = flow_->pool().stats();
+  st.auth_failures = counters_.auth_failures.load();
+  st.refused_admissions = counters_.refused_admissions.load();
+  st.timeouts = counters_.timeouts.load();
+  st.accept_pauses = counters_.accept_pauses.load();
   return st;
 }
 
 void Forwarder::note_protocol_error(const std::shared_ptr<Connection>& conn) {
-  ++protocol_errors_;
+  ++counters_.protocol_errors;
   conn->errors.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -47,19 +47,19 @@ Snapshot Forwarder::snapshot() const {
   Snapshot s;
   s.uptime_s = secs(started_at_);
   s.draining = draining();
-  s.relayed = {frames_relayed_.load(), bytes_relayed_.load()};
-  s.connections_accepted = connections_.load();
-  s.protocol_errors = protocol_errors_.load();
-  s.auth_errors = auth_failures_.load();
-  s.jobs_refused_draining = refused_draining_.load();
-  s.ranks_refused = refused_admissions_.load();
-  s.credit_stalls = credit_stalls_.load();
-  s.memory_stalls = memory_stalls_.load();
-  s.control_deferrals = control_deferrals_.load();
-  s.pings_dropped = pings_dropped_.load();
+  s.relayed = {counters_.frames_relayed.load(), counters_.bytes_relayed.load()};
+  s.connections_accepted = counters_.connections.load();
+  s.protocol_errors = counters_.protocol_errors.load();
+  s.auth_errors = counters_.auth_failures.load();
+  s.jobs_refused_draining = counters_.refused_draining.load();
+  s.ranks_refused = counters_.refused_admissions.load();
+  s.credit_stalls = counters_.credit_stalls.load();
+  s.memory_stalls = counters_.memory_stalls.load();
+  s.control_deferrals = counters_.control_deferrals.load();
+  s.pings_dropped = counters_.pings_dropped.load();
   s.jobs_evicted = registry_.evictions();
-  s.unadmitted_evicted = unadmitted_evicted_.load();
-  const PipePool::Stats ps = pipes_->stats();
+  s.unadmitted_evicted = counters_.unadmitted_evicted.load();
+  const PipePool::Stats ps = flow_->pipes().stats();
   s.spliced = {ps.spliced_frames, ps.spliced_bytes};
   for (const auto& side : sides_) {
     struct Seen {
@@ -109,7 +109,7 @@ Snapshot Forwarder::snapshot() const {
     s.ranks_connected += j->connected();
   }
   for (const auto& j : registry_.finished()) add_job(*j, true);
-  for (const auto& c : pool_->stats())
+  for (const auto& c : flow_->pool().stats())
     s.pools.push_back({c.name, c.buffer_bytes, c.buffers, c.in_use, c.peak});
   return s;
 }

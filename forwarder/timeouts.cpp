@@ -1,24 +1,19 @@
 // Timeout sweeps: hello/auth, a frame's payload, and a job's readiness,
 // checked every 250 ms on each receive thread; and the count of log lines the
 // limiters held back.
+#include "control_frames.h"
 #include "forwarder.h"
-#include "forwarder_internal.h"
+#include "side.h"
 
 namespace zipper::forwarder {
 
 using proto::ErrorCode;
 
-void Forwarder::report_suppressed() {
-  for (const auto& [kind, n] : warn_limiter_.take_suppressed())
-    spdlog::warn("{} more '{}' warnings suppressed (at most 10 per 10 s)", n, kind);
-  for (const auto& [kind, n] : info_limiter_.take_suppressed())
-    spdlog::info("{} more '{}' lines suppressed (at most 5 per minute, 2 per job)", n, kind);
-}
-
 void Forwarder::report_control_drops(std::chrono::steady_clock::time_point now) {
   // One line per 10 s at most, with what was dropped and deferred since.
   if (now - control_report_at_ < std::chrono::seconds(10)) return;
-  const std::uint64_t dropped = pings_dropped_.load(), deferred = control_deferrals_.load();
+  const std::uint64_t dropped = counters_.pings_dropped.load(),
+                      deferred = counters_.control_deferrals.load();
   if (dropped != reported_dropped_ || deferred != reported_deferred_)
     spdlog::warn(
         "control frames: {} PINGs dropped (an answer was still queued) and {} receive rounds cut "
@@ -34,7 +29,7 @@ void Forwarder::sweep(Side& side) {
   using std::chrono::milliseconds;
   const auto now = std::chrono::steady_clock::now();
   if (side.index == 0) {
-    report_suppressed();
+    log_.report_suppressed();
     report_control_drops(now);
     registry_.sample_activity(now);
     std::lock_guard lk(unadmitted_mu_);
@@ -49,7 +44,7 @@ void Forwarder::sweep(Side& side) {
   {
     std::lock_guard lk(side.mu);
     for (auto& [cid, c] : side.conns) {
-      if (c->parked) parked.push_back(c);  // shares change as jobs come and go
+      if (c->park != ParkReason::kNone) parked.push_back(c);  // shares change as jobs come and go
       if (!c->job) {
         if (now - c->accepted > milliseconds(cfg_.hello_timeout_ms))
           expired.emplace_back(c, "no hello and authentication within the hello timeout");
@@ -65,7 +60,7 @@ void Forwarder::sweep(Side& side) {
   // about each other (n^2 error frames on this thread).
   for (auto& [c, why] : expired) c->doomed = true;
   for (auto& [c, why] : expired) {
-    ++timeouts_;
+    ++counters_.timeouts;
     send_error(c, c->job ? ErrorCode::kBadHello : ErrorCode::kUnknownJob, c->vrank, 0, why);
     close_conn(c, why);
   }

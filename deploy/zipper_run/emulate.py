@@ -24,11 +24,10 @@ import subprocess
 import sys
 
 from . import emulation
+from .emulation import FABRIC_NS, ZNS, bridge_ns, built_zipper_ns, infra_namespaces, is_ours
 
 PROG = "zipper-emulate"
 STATE_VERSION = "1"
-ZNS = "zipper"
-FABRIC_NS = "zfabric"
 MAX_NODES = 250
 MAX_ZIPPERS = 16
 TBF_BURST = "256kb"
@@ -115,10 +114,6 @@ def run_opt(*argv):
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
-def is_ours(ns):
-    return ns in (ZNS, FABRIC_NS) or bool(re.fullmatch(r"(cluster[AB]|zipper)[0-9]+", ns))
-
-
 def our_netns():
     """The emulation's namespaces that exist."""
     try:
@@ -194,26 +189,20 @@ def write_state(cfg, cgroup):
     os.replace(tmp, path)
 
 
-def zipper_ns(j, k):
-    return ZNS if k == 1 else f"zipper{j}"
-
-
 def topology_matches(cfg):
     """Is exactly the requested topology up? (cheap: the state and a few ip calls)"""
     st = read_state()
     if not st or st.get("VERSION") != STATE_VERSION or any(st[k] != cfg[k] for k in FIELDS[:-1]):
         return False
     na, nb, k = int(cfg["NODES_A"]), int(cfg["NODES_B"]), int(cfg["ZIPPERS"])
-    want = {f"clusterA{i}" for i in range(1, na + 1)} | {f"clusterB{i}" for i in range(1, nb + 1)}
-    want |= {ZNS} if k == 1 else {FABRIC_NS} | {f"zipper{j}" for j in range(1, k + 1)}
-    if set(our_netns()) != want:
+    if set(our_netns()) != emulation.namespaces(na, nb, k):
         return False
-    brns = ZNS if k == 1 else FABRIC_NS
+    brns = bridge_ns(k)
     r = subprocess.run(["ip", "-n", brns, "-o", "link", "show"], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL, text=True)
     if r.returncode != 0 or " brA:" not in r.stdout or " brB:" not in r.stdout:
         return False
-    r = subprocess.run(["ip", "-n", zipper_ns(k, k), "-o", "link", "show"], stdout=subprocess.PIPE,
+    r = subprocess.run(["ip", "-n", built_zipper_ns(k, k), "-o", "link", "show"], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL, text=True)
     return r.returncode == 0 and " zA@" in r.stdout and " zB@" in r.stdout
 
@@ -239,14 +228,14 @@ def shape(ns, dev, rate):
             "burst", TBF_BURST, "latency", TBF_LATENCY)
 
 
-def build_cluster(c, net, n, rate, k, rate_zipper):
+def build_cluster(c, n, rate, k, rate_zipper):
     br = f"br{c}"
-    brns = ZNS if k == 1 else FABRIC_NS
+    brns = bridge_ns(k)
     run("ip", "-n", brns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0")
     run("ip", "-n", brns, "link", "set", br, "up")
     # Each zipper's own NIC: veth zX <-> zX-br (k = 1) or zX<j>-br, a bridge port.
     for j in range(1, k + 1):
-        zns = zipper_ns(j, k)
+        zns = built_zipper_ns(j, k)
         port = f"z{c}-br" if k == 1 else f"z{c}{j}-br"
         if k == 1:
             run("ip", "-n", zns, "link", "add", f"z{c}", "type", "veth", "peer", "name", port)
@@ -255,7 +244,7 @@ def build_cluster(c, net, n, rate, k, rate_zipper):
                 "netns", zns)
         run("ip", "-n", brns, "link", "set", port, "master", br)
         run("ip", "-n", brns, "link", "set", port, "up")
-        run("ip", "-n", zns, "addr", "add", f"10.{net}.0.{255 - j}/24", "dev", f"z{c}")
+        run("ip", "-n", zns, "addr", "add", f"{emulation.zipper_addr(c, j)}/24", "dev", f"z{c}")
         run("ip", "-n", zns, "link", "set", f"z{c}", "up")
         if rate_zipper:
             shape(zns, f"z{c}", rate_zipper)  # zipper -> net
@@ -263,12 +252,12 @@ def build_cluster(c, net, n, rate, k, rate_zipper):
         else:
             shape(zns, f"z{c}", rate)
     for i in range(1, n + 1):
-        ns, port = f"cluster{c}{i}", f"v{c}{i}"
+        ns, port = emulation.node_ns(c, i), f"v{c}{i}"
         new_netns(ns)
         run("ip", "-n", brns, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
         run("ip", "-n", brns, "link", "set", port, "master", br)
         run("ip", "-n", brns, "link", "set", port, "up")
-        run("ip", "-n", ns, "addr", "add", f"10.{net}.0.{i}/24", "dev", "eth0")
+        run("ip", "-n", ns, "addr", "add", f"{emulation.node_addr(c, i)}/24", "dev", "eth0")
         run("ip", "-n", ns, "link", "set", "eth0", "up")
         shape(ns, "eth0", rate)  # node -> net
         shape(brns, port, rate)  # net -> node
@@ -446,12 +435,11 @@ def cmd_up(args):
             if not do_down():
                 raise Error("could not remove the old emulation")
         try:
-            infra = [ZNS] if k == 1 else [FABRIC_NS] + [f"zipper{j}" for j in range(1, k + 1)]
-            for ns in infra:
+            for ns in infra_namespaces(k):
                 new_netns(ns)
                 no_forwarding(ns)
-            build_cluster("A", 201, na, cfg["RATE_A"], k, cfg["RATE_ZIPPER"])
-            build_cluster("B", 202, nb, cfg["RATE_B"], k, cfg["RATE_ZIPPER"])
+            build_cluster("A", na, cfg["RATE_A"], k, cfg["RATE_ZIPPER"])
+            build_cluster("B", nb, cfg["RATE_B"], k, cfg["RATE_ZIPPER"])
             cgroup = make_cgroups([ns for ns in our_netns() if ns != FABRIC_NS])
             write_state(cfg, cgroup)
         except BaseException:

@@ -33,30 +33,15 @@
 
 #include "itest_comm.h"
 
-static int rank, size, nlow, nmin;
-static long long checks;
-static char where[256]; /* the case being run, for FAIL messages */
-static int verbose;     /* MMPI_COLL_ITEST_VERBOSE=1: rank 0 prints each case */
-
-#define FAIL(...)                                                                  \
-  do {                                                                             \
-    fprintf(stderr, "FAIL rank %d %s:%d [%s]: ", rank, __FILE__, __LINE__, where); \
-    fprintf(stderr, __VA_ARGS__);                                                  \
-    fprintf(stderr, "\n");                                                         \
-    MMPI_Abort(MMPI_COMM_WORLD, 1);                                                \
-  } while (0)
+static int nmin;
+static int verbose; /* MMPI_COLL_ITEST_VERBOSE=1: rank 0 prints each case */
 
 #define CASE(...)                                                   \
   do {                                                              \
     snprintf(where, sizeof where, __VA_ARGS__);                     \
     if (verbose && rank == 0) fprintf(stderr, "case: %s\n", where); \
   } while (0)
-
-#define CHECK_MPI(call)                                         \
-  do {                                                          \
-    int rc_ = (call);                                           \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_); \
-  } while (0)
+#include "itest_check.h"
 
 static void* xmalloc(size_t n) {
   void* p = malloc(n ? n : 1);

@@ -25,18 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, nlow;
-static long long checks;
-static char where[256];
-static int nb; /* 1: the same cases through the non-blocking variant + MMPI_Wait */
-
-#define FAIL(...)                                                                  \
-  do {                                                                             \
-    fprintf(stderr, "FAIL rank %d %s:%d [%s]: ", rank, __FILE__, __LINE__, where); \
-    fprintf(stderr, __VA_ARGS__);                                                  \
-    fprintf(stderr, "\n");                                                         \
-    MMPI_Abort(MMPI_COMM_WORLD, 1);                                                \
-  } while (0)
+static int nb;      /* 1: the same cases through the non-blocking variant + MMPI_Wait */
 static int verbose; /* MMPI_OPS_ITEST_VERBOSE=1: every rank prints each case */
 #define CASE(...)                                                             \
   do {                                                                        \
@@ -44,11 +33,8 @@ static int verbose; /* MMPI_OPS_ITEST_VERBOSE=1: every rank prints each case */
     snprintf(where + at_, sizeof where - at_, __VA_ARGS__);                   \
     if (verbose) fprintf(stderr, "rank %d case: %s\n", rank, where);          \
   } while (0)
-#define CHECK_MPI(call)                                         \
-  do {                                                          \
-    int rc_ = (call);                                           \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_); \
-  } while (0)
+#include "itest_check.h"
+
 #define EXPECT_RC(want, call)                                                  \
   do {                                                                         \
     int rc_ = (call);                                                          \

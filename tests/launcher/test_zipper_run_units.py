@@ -123,11 +123,30 @@ class Emulate(unittest.TestCase):
         self.assertEqual(self.run_emulate()[0], 2)
 
     def test_ours(self):
-        from zipper_run import emulate
+        from zipper_run import emulation
         for ns in ("zipper", "zfabric", "zipper3", "clusterA12", "clusterB1"):
-            self.assertTrue(emulate.is_ours(ns), ns)
+            self.assertTrue(emulation.is_ours(ns), ns)
         for ns in ("zipper-check-1", "clusterC1", "zipperx", "other"):
-            self.assertFalse(emulate.is_ours(ns), ns)
+            self.assertFalse(emulation.is_ours(ns), ns)
+
+    def test_topology_written_once(self):
+        # What zipper-emulate builds is what zipper-run looks for.
+        from zipper_run import emulation
+        self.assertEqual(emulation.namespaces(2, 1, 1), {"clusterA1", "clusterA2", "clusterB1", "zipper"})
+        self.assertEqual(emulation.namespaces(1, 1, 2),
+                         {"clusterA1", "clusterB1", "zfabric", "zipper1", "zipper2"})
+        self.assertTrue(all(emulation.is_ours(ns) for ns in emulation.namespaces(3, 2, 4)))
+        self.assertEqual(emulation.bridge_ns(1), "zipper")
+        self.assertEqual(emulation.bridge_ns(3), "zfabric")
+        self.assertEqual((emulation.node_addr("B", 7), emulation.zipper_addr("A", 2)),
+                         ("10.202.0.7", "10.201.0.253"))
+        old = emulation.NETNS_DIR
+        emulation.NETNS_DIR = "/nonexistent-netns-dir"  # nothing up: the names up would make
+        try:
+            self.assertEqual([emulation.zipper_ns(j, 1) for j in (1,)], ["zipper"])
+            self.assertEqual([emulation.zipper_ns(j, 2) for j in (1, 2)], ["zipper1", "zipper2"])
+        finally:
+            emulation.NETNS_DIR = old
 
 
 class Mpirun(unittest.TestCase):

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "forwarder/service_notify.h"
-#include "proto/unique_fd.h"
 #include "forwarder/watchdog.h"
+#include "proto/unique_fd.h"
 #include "test_util.h"
 
 namespace {

@@ -70,7 +70,8 @@ fw::JobRegistry::JoinRequest req(std::uint64_t job, std::uint32_t rank, std::str
                                  std::uint64_t secret_seed) {
   fw::JobRegistry::JoinRequest r;
   r.job_id = job;
-  r.fingerprint = zipper::proto::auth::job_fingerprint(zipper::proto::auth::job_key(test_secret(secret_seed), zipper::proto::auth::Key{}));
+  r.fingerprint = zipper::proto::auth::job_fingerprint(
+      zipper::proto::auth::job_key(test_secret(secret_seed), zipper::proto::auth::Key{}));
   r.np_low = 1;
   r.np_high = 1;
   r.vrank = rank;
@@ -119,8 +120,10 @@ TEST(JobShares, JobsPerOwnerLayoutShareAndDrain) {
 }
 
 TEST(JobShares, LabelsDifferForOneIdWithTwoSecrets) {
-  const auto fp1 = zipper::proto::auth::job_fingerprint(zipper::proto::auth::job_key(test_secret(1), zipper::proto::auth::Key{}));
-  const auto fp2 = zipper::proto::auth::job_fingerprint(zipper::proto::auth::job_key(test_secret(2), zipper::proto::auth::Key{}));
+  const auto fp1 = zipper::proto::auth::job_fingerprint(
+      zipper::proto::auth::job_key(test_secret(1), zipper::proto::auth::Key{}));
+  const auto fp2 = zipper::proto::auth::job_fingerprint(
+      zipper::proto::auth::job_key(test_secret(2), zipper::proto::auth::Key{}));
   const std::string a = fw::Job::job_label(42, fp1), b = fw::Job::job_label(42, fp2);
   EXPECT_EQ(a.size(), 12u);
   EXPECT_NE(a, b);

@@ -1,17 +1,13 @@
-// Point-to-point calls added for issue 12 on top of MMPI_Isend/Irecv and
-// the request engine: ready sends (standard sends here: a ready send is
-// correct only if the receive is posted, and then a standard send is too),
-// Sendrecv_replace, Testany, Testsome, Waitsome, Request_get_status and
-// Request_free.
+// Completion of some or any of an array of requests, status without
+// completion, and freeing a request (MPI-3.1 3.7.3-3.7.5): Testany,
+// Testsome, Waitsome, Request_get_status and Request_free, on the request
+// engine (client/engine.h); Wait, Test and their -all forms are in p2p.cpp.
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
-
-#include <vector>
 
 #include "../client/engine.h"
 #include "../client/runtime.h"
 #include "../collectives/schedule.h"
-#include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
 #include "progress.h"
 
@@ -47,33 +43,6 @@ bool none_active(int count, const MPI_Request requests[]) {
 }  // namespace
 
 extern "C" {
-
-int mmpi_impl_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm) {
-  return mmpi_impl_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int mmpi_impl_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                     MPI_Comm comm, MPI_Request* request) {
-  return mmpi_impl_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int mmpi_impl_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                               int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (int rc = check_buf(count, datatype)) return rc;
-  // Receive into scratch laid out like buf, then copy over what was sent.
-  zipper::coll::TypedBuffer in(count, datatype);
-  MPI_Status st{};
-  if (status != MPI_STATUS_IGNORE) st = *status;  // keeps the caller's MPI_ERROR
-  const int rc = mmpi_impl_Sendrecv(buf, count, datatype, dest, sendtag, in.data(), count, datatype,
-                                    source, recvtag, comm, &st);
-  if (status != MPI_STATUS_IGNORE) *status = st;
-  if (rc != MPI_SUCCESS || source == MPI_PROC_NULL) return rc;
-  int received = 0;
-  MPI_Get_count(&st, datatype, &received);
-  if (received == MPI_UNDEFINED) received = count;  // partial element: copy what fits
-  return zipper::coll::copy_typed(in.data(), buf, received, datatype);
-}
 
 int mmpi_impl_Testany(int count, MPI_Request requests[], int* index, int* flag,
                       MPI_Status* status) {

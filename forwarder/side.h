@@ -1,9 +1,7 @@
-// What the parts of Forwarder's implementation share: a listener's state
-// (Side: its epoll loops, connections and counters), the epoll helpers and the
-// rate-limited warning. Internal to zipperd's forwarder (forwarder/*.cpp).
+// A listener's state in zipperd (Side: its epoll loops, connections and
+// counters) and the epoll helpers its loops use.
 #pragma once
 
-#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
@@ -12,32 +10,31 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "../proto/link.h"
 #include "../proto/unique_fd.h"
-#include "forwarder.h"
+#include "connection.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
 /// epoll ids: the listener and the wake-up eventfd; connections use their id (>= 1).
 inline constexpr std::uint64_t kListenerId = 0;
 inline constexpr std::uint64_t kWakeId = ~std::uint64_t{0};
-/// Bytes of payload a connection may send before admission: a HELLO, or an
-/// AUTH with a MUNGE credential.
-inline constexpr std::uint32_t kPreHelloMaxPayload = 4096;
 
-/// The connection serving rank `vrank` of `c`'s job, or nullptr; remembers
-/// the last answer (receive thread of `c` only).
-std::shared_ptr<Connection> destination_of(Connection& c, std::uint32_t vrank);
 /// epoll_ctl(ADD); throws std::runtime_error on failure.
 void epoll_add(int ep, int fd, std::uint32_t events, std::uint64_t id);
 /// Wakes the loop waiting on eventfd `efd`.
 void wake(int efd);
 
-struct Forwarder::Side {
+/// One listener ("side") of zipperd: its receive and send epoll loops, its
+/// connections by id and its counters. Receive-thread-only fields say so.
+struct Side {
   Side(std::string n, int i)
       : name(std::move(n)),
         index(i),
@@ -73,18 +70,5 @@ struct Forwarder::Side {
   TrafficCounters received, sent;
   std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};
 };
-
-template <typename... Args>
-void Forwarder::warn_limited(const std::string& kind, fmt::format_string<Args...> f,
-                             Args&&... args) {
-  if (warn_limiter_.allow(kind)) spdlog::warn(f, std::forward<Args>(args)...);
-}
-
-template <typename... Args>
-void Forwarder::info_limited(const std::string& kind, const std::string& job,
-                             fmt::format_string<Args...> f, Args&&... args) {
-  if (!spdlog::should_log(spdlog::level::info)) return;
-  if (info_limiter_.allow(kind, job)) spdlog::info(f, std::forward<Args>(args)...);
-}
 
 }  // namespace zipper::forwarder

@@ -1,0 +1,70 @@
+// C entry points of the prefix reductions, scan and exscan (MPI-3.1 5.11):
+// checked as in capi/collectives.cpp, then one of two algorithms, chosen by
+// MMPI_SCAN_ALGORITHM and the layout (collectives/scan_carry.h, scan_runs.h).
+#include <mmpi.h>
+#include <mmpi_impl_generated.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "../client/environment.h"
+#include "../collectives/rank_runs.h"
+#include "../collectives/scan_carry.h"
+#include "../collectives/scan_runs.h"
+#include "coll_checks.h"
+
+using namespace zipper::capi;
+using zipper::coll::Topology;
+
+namespace {
+
+// MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
+// each cluster is one run of ranks) or "runs" (any layout). Read at each
+// call (a program may change it between scans; client/environment.h).
+// Returns false, printing why, on a bad value.
+bool scan_wants_runs(bool* runs) {
+  const char* v = zipper::client::Environment::live("MMPI_SCAN_ALGORITHM");
+  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
+  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
+  std::fprintf(
+      stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
+      v);
+  return false;
+}
+
+int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_buf(count, datatype)) return rc;
+  if (int rc = check_op(op)) return rc;
+  if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+  // In place: the input is recvbuf, which the leaders' gather reads before
+  // the final scatter writes it.
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  bool runs = false;
+  if (!scan_wants_runs(&runs)) return MPI_ERR_ARG;
+  // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
+  // interleaved clusters: the run-wise fold at the leaders.
+  if (!runs && zipper::coll::rank_runs(t).size() <= 2)
+    return finish_named(what, "scan_carry", t,
+                        zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
+  return finish_named(what, "scan_runs", t,
+                      zipper::coll::scan_runs(t, in, recvbuf, count, datatype, op, exclusive));
+}
+
+}  // namespace
+
+extern "C" {
+
+int mmpi_impl_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
+  return scan_entry("MMPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+
+int mmpi_impl_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm) {
+  return scan_entry("MMPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+}  // extern "C"

@@ -1,0 +1,84 @@
+// The forwarder core's settings (zipperd's part of the one settings table,
+// daemon_config.cpp, which fills this struct from flags and the TOML file)
+// and their cross-field check. Units are in each field's comment.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../proto/link.h"
+#include "buffer_pool.h"
+
+namespace zipper::proto::auth {
+class HostKey;
+}
+
+namespace zipper::forwarder {
+
+/// Upper bound on --conn-credits (frames): the wire's credit field is 32 bits,
+/// and a larger grant would only let one client occupy more of the pools.
+inline constexpr std::uint32_t kMaxConnCredits = 1u << 16;
+
+struct Config {
+  struct ListenSpec {
+    std::string name;  // "A", "B", ...
+    proto::Endpoint endpoint;
+  };
+  std::vector<ListenSpec> listen;
+  std::uint32_t conn_credits = 64;        // frames (buffers) a client may have inside zipperd
+  std::uint64_t max_memory = 256u << 20;  // bytes of all payload pools together
+  std::uint32_t max_frame = 1u << 20;     // largest accepted payload (bytes)
+  /// Payload pool classes; empty = default_pool_classes(max_memory, max_frame).
+  std::vector<PoolClassConfig> pools;
+  int hello_timeout_ms = 10000;  // a connection must say hello and authenticate within
+  // Admission: "secret" (proof of the job secret, proto/auth.h) or "munge"
+  // (also a MUNGE credential; a job is kept to one uid).
+  std::string auth = "secret";
+  // munged socket per listener, in listener order (clusters with different
+  // MUNGE keys); empty or missing entries use libmunge's default socket.
+  std::vector<std::string> munge_socket;
+  std::uint32_t max_ranks = 65536;        // largest layout x+y a job may claim
+  std::uint32_t max_jobs = 64;            // jobs served at once
+  std::uint32_t max_connections = 16384;  // client connections at once, admitted or not
+  // A job's layout x+y may claim at most this percentage of max_connections.
+  std::uint32_t max_job_connections_share = 50;
+  // Jobs at once per owner: the MUNGE uid with --auth munge, else the source
+  // address of the job's first rank.
+  std::uint32_t max_jobs_per_user = 16;
+  // Jobs at once per source address prefix (/prefix_v4, /prefix_v6) of a
+  // job's first rank: many addresses of one subnet count as one (issue 28).
+  std::uint32_t max_jobs_per_prefix = 32;
+  std::uint32_t prefix_v4 = 24, prefix_v6 = 64;
+  // A job that relayed nothing for this long may be evicted when a limit
+  // would otherwise refuse a new job, or a connection at --max-connections
+  // (JobRegistry::idle_victim says which goes first).
+  int idle_evict_ms = 300000;
+  // Frames without payload one connection may have handled per receive
+  // round (control_budget.h).
+  std::uint32_t control_budget = 32;
+  int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
+  int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
+  int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
+  int accept_pause_ms = 1000;     // accepting pauses this long when out of file descriptors
+  // With exactly two listeners, the low group must arrive on the first and
+  // the high group on the second.
+  bool group_sides = true;
+  // TCP -> TCP payloads of 16-256 KiB move by splice() through a pipe
+  // (pipe_pool.h): zipperd copies none of their bytes. Off by default: on the
+  // emulated clusters (veth, 2 cores) copying measured faster
+  // (docs/performance.md).
+  bool splice = false;
+  // zipperd's host key (proto/host_key.h), which clients pin; null: a fresh
+  // key made at construction, known only to this process (tests, or
+  // zipperd without --host-key).
+  std::shared_ptr<const proto::auth::HostKey> host_key;
+};
+
+/// Checks `cfg` field by field and across fields, and fills the defaults that
+/// depend on others (the pool classes). Throws std::invalid_argument naming
+/// the setting and its allowed range.
+void check_config(Config& cfg);
+
+}  // namespace zipper::forwarder

@@ -1,0 +1,59 @@
+// zipperd's counters: Counters, the live atomics every collaborator adds to
+// (admission, flow control, relay, sweeps), and Stats, a plain copy of the
+// totals for tests and the shutdown line. Per-connection, per-side and
+// per-job traffic lives with those (traffic_counters.h); snapshot.h has the
+// picture for zipperctl and /metrics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "buffer_pool.h"
+
+namespace zipper::forwarder {
+
+/// Process-wide event counters (relaxed atomics: readers need totals, not
+/// ordering). Each counts events since start; none is ever reset.
+struct Counters {
+  std::atomic<std::uint64_t> frames_relayed{0}, bytes_relayed{0};  // bytes: payload only
+  std::atomic<std::uint64_t> connections{0};                       // accepted so far
+  std::atomic<std::uint64_t> protocol_errors{0};
+  std::atomic<std::uint64_t> auth_failures{0};       // AUTH frames refused
+  std::atomic<std::uint64_t> refused_admissions{0};  // ranks refused (limits, layout, side, drain)
+  std::atomic<std::uint64_t> refused_draining{0};    // jobs refused while draining (once per job)
+  std::atomic<std::uint64_t> timeouts{0};            // connections closed by a timeout
+  std::atomic<std::uint64_t> accept_pauses{0};       // accepts paused for lack of descriptors
+  // Flow control: a client left without credit for a largest frame, a
+  // receive paused for lack of memory.
+  std::atomic<std::uint64_t> credit_stalls{0}, memory_stalls{0};
+  // Times a connection spent its control budget (its frames then waited a
+  // round), PING answers dropped (one already queued), connections not yet
+  // admitted closed to make room at --max-connections.
+  std::atomic<std::uint64_t> control_deferrals{0}, pings_dropped{0}, unadmitted_evicted{0};
+};
+
+/// A plain copy of the Counters totals and the pools' figures at one instant
+/// (Forwarder::stats()).
+struct Stats {
+  std::uint64_t frames_relayed = 0;
+  std::uint64_t bytes_relayed = 0;  // payload bytes
+  std::uint64_t connections = 0;    // accepted so far
+  std::uint64_t protocol_errors = 0;
+  std::uint64_t peak_memory = 0;  // bytes of pool buffers in use at once (capacities)
+  std::uint64_t pool_bytes = 0;   // bytes mapped by the pools
+  /// Memory registrations with RDMA devices (ibv_reg_mr calls) this process
+  /// made so far: link buffers plus each pool region once per device; a
+  /// relayed chunk adds none.
+  std::uint64_t memory_registrations = 0;
+  std::vector<PoolClassStats> pools;
+  std::uint64_t spliced_frames = 0;  // payloads relayed by splice() (pipe_pool.h)
+  std::uint64_t spliced_bytes = 0;
+  std::uint64_t auth_failures = 0;  // AUTH frames refused
+  std::uint64_t refused_admissions =
+      0;                            // ranks refused admission (limits, layout, side, slot, drain)
+  std::uint64_t timeouts = 0;       // connections closed by a timeout
+  std::uint64_t accept_pauses = 0;  // times accepting paused for lack of descriptors
+};
+
+}  // namespace zipper::forwarder
