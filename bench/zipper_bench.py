@@ -74,6 +74,15 @@
       forwarders against k=1, and a verified stream while one of two zipperd
       is killed or stopped (total time and time to traffic flowing again).
 
+  zipper-bench rma [--parts ...] [--rounds 3] [--rate-a R --rate-b R]
+                   [--npb-src DIR] [--progress-env VAR] [--out-dir DIR]
+      One-sided communication, issue 26's targets (zipper_bench_rma.py):
+      osu_put/get/fop/cas_latency against osu_latency, osu_put_bw against
+      osu_bw, a Get from a computing target against an idle one, NPB EP and CG
+      with the progress mechanism on against off; alternating rounds, shaped
+      1/1 Gbit/s by default. Writes DIR/rma.csv, DIR/rma-summary.csv and
+      DIR/rma.png.
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Exit status: 0 done, 1 a run failed (its output is shown; the CSV and plots
 of the other runs are still written), 2 usage error.
@@ -93,6 +102,7 @@ import time
 
 import zipper_bench_npb  # beside this file (sys.path[0] is its real directory)
 import zipper_bench_rails
+import zipper_bench_rma
 
 BIN = os.path.dirname(os.path.realpath(__file__))  # installed: libexec/zipper, through bin's link
 VERSION = "@PROJECT_VERSION@"  # set by CMake when built; the source tree says so
@@ -751,7 +761,8 @@ def main():
     t.add_argument("--out-dir", default="tune", help="where the tuning file, report and plots go")
     n = zipper_bench_npb.add_parser(sub)
     st, fo = zipper_bench_rails.add_parsers(sub)
-    for sp in (p, c, t, n, st, fo):
+    rm = zipper_bench_rma.add_parser(sub)
+    for sp in (p, c, t, n, st, fo, rm):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -762,6 +773,8 @@ def main():
     args = ap.parse_args(argv)
     if args.cmd == "npb":
         return zipper_bench_npb.run(args, tool, pyplot, write_csv, read_csv)
+    if args.cmd == "rma":
+        return zipper_bench_rma.run(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "stripe":
         return zipper_bench_rails.stripe(args, tool, pyplot, write_csv)
     if args.cmd == "failover":

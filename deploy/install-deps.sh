@@ -9,7 +9,8 @@ PKGS=(
   libsystemd-dev libmicrohttpd-dev help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
   libsodium-dev libmunge-dev libmetis-dev munge clang libclang-rt-14-dev
-  iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py
+  iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py python3-numpy
+  libarmci-mpi-dev libglobalarrays-dev libscalapack-openmpi-dev liblapack-dev libblas-dev
   slurmctld slurmd slurm-client
   petsc-dev libpetsc3.18-dev-examples
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
