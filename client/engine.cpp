@@ -347,8 +347,10 @@ bool Engine::poll_native(Request& r) {
 void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
   for (int spins = 0; !pred(); ++spins) {
     // Over several rails the delivery layer owes its peers acknowledgements
-    // and chunks even while this wait is only on native requests.
-    if (transport_.acknowledging()) progress();
+    // and chunks even while this wait is only on native requests; and a
+    // wait on native requests alone (a collective's native step) must still
+    // complete inter-cluster sends matched by this rank's posted receives.
+    if (native_active || transport_.acknowledging()) progress();
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
       // peer's progress) may need: yield it between rounds.
