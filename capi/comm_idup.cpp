@@ -90,12 +90,8 @@ class IdupOp final : public zipper::client::Progressable {
     // copy callbacks run onto the new one. The collectives' duplicate is
     // made from the parent's own, which carries no attributes.
     if (int rc = idup_native(handle_of(*parent_))) return rc;
-    if (parent_->inter) {
+    if (parent_->inter)
       if (int rc = idup_native(over_->native())) return rc;
-      if (int rc = idup_native(over_->native_coll())) return rc;
-    } else if (int rc = idup_native(parent_->native_coll())) {
-      return rc;
-    }
     // The handle is the native communicator, known now (as Open MPI's own
     // idup writes it at the call); it becomes usable at completion.
     *newcomm = native_[0].get();
@@ -178,6 +174,17 @@ class IdupOp final : public zipper::client::Progressable {
       if (int rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE)) return fail(rc);
       if (!flag) return false;
     }
+    // The collectives' native communicator is a duplicate of the new one,
+    // started only now. Duplicating the parent's own would run Open MPI's
+    // idup rounds (non-blocking allreduces, started whenever progress
+    // happens) on the communicator where libmmpi's collectives start their
+    // native non-blocking steps: the two would interleave differently on
+    // different ranks and mismatch (comm/comm_idup_comm hung so).
+    if (!coll_started_) {
+      coll_started_ = true;
+      if (int rc = idup_native(native_[parent_->inter ? 1 : 0].get())) return fail(rc);
+      return false;
+    }
     finish();
     return true;
   }
@@ -226,7 +233,7 @@ class IdupOp final : public zipper::client::Progressable {
   int tag_;
   unsigned ids_;  // context ids agreed in one block
   // The new handle's native duplicate first, then the collectives' (intra),
-  // or merged's two (inter).
+  // or merged's two (inter); the collectives' one is started last.
   std::vector<MPI_Request> native_reqs_;
   std::vector<zipper::client::NativeComm> native_;
   std::unique_ptr<zipper::coll::Schedule> round_;
@@ -235,6 +242,7 @@ class IdupOp final : public zipper::client::Progressable {
   std::vector<unsigned> reserved_;  // the ids of this operation's proposals, reserved here
   unsigned candidate_ = 0;
   bool have_candidate_ = false, cid_agreed_ = false, done_ = false, in_step_ = false;
+  bool coll_started_ = false;
   bool registered_ = false;
   zipper::client::ProgressList::Handle progress_;
   int error_ = MPI_SUCCESS;
