@@ -54,9 +54,9 @@ using namespace zipper::capi;
 
 namespace {
 
-/// One MMPI_Comm_idup in flight: the request's Progressable. Owns the two
-/// native duplicates (freed if the operation fails) until the new
-/// communicator takes them.
+/// One MMPI_Comm_idup in flight: the request's Progressable. Owns the
+/// native duplicates (two, or three for an inter-communicator) until the
+/// new communicator takes them.
 class IdupOp final : public zipper::client::Progressable {
  public:
   /// `over`: the intra-communicator the agreement runs on (the parent, or
@@ -87,8 +87,10 @@ class IdupOp final : public zipper::client::Progressable {
   /// request completes). Returns an MPI error code.
   int start(MPI_Comm* newcomm) {
     // Open MPI duplicates the handle's native communicator: the attributes'
-    // copy callbacks run onto the new one. The collectives' duplicate is
-    // made from the parent's own, which carries no attributes.
+    // copy callbacks run onto the new one. The collectives' duplicate
+    // follows in step() (a duplicate of the new one: for an
+    // intra-communicator its copy callbacks run a second time, onto that
+    // private communicator, whose delete callbacks run when it is freed).
     if (int rc = idup_native(handle_of(*parent_))) return rc;
     if (parent_->inter)
       if (int rc = idup_native(over_->native())) return rc;
