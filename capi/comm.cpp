@@ -49,9 +49,13 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   if (int rc = lookup(comm, &rt, &c)) return rc;
   std::shared_ptr<Comm> n;
   if (c->inter) {
-    if (int rc = zipper::capi::inter_dup(*rt, c, &n)) return rc;
-    set_out(n, newcomm);
-    return MPI_SUCCESS;
+    // Through the idup path (capi/comm_idup.cpp), waited for at once: its
+    // native part is Open MPI's duplicate of the handle, so the attribute
+    // copy callbacks run (MPICH attr/attric), which a new
+    // inter-communicator built from its groups would not do.
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (int rc = mmpi_impl_Comm_idup(comm, newcomm, &req)) return rc;
+    return mmpi_impl_Wait(&req, MPI_STATUS_IGNORE);
   }
   // Open MPI duplicates the handle's native communicator: the attributes'
   // copy callbacks run onto the new one.

@@ -106,11 +106,6 @@ int make_intercomm(Runtime& rt, const Comm& parent, const std::vector<int>& loca
   return MPI_SUCCESS;
 }
 
-int inter_dup(Runtime& rt, const client::CommPtr& c, std::shared_ptr<Comm>* out) {
-  return make_intercomm(rt, *c, c->inter->local.world_ranks(), c->map().world_ranks(),
-                        kNativeInterTag + 1, out);
-}
-
 // The members of both groups with the same colour, ordered by (key, rank).
 int inter_split(Runtime& rt, const client::CommPtr& c, int color, int key,
                 std::shared_ptr<Comm>* out) {

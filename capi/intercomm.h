@@ -26,9 +26,9 @@ bool is_intercomm(MPI_Comm comm);
 int make_intercomm(client::Runtime& rt, const client::Comm& parent, const std::vector<int>& local,
                    const std::vector<int>& remote, int tag, std::shared_ptr<client::Comm>* out);
 
-/// Comm_dup, Comm_split and Comm_create of an inter-communicator (each
-/// collective over both groups). *out is null where MPI gives MPI_COMM_NULL.
-int inter_dup(client::Runtime& rt, const client::CommPtr& c, std::shared_ptr<client::Comm>* out);
+/// Comm_split and Comm_create of an inter-communicator (each collective over
+/// both groups; its Comm_dup goes through capi/comm_idup.cpp). *out is null
+/// where MPI gives MPI_COMM_NULL.
 int inter_split(client::Runtime& rt, const client::CommPtr& c, int color, int key,
                 std::shared_ptr<client::Comm>* out);
 int inter_create(client::Runtime& rt, const client::CommPtr& c, const std::vector<int>& group,

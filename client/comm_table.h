@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,8 +33,10 @@ class CommTable {
 
   /// Context ids: the next id no communicator of this process uses; after
   /// the members agreed on `cid` (MAX of their next_cid()), `take(cid)`.
+  /// Taking never lowers next_cid(): an MMPI_Comm_idup may take an id it
+  /// reserved before other communicators were made (capi/comm_idup.cpp).
   std::uint32_t next_cid() const { return next_cid_; }
-  void take(std::uint32_t cid) { next_cid_ = cid + 1; }
+  void take(std::uint32_t cid) { next_cid_ = std::max(next_cid_, cid + 1); }
 
  private:
   std::map<MPI_Comm, std::shared_ptr<Comm>> comms_;

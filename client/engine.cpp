@@ -359,9 +359,11 @@ void Engine::wait_until(const std::function<bool()>& pred, bool native_active) {
   std::lock_guard<std::recursive_mutex> g(mu_);
   for (int spins = 0; !pred(); ++spins) {
     // Over several rails the delivery layer owes its peers acknowledgements
-    // and chunks even while this wait is only on native requests.
-    // An RMA target (rma_window.h) answers origins whatever this wait is for.
-    if (transport_.acknowledging() || progress_.serving()) progress();
+    // and chunks even while this wait is only on native requests; a wait on
+    // native requests alone (a collective's native step) must still complete
+    // inter-cluster sends matched by this rank's posted receives; and an RMA
+    // target (rma_window.h) answers origins whatever this wait is for.
+    if (native_active || transport_.acknowledging() || progress_.serving()) progress();
     if (spins < spin_rounds_) {
       // Spinning holds a core that zipperd (on the same node in tests, or the
       // peer's progress) may need: yield it between rounds.

@@ -14,7 +14,11 @@ int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, in
   // Native MPI_Reduce allows MPI_IN_PLACE only at its root.
   const void* in = sendbuf;
   if (sendbuf == MPI_IN_PLACE && !leader) in = recvbuf;
-  if (int rc = MPI_Reduce(in, leader ? recvbuf : nullptr, count, type, op, 0, t.local)) return rc;
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(
+          t, MPI_Ireduce(in, leader ? recvbuf : nullptr, count, type, op, 0, t.local, &r), &r))
+    return rc;
   if (leader && !t.standalone()) {
     TypedBuffer far(count, type);
     Pending p(t);
@@ -24,7 +28,7 @@ int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, in
     if (int rc = p.wait()) return rc;
     if (int rc = combine(t.high(), recvbuf, far.data(), count, type, op)) return rc;
   }
-  return MPI_Bcast(recvbuf, count, type, 0, t.local);
+  return wait_native(t, MPI_Ibcast(recvbuf, count, type, 0, t.local, &r), &r);
 }
 
 }  // namespace zipper::coll

@@ -5,15 +5,18 @@
 
 namespace zipper::coll {
 
+// The native barriers are waited through wait_native: a rank held in one
+// keeps completing inter-cluster sends to its posted receives.
 int barrier_two_level(const Topology& t) {
-  if (int rc = MPI_Barrier(t.local)) return rc;
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(t, MPI_Ibarrier(t.local, &r), &r)) return rc;
   if (!t.standalone() && t.local_rank == 0) {
     Pending p(t);
     p.irecv(nullptr, 0, MPI_BYTE, t.remote_member(0), kTagBarrier);
     p.isend(nullptr, 0, MPI_BYTE, t.remote_member(0), kTagBarrier);
     if (int rc = p.wait()) return rc;
   }
-  return MPI_Barrier(t.local);
+  return wait_native(t, MPI_Ibarrier(t.local, &r), &r);
 }
 
 }  // namespace zipper::coll

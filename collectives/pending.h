@@ -49,4 +49,16 @@ class Pending {
   int error_ = MPI_SUCCESS;
 };
 
+/// Waits for one native request a call stored in *native and returned `rc`
+/// with, progressing this rank's inter-cluster traffic meanwhile. Blocking
+/// native collectives would not: a peer's MPI_Ssend to a receive this rank
+/// posted before the collective could then never complete, and the peer
+/// never reach the collective (MPI-3.1 section 3.7.4's progress rule;
+/// MPICH pt2pt/rqstatus). Returns an MPI error code.
+inline int wait_native(const Topology& t, int rc, const MPI_Request* native) {
+  Pending p(t);
+  if (p.add(rc, native) != MPI_SUCCESS) return rc;
+  return p.wait();
+}
+
 }  // namespace zipper::coll

@@ -11,7 +11,13 @@
  *                  set, copied by Comm_dup, deleted by Comm_free, MPI_COMM_SELF's
  *                  first at MPI_Finalize, a delete callback freeing a communicator
  *   unsupported    a function zipper refuses raises its error through the error
- *                  handler of its communicator (a user handler here) */
+ *                  handler of its communicator (a user handler here)
+ *   idup           MPI_Comm_idup does not block: rank 0 starts its idup only after
+ *                  every other rank started theirs and Ssent to it; overlapped with
+ *                  a blocking Comm_dup and a second idup of the same parent; also
+ *                  on an inter-communicator; the duplicates work (Allreduce checked)
+ *   progress_coll  a rank held in a collective completes an Ssend matched by a
+ *                  receive it posted before (MPICH pt2pt/rqstatus's pattern) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +321,113 @@ static void unsupported(void) {
   MPI_Errhandler_free(&eh);
 }
 
+/* ---- idup ---- */
+/* Sum of the ranks of `c` through an Allreduce on it, against n(n-1)/2. */
+static void check_sum(MPI_Comm c, const char* what) {
+  int r = 0, n = 0, sum = -1;
+  MPI_Comm_rank(c, &r);
+  MPI_Comm_size(c, &n);
+  MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, c);
+  CHECK(sum == n * (n - 1) / 2, "%s: Allreduce gave %d, expected %d", what, sum, n * (n - 1) / 2);
+}
+
+static void idup(void) {
+  MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL, d = MPI_COMM_NULL;
+  MPI_Request req[2];
+  int token = rank;
+  /* Rank 0 is held in receives until everyone else started: a blocking
+   * duplicate on the others would deadlock here. */
+  if (rank == 0) {
+    for (int i = 1; i < size; ++i)
+      MPI_Recv(&token, 1, MPI_INT, i, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Comm_idup(MPI_COMM_WORLD, &a, &req[0]);
+  } else {
+    MPI_Comm_idup(MPI_COMM_WORLD, &a, &req[0]);
+    MPI_Ssend(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+  }
+  /* A blocking constructor and a second idup while the first runs. */
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  MPI_Comm_idup(MPI_COMM_WORLD, &b, &req[1]);
+  MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+  int cmp = -1;
+  MPI_Comm_compare(a, MPI_COMM_WORLD, &cmp);
+  CHECK(cmp == MPI_CONGRUENT, "idup compares %d with its parent", cmp);
+  MPI_Comm_compare(a, b, &cmp);
+  CHECK(cmp == MPI_CONGRUENT, "two idups compare %d", cmp);
+  check_sum(a, "first idup");
+  check_sum(b, "second idup");
+  check_sum(d, "dup");
+  /* Traffic on the duplicates never matches traffic of the parent. */
+  if (size > 1 && (rank == 0 || rank == size - 1)) {
+    const int peer = rank == 0 ? size - 1 : 0;
+    int x = 100 + rank, y = -1, z = -1;
+    MPI_Request rr[2];
+    MPI_Irecv(&y, 1, MPI_INT, peer, 7, a, &rr[0]);
+    MPI_Irecv(&z, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, &rr[1]);
+    int w = 200 + rank;
+    MPI_Send(&w, 1, MPI_INT, peer, 7, MPI_COMM_WORLD);
+    MPI_Send(&x, 1, MPI_INT, peer, 7, a);
+    MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
+    CHECK(y == 100 + peer && z == 200 + peer, "idup traffic mixed: %d %d", y, z);
+  }
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+  MPI_Comm_free(&d);
+
+  /* An inter-communicator between even and odd world ranks, duplicated
+   * with the same stagger: local leaders receive before their idup. */
+  if (size < 2) return;
+  MPI_Comm local, ic, icd;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+  MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 9, &ic);
+  int lrank, rsize;
+  MPI_Comm_rank(ic, &lrank);
+  MPI_Comm_remote_size(ic, &rsize);
+  if (lrank == 0) {
+    for (int i = 1; i < rsize; ++i) MPI_Recv(&token, 1, MPI_INT, i, 6, ic, MPI_STATUS_IGNORE);
+    MPI_Comm_idup(ic, &icd, &req[0]);
+  } else {
+    MPI_Comm_idup(ic, &icd, &req[0]);
+    MPI_Ssend(&token, 1, MPI_INT, 0, 6, ic);
+  }
+  MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+  int inter = 0, rs = -1, sum = -1;
+  MPI_Comm_test_inter(icd, &inter);
+  MPI_Comm_remote_size(icd, &rs);
+  CHECK(inter && rs == rsize, "inter idup: inter %d, remote size %d of %d", inter, rs, rsize);
+  /* Inter-communicator Allreduce: each side gets the other side's sum. */
+  MPI_Allreduce(&lrank, &sum, 1, MPI_INT, MPI_SUM, icd);
+  CHECK(sum == rsize * (rsize - 1) / 2, "inter idup Allreduce %d, expected %d", sum,
+        rsize * (rsize - 1) / 2);
+  MPI_Comm_free(&icd);
+  MPI_Comm_free(&ic);
+  MPI_Comm_free(&local);
+}
+
+/* ---- progress_coll ---- */
+static void progress_coll(void) {
+  /* The last rank posts a receive and enters a barrier; rank 0 (the other
+   * cluster) Ssends to it before its own barrier. The receiver's barrier
+   * must complete the Ssend, else rank 0 never reaches the barrier. Then
+   * the same with an Allreduce. */
+  const int last = size - 1;
+  for (int round = 0; round < 2; ++round) {
+    int v = 40 + round, got = -1, one = 1, n = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank == last) MPI_Irecv(&got, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &req);
+    if (rank == 0 && last != 0) MPI_Ssend(&v, 1, MPI_INT, last, 11, MPI_COMM_WORLD);
+    if (round == 0)
+      MPI_Barrier(MPI_COMM_WORLD);
+    else
+      MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == last) {
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+      CHECK(got == 40 + round, "round %d received %d", round, got);
+    }
+    if (round == 1) CHECK(n == size, "Allreduce gave %d", n);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -341,6 +454,10 @@ int main(int argc, char** argv) {
     attributes = !attributes_before_finalize();
   else if (!strcmp(t, "unsupported"))
     unsupported();
+  else if (!strcmp(t, "idup"))
+    idup();
+  else if (!strcmp(t, "progress_coll"))
+    progress_coll();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
