@@ -12,6 +12,7 @@
 #include "control_budget.h"
 #include "frame_credits.h"
 #include "park_reason.h"
+#include "ping_share.h"
 #include "traffic_counters.h"
 
 namespace zipper::forwarder {
@@ -59,6 +60,12 @@ struct Connection {
   // over_budget: waiting in its side's backlog for the next round.
   ControlBudget budget{32};
   bool over_budget = false;
+  // Its share of PING answers (ping_share.h); over it, the connection is not
+  // read until ping_resume, waiting in its side's timed backlog when
+  // ping_waiting (receive thread only).
+  PingShare ping_share{0, 1};
+  std::chrono::steady_clock::time_point ping_resume{};
+  bool ping_waiting = false;
   // Why its receive is paused (FlowControl::park; receive thread only).
   ParkReason park = ParkReason::kNone;
   // Bytes of the frame it waits for when parked by its job's fair share

@@ -52,6 +52,7 @@ void Forwarder::accept_all(Side& side) {
     const std::uint64_t id = next_conn_id_++;
     auto conn = std::make_shared<Connection>(id, side.index, std::move(link), cfg_.conn_credits);
     conn->budget = ControlBudget(cfg_.control_budget);
+    conn->ping_share = PingShare(cfg_.ping_rate, cfg_.ping_burst);
     {
       std::lock_guard lk(unadmitted_mu_);
       unadmitted_.push_back(conn);

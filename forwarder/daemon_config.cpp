@@ -312,6 +312,11 @@ const std::vector<Setting>& table() {
           "frames without payload (PING, CTS, ...) one connection may have handled per receive "
           "round before the loop moves on to the others (default 32)",
           false, 1, 1 << 16, [](DaemonConfig & c) -> auto& { return c.forwarder.control_budget; }),
+      integer(
+          "flow.ping_rate", "--ping-rate",
+          "PINGs per second one connection has answered; one over it is dropped and the "
+          "connection is not read until its next is due (default 64, burst 16; 0: no limit)",
+          false, 0, 1000000, [](DaemonConfig & c) -> auto& { return c.forwarder.ping_rate; }),
       seconds(
           "timeouts.ready", "--ready-timeout",
           "seconds an admitted rank waits for the rest of its job before it is closed", false,

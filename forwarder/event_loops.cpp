@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "control_frames.h"
 #include "forwarder.h"
 #include "recv_sink.h"
@@ -26,6 +28,7 @@ void Forwarder::recv_loop(Side& side) {
   int spin = 0;
   while (!stopping_) {
     side.rx_rounds.fetch_add(1, std::memory_order_relaxed);
+    const int wait_ms = resume_ping_waits(side, 500);
     int n = 0;
     if (!side.over_budget.empty()) {
       n = epoll_wait(side.epoll_rx.get(), evs, 64, 0);  // connections over budget wait
@@ -37,7 +40,7 @@ void Forwarder::recv_loop(Side& side) {
         continue;
       }
     } else {
-      n = epoll_wait(side.epoll_rx.get(), evs, 64, 500);
+      n = epoll_wait(side.epoll_rx.get(), evs, 64, wait_ms);
     }
     if (n > 0) spin = kSpinRounds;
     for (int i = 0; i < n && !stopping_; ++i) {
@@ -106,10 +109,48 @@ void Forwarder::send_loop(Side& side) {
   }
 }
 
+int Forwarder::resume_ping_waits(Side& side, int cap_ms) {
+  if (side.ping_waits.empty()) return cap_ms;
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<Connection>> due;
+  std::erase_if(side.ping_waits, [&](const std::shared_ptr<Connection>& c) {
+    if (c->ping_resume > now) return false;
+    due.push_back(c);
+    return true;
+  });
+  for (auto& c : due) {
+    c->ping_waiting = false;
+    progress_conn(side, c);
+  }
+  auto next = now + std::chrono::milliseconds(cap_ms);
+  for (const auto& c : side.ping_waits) next = std::min(next, c->ping_resume);
+  // Rounded up: waking a little early would find nothing due and spin.
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(next - now).count();
+  return static_cast<int>(std::max<std::int64_t>(0, (us + 999) / 1000));
+}
+
 void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& conn) {
   if (conn->closed) return;
+  // Over its PING share: not read before its next token (resume_ping_waits),
+  // whatever its socket reports meanwhile.
+  if (conn->ping_waiting) return;
   ConnectionSink sink(*this, *flow_, conn, side.rx_rounds.load(std::memory_order_relaxed));
   LinkStatus st = conn->link->progress_recv(sink, 0);
+  if (const std::uint64_t over = sink.pings_over_share()) {
+    counters_.pings_over_share.fetch_add(over, std::memory_order_relaxed);
+    log_.warn("ping-share",
+              "job {}: {} sends PINGs over its share of {}/s (--ping-rate); dropped, and its "
+              "connection is read again in {} us",
+              conn->job->label(), conn->name(), cfg_.ping_rate,
+              std::chrono::duration_cast<std::chrono::microseconds>(
+                  conn->ping_resume - std::chrono::steady_clock::now())
+                  .count());
+  }
+  if (st == LinkStatus::kPaused && sink.ping_paused() && !sink.fatal()) {
+    conn->ping_waiting = true;
+    side.ping_waits.push_back(conn);
+    return;
+  }
   if (st == LinkStatus::kPaused && sink.budget_spent() && !sink.fatal()) {
     // Its share of this round is spent: served again next round, after the
     // connections that have events now (edge-triggered epoll would not

@@ -79,9 +79,9 @@ void Forwarder::start() {
   spdlog::info(
       "shares: at most {} jobs per address prefix (/{} IPv4, /{} IPv6); a job idle {} ms may "
       "be evicted for a new one a limit would refuse; {} frames without payload per connection "
-      "per receive round",
+      "per receive round; {} PINGs per second per connection (burst {})",
       cfg_.max_jobs_per_prefix, cfg_.prefix_v4, cfg_.prefix_v6, cfg_.idle_evict_ms,
-      cfg_.control_budget);
+      cfg_.control_budget, cfg_.ping_rate, cfg_.ping_burst);
   spdlog::info(
       "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
       "accept pause on EMFILE {} ms",

@@ -102,6 +102,9 @@ class Forwarder final : private ConnectionHost {
   void send_loop(Side& side);
   void accept_all(Side& side);
   void progress_conn(Side& side, const std::shared_ptr<Connection>& conn);
+  /// Reads again the connections whose PING share paused them and whose next
+  /// token is due; returns the epoll timeout (ms, <= `cap_ms`) until the next.
+  int resume_ping_waits(Side& side, int cap_ms);
   /// Relays a data frame of an admitted rank to its destination (cut-through).
   void relay(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
              proto::Payload payload);

@@ -58,6 +58,9 @@ struct Config {
   // Frames without payload one connection may have handled per receive
   // round (control_budget.h).
   std::uint32_t control_budget = 32;
+  // PINGs one connection has answered per second, and back to back after a
+  // quiet spell (ping_share.h; 0: no share).
+  std::uint32_t ping_rate = 64, ping_burst = 16;
   int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)

@@ -133,6 +133,9 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
   w.family("zipper_pings_dropped_total", "counter",
            "PINGs not answered because the connection's last answer was still queued.");
   w.sample("", s.pings_dropped);
+  w.family("zipper_pings_over_share_total", "counter",
+           "PINGs dropped unanswered because their connection was over its --ping-rate share.");
+  w.sample("", s.pings_over_share);
   w.family("zipper_jobs_evicted_total", "counter",
            "Idle jobs evicted (--idle-evict) to admit a new job or connection.");
   w.sample("", s.jobs_evicted);

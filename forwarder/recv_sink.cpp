@@ -11,9 +11,32 @@ std::optional<proto::Payload> ConnectionSink::payload_dest(const proto::FrameHea
   }
   if (!conn_->job)
     return proto::Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
+  if (hdr.type == proto::FrameType::kPing && hdr.payload_len == 0) return take_ping(hdr);
   auto out = flow_.reserve(conn_, hdr, &violation_);
   if (violation_) fatal_ = true;
   return out;
+}
+
+std::optional<proto::Payload> ConnectionSink::take_ping(const proto::FrameHeader& hdr) {
+  // After a PING over the share, nothing more of this connection is read in
+  // this call: it waits in the side's timed backlog for its next token.
+  if (ping_paused_) return std::nullopt;
+  // The client charged itself a frame of credit for the PING; it goes back
+  // at once (no buffer, no owner: a PING holds nothing inside zipperd).
+  if (!conn_->credit.charge(1)) {
+    conn_->credit.release(1);
+    ++conn_->errors;
+    fatal_ = violation_ = true;  // the caller closes it as a protocol violation
+    return std::nullopt;
+  }
+  flow_.return_credit(conn_, 1);
+  const auto now = std::chrono::steady_clock::now();
+  if (!conn_->ping_share.take(now)) {
+    drop_frame_ = ping_paused_ = true;
+    conn_->ping_resume = conn_->ping_share.next_token();
+    ++pings_over_share_;
+  }
+  return proto::Payload{};
 }
 
 }  // namespace zipper::forwarder

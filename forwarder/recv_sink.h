@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "../proto/link.h"
 #include "connection.h"
@@ -31,6 +32,7 @@ class ConnectionSink final : public proto::RecvSink {
   void on_frame(const proto::FrameHeader& hdr, proto::Payload payload) override {
     if (fatal_) return;
     conn_->mid_frame = false;
+    if (std::exchange(drop_frame_, false)) return;  // a PING over its share
     host_.on_frame(conn_, hdr, std::move(payload));
     if (conn_->closed) fatal_ = true;
   }
@@ -42,6 +44,11 @@ class ConnectionSink final : public proto::RecvSink {
   bool violation() const { return violation_; }
   /// Paused because the connection spent this round's control budget.
   bool budget_spent() const { return budget_spent_; }
+  /// Paused because a PING went over the connection's share (ping_share.h):
+  /// read it again at Connection::ping_resume.
+  bool ping_paused() const { return ping_paused_; }
+  /// PINGs this call dropped over the connection's share (the caller counts them).
+  std::uint64_t pings_over_share() const { return pings_over_share_; }
 
  private:
   ConnectionHost& host_;
@@ -51,6 +58,14 @@ class ConnectionSink final : public proto::RecvSink {
   bool fatal_ = false;
   bool violation_ = false;
   bool budget_spent_ = false;
+  bool ping_paused_ = false;
+  bool drop_frame_ = false;  // the frame payload_dest just accepted is dropped, not handled
+  std::uint64_t pings_over_share_ = 0;
+
+  /// A PING of an admitted connection: credit back at once, then its share
+  /// (ping_share.h). An empty payload to answer it, or to drop it when over
+  /// the share (and pause the connection); nullopt once paused.
+  std::optional<proto::Payload> take_ping(const proto::FrameHeader& hdr);
 };
 
 }  // namespace zipper::forwarder

@@ -66,6 +66,9 @@ struct Side {
   std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> conns;
   // Connections that spent their control budget this round (receive thread).
   std::vector<std::shared_ptr<Connection>> over_budget;
+  // Connections over their PING share, not read until their ping_resume
+  // (receive thread; one entry per flooding connection, so a scan is enough).
+  std::vector<std::shared_ptr<Connection>> ping_waits;
   // Counters (relaxed): see snapshot.h.
   TrafficCounters received, sent;
   std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};

@@ -80,6 +80,7 @@ struct Snapshot {
   // answers dropped, idle jobs evicted, unadmitted connections closed for room.
   std::uint64_t control_deferrals = 0;
   std::uint64_t pings_dropped = 0;
+  std::uint64_t pings_over_share = 0;  // dropped over the connection's --ping-rate
   std::uint64_t jobs_evicted = 0;
   std::uint64_t unadmitted_evicted = 0;
   Traffic spliced;  // relayed payloads that moved by splice() (pipe_pool.h), all sides

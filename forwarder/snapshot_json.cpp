@@ -23,6 +23,7 @@ nlohmann::json to_json(const Snapshot& s) {
                    {"memory_stalls", s.memory_stalls},
                    {"control_deferrals", s.control_deferrals},
                    {"pings_dropped", s.pings_dropped},
+                   {"pings_over_share", s.pings_over_share},
                    {"jobs_evicted", s.jobs_evicted},
                    {"unadmitted_evicted", s.unadmitted_evicted},
                    {"spliced", traffic(s.spliced)}};

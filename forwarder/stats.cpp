@@ -57,6 +57,7 @@ Snapshot Forwarder::snapshot() const {
   s.memory_stalls = counters_.memory_stalls.load();
   s.control_deferrals = counters_.control_deferrals.load();
   s.pings_dropped = counters_.pings_dropped.load();
+  s.pings_over_share = counters_.pings_over_share.load();
   s.jobs_evicted = registry_.evictions();
   s.unadmitted_evicted = counters_.unadmitted_evicted.load();
   const PipePool::Stats ps = flow_->pipes().stats();

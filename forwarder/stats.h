@@ -31,6 +31,8 @@ struct Counters {
   // round), PING answers dropped (one already queued), connections not yet
   // admitted closed to make room at --max-connections.
   std::atomic<std::uint64_t> control_deferrals{0}, pings_dropped{0}, unadmitted_evicted{0};
+  // PINGs dropped over their connection's --ping-rate share (ping_share.h).
+  std::atomic<std::uint64_t> pings_over_share{0};
 };
 
 /// A plain copy of the Counters totals and the pools' figures at one instant

@@ -21,16 +21,17 @@ zipperd; when it ends, the private directory is removed and its status is
 this program's.
 """
 
+# Only modules Python has already loaded at start (os, sys, signal, time):
+# this runs on the job's start-up path (srun, then this, then zipperd, while
+# the ranks wait to connect), and re, subprocess, tempfile and shutil cost
+# 25-40 ms of imports on a loaded host.
 import os
-import re
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 WAIT_S = 15
+HEX = frozenset("0123456789abcdef")
 
 
 def pick(entries, node):
@@ -40,6 +41,25 @@ def pick(entries, node):
         if len(parts) == 3 and parts[0] == node:
             return parts[1], parts[2]
     return None
+
+
+def private_dir():
+    """A new 0700 directory under $TMPDIR (else /tmp), as tempfile.mkdtemp makes."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    for _ in range(100):
+        path = os.path.join(base, "zipperd-job." + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"cannot create a private directory in {base}")
+
+
+def spawn(argv):
+    """Starts argv with stdin from /dev/null and stdout onto our stderr; its pid."""
+    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, 2, 1)]
+    return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
 
 
 def main(argv):
@@ -56,53 +76,60 @@ def main(argv):
     keys = {}
     for line in sys.stdin.read(1 << 20).splitlines():
         f = line.split()
-        if len(f) == 2 and re.fullmatch(r"[0-9a-f]{64}", f[1]):
+        if len(f) == 2 and len(f[1]) == 64 and set(f[1]) <= HEX:
             keys[f[0]] = f[1]
     if node not in keys:
         print(f"FAILED {node} no host key for this node on standard input", flush=True)
         return 1
-    work = tempfile.mkdtemp(prefix="zipperd-job.")
+    work = private_dir()
     key = os.path.join(work, "host_key")
+    pid_file = os.path.join(work, "zipperd.pid")
     fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(keys[node] + "\n")
-    proc = None
+    child = None
+    status = None  # the child's wait status once reaped
+
+    def reap(block):
+        nonlocal status
+        if status is None:
+            pid, st = os.waitpid(child, 0 if block else os.WNOHANG)
+            if pid == child:
+                status = st
+        return status
 
     def forward(signum, _frame):
-        if proc and proc.poll() is None:
-            proc.send_signal(signum)
+        if child and status is None:
+            os.kill(child, signum)
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, forward)
     try:
-        pid = os.path.join(work, "zipperd.pid")
-        proc = subprocess.Popen([zipperd, "--listen", f"A={addrs[0]}", "--listen", f"B={addrs[1]}",
-                                 "--pid-file", pid, "--host-key", key] + extra,
-                                stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
+        child = spawn([zipperd, "--listen", f"A={addrs[0]}", "--listen", f"B={addrs[1]}", "--pid-file",
+                       pid_file, "--host-key", key] + extra)
         deadline = time.monotonic() + WAIT_S
-        while not (os.path.isfile(pid) and os.path.getsize(pid) > 0):
-            if proc.poll() is not None:
-                print(f"FAILED {node} zipperd exited with status {proc.returncode}", flush=True)
+        while not (os.path.isfile(pid_file) and os.path.getsize(pid_file) > 0):
+            if reap(False) is not None:
+                print(f"FAILED {node} zipperd exited with status {os.waitstatus_to_exitcode(status)}",
+                      flush=True)
                 return 1
             if time.monotonic() > deadline:
                 print(f"FAILED {node} zipperd did not start within {WAIT_S} s", flush=True)
-                proc.terminate()
-                proc.wait()
+                os.kill(child, signal.SIGTERM)
+                reap(True)
                 return 1
             time.sleep(0.02)
         print(f"READY {node}", flush=True)
-        while True:
-            try:
-                rc = proc.wait()
-                break
-            except InterruptedError:
-                continue
+        reap(True)  # os.waitpid retries on EINTR (PEP 475) after forward() ran
+        rc = os.waitstatus_to_exitcode(status)
         return 128 - rc if rc < 0 else rc
     finally:
-        if proc and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        if child and status is None:
+            os.kill(child, signal.SIGKILL)
+            reap(True)
+        for name in os.listdir(work):  # the key, zipperd's pid file and what else it wrote
+            os.unlink(os.path.join(work, name))
+        os.rmdir(work)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ hetjob    salloc of a heterogeneous job (A: 2 nodes, B: 2 nodes, bridge: the
           the job secret (given through MMPI_JOB_SECRET_FILE, so the test knows
           it) is in no rank's /proc/PID/environ or cmdline, not in
           `scontrol show job`, and in no file of Slurm's state and spool
-          directories (where slurmctld keeps each job's environment)
+          directories (where slurmctld keeps each job's environment); then
+          --transparent at 2+2: the same suites built unmodified with mpicc
+          (mmpi_itest_unported) through libmmpi_transparent under srun
 twoalloc  two allocations on two clusters (alpha's partition a, beta's
           partition b), each with its own slurmctld and SLURM_CONF; the site's
           zipperd service named with its host key in the site configuration;
@@ -53,6 +55,8 @@ class Env:
         self.bin, self.src, self.emu = bin_dir, src_dir, emu
         self.zrun = os.path.join(bin_dir, "zipper-run")
         self.itest = os.path.join(bin_dir, "mmpi_itest")
+        # The same suites with no M prefix, built with plain mpicc (tests/integration).
+        self.unported = os.path.join(bin_dir, "mmpi_itest_unported")
         self.tmp = tempfile.mkdtemp(prefix="zipper-slurm-test.", dir=emu.base)
         # Open MPI's TCP BTL inside each cluster: the nodes' one NIC.
         self.rank_env = {"OMPI_MCA_btl_tcp_if_include": "eth0", "OMPI_MCA_mpi_yield_when_idle": "1",
@@ -134,10 +138,17 @@ def check_hetjob(t):
     secret, sfile = t.secret_file()
     prog, procs = dump_program(t)
     out = os.path.join(t.tmp, "hetjob.out")
-    inner = (f'set -e; Z={t.zrun}; S={site}; '
+    # Each run's exit status in OUT.SFX.rc: one failing does not hide the others.
+    inner = (f'Z={t.zrun}; S={site}; '
              f'"$Z" --slurm --slurm-site "$S" -x 2 -y 2 -- {prog} all > {out}.22 2> {out}.22.err; '
+             f'echo $? > {out}.22.rc; '
              f'scontrol show job -d "$SLURM_JOB_ID" > {out}.scontrol; '
-             f'"$Z" --slurm --slurm-site "$S" -- {t.itest} all > {out}.35 2> {out}.35.err')
+             f'"$Z" --slurm --slurm-site "$S" -- {t.itest} all > {out}.35 2> {out}.35.err; '
+             f'echo $? > {out}.35.rc; '
+             f'"$Z" --slurm --slurm-site "$S" --transparent -x 2 -y 2 -- {t.unported} all '
+             f'> {out}.tr 2> {out}.tr.err; echo $? > {out}.tr.rc')
+    if not os.access(t.unported, os.X_OK):
+        fail(f"{t.unported} not built (target mmpi_itest_unported)")
     r = t.run(["salloc", "-p", "a", "-N2", "-n3", ":", "-p", "b", "-N2", "-n5", ":", "-p", "bridge", "-N1",
                "sh", "-c", inner], alpha, MMPI_JOB_SECRET_FILE=sfile)
 
@@ -148,10 +159,15 @@ def check_hetjob(t):
                     return f.read()
             except OSError:
                 return ""
-        return subprocess.CompletedProcess([], r.returncode if sfx == ".35" or r.returncode == 0 else 1,
-                                           read(out + sfx), read(out + sfx + ".err") + r.stderr)
+        rc = read(out + sfx + ".rc").strip()
+        return subprocess.CompletedProcess([], int(rc) if rc.isdigit() else 1, read(out + sfx),
+                                           read(out + sfx + ".err") + r.stderr)
     check_passes(result(".22"), "hetjob 2+2", 4)
     check_passes(result(".35"), "hetjob 3+5 (tasks from the allocation)", 8)
+    tr = result(".tr")
+    check_passes(tr, "hetjob 2+2 --transparent (unmodified program)", 4)
+    if "mmpi transparent" in tr.stderr and "started Open MPI without" in tr.stderr:
+        fail(f"--transparent: a rank ran without the layer:\n{tr.stderr[-2000:]}")
     check_secret(t, secret, procs, out + ".scontrol", 4)
 
 

@@ -389,6 +389,30 @@ class Attack : public ::testing::Test {
     return duration<double>(Clock::now() - t0).count();
   }
 
+  // Seconds per 8 B round trip of a 1+1 job alone on z (best of three runs
+  // of `rounds`, after a warm-up); its ranks leave afterwards. The "alone"
+  // side of issue 28's "runs <= 2x alone" (a benchmark: printed, not asserted).
+  double alone_round_trip(const Zipperd& z, std::uint64_t job, int rounds) {
+    auto [a, b] = legit_pair(z, job);
+    const double best = round_trip(*a, *b, job, rounds);
+    clients_.pop_back();
+    clients_.pop_back();
+    std::this_thread::sleep_for(milliseconds(200));  // zipperd sees the job end
+    return best;
+  }
+  // The same for a job already admitted (under an attack).
+  // -1 when a message did not come back.
+  double round_trip(FrameClient& a, FrameClient& b, std::uint64_t job, int rounds) {
+    if (pingpong(a, b, job, 50, 8) < 0) return -1;
+    double best = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      const double t = pingpong(a, b, job, rounds, 8);
+      if (t < 0) return -1;
+      best = std::min(best, t / rounds);
+    }
+    return best;
+  }
+
   std::vector<std::unique_ptr<FrameClient>> clients_;
 };
 
@@ -1059,9 +1083,14 @@ TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
 // bounded, and the other job keeps working.
 // Issue 18's PING: a rank that sends PINGs as fast as it can and never reads
 // its answers. zipperd queues at most one answer per connection, so its
-// memory stays flat, and another job runs beside.
+// memory stays flat, and another job runs beside. Run without the PING share
+// (--ping-rate 0): the share would hold the flood in the flooder's socket
+// (PingFloodFromAnAdmittedRankSlowsOnlyThatRank), and the one-answer bound
+// must hold on its own.
 TEST_F(Attack, PingFloodFromARankThatNeverReadsStaysBounded) {
-  Zipperd z(probe_limits());
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--ping-rate", "0"});
+  Zipperd z(limits);
   const std::uint64_t job = 41;
   FrameClient& a = *legit_pair(z, job).first;
   const std::uint64_t rss0 = z.rss();
@@ -1765,16 +1794,32 @@ struct IdleJob {
   std::unique_ptr<FrameClient> a, b;
 };
 
+// The value of `name` (a counter without labels) in a /metrics text; -1 if absent.
+double metric(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  return -1;
+}
+
 // A rank of an admitted job floods PINGs as fast as its socket takes them
-// (another thread) and never reads. Another job's 8 B round trip and a new
-// job's admission on the same side stay bounded (targets in docs/security.md:
-// RTT <= 2x alone, admission <= 100 ms; here generous bounds for a loaded CI).
+// (another thread) and never reads. Its PINGs over --ping-rate are dropped
+// and counted, and its connection is then not read until its next token
+// (ping_share.h): the flood waits in the flooder's socket, zipperd does not
+// spend a core on it, and another job's 8 B round trip and a new job's
+// admission on the same side are untouched (targets in docs/security.md:
+// RTT <= 2x alone, admission <= 100 ms; only generous bounds here, for a
+// loaded CI: the ratio is a benchmark).
 TEST_F(Attack, PingFloodFromAnAdmittedRankSlowsOnlyThatRank) {
-  Zipperd z(probe_limits());
+  const std::uint16_t mport = free_port();
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--metrics-listen", "127.0.0.1:" + std::to_string(mport)});
+  Zipperd z(limits);
   FrameClient& flooder = *legit_pair(z, 60).first;
   auto [c, d] = legit_pair(z, 61);
-  const int rounds = 2000;
-  const double alone = pingpong(*c, *d, 61, rounds, 8);
+  const int rounds = 1000;
+  const double alone = round_trip(*c, *d, 61, rounds);  // seconds per round trip
   ASSERT_GT(alone, 0);
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> pings{0};
@@ -1796,7 +1841,13 @@ TEST_F(Attack, PingFloodFromAnAdmittedRankSlowsOnlyThatRank) {
     }
   });
   std::this_thread::sleep_for(milliseconds(300));  // the flood is on
-  const double attacked = pingpong(*c, *d, 61, rounds, 8);
+  // One second of flood alone: zipperd reads the flooder only when a token
+  // is due (before the share its receive thread took a whole core).
+  const double cpu0 = z.cpu_seconds();
+  const auto w0 = Clock::now();
+  std::this_thread::sleep_for(seconds(1));
+  const double flood_cpu = (z.cpu_seconds() - cpu0) / duration<double>(Clock::now() - w0).count();
+  const double attacked = round_trip(*c, *d, 61, rounds);
   const auto t0 = Clock::now();
   auto [e, f] = legit_pair(z, 62);
   const double admit_s = duration<double>(Clock::now() - t0).count();
@@ -1804,16 +1855,69 @@ TEST_F(Attack, PingFloodFromAnAdmittedRankSlowsOnlyThatRank) {
   const std::uint64_t sent = pings;
   stop = true;
   flood.join();
+  const std::string text = scrape(mport, seconds(10));
+  const double over_share = metric(text, "zipper_pings_over_share_total");
   std::printf(
-      "PING flood: %llu PINGs; 8 B round trip alone %.1f us, flooded %.1f us (%.2fx); new job "
-      "admitted in %.1f ms\n",
-      static_cast<unsigned long long>(sent), alone / rounds * 1e6, attacked / rounds * 1e6,
-      attacked / alone, admit_s * 1e3);
-  EXPECT_GT(sent, 100000u) << "the flood did not run";
+      "PING flood: %llu PINGs sent, %.0f dropped over the share; zipperd %.0f%% of a core; 8 B "
+      "round trip alone %.1f us, flooded %.1f us (%.2fx); new job admitted in %.1f ms\n",
+      static_cast<unsigned long long>(sent), over_share, flood_cpu * 100, alone * 1e6,
+      attacked * 1e6, attacked / alone, admit_s * 1e3);
+  // The flooder is held by TCP backpressure: at most a few socket buffers'
+  // worth of PINGs ever leave it (it sent 7-11 million per second before).
+  EXPECT_GT(sent, 1000u) << "the flood did not run";
+  EXPECT_GT(over_share, 0) << "no PING was refused over its share:\n" << text;
+  EXPECT_GE(z.log_lines("sends PINGs over its share"), 1u);
+  EXPECT_LT(flood_cpu, 0.5) << "zipperd spends a core on the flood";
   ASSERT_GT(attacked, 0);
   ASSERT_GT(attacked_after, 0);
-  EXPECT_LT(attacked / rounds, 0.005) << "round trip under the flood (was 7.5 s before)";
+  EXPECT_LT(attacked, 0.005) << "round trip under the flood (was 7.5 s before)";
   EXPECT_LT(admit_s, 1.0) << "admission under the flood (was 7.5-9.3 s before)";
+  EXPECT_TRUE(z.alive());
+}
+
+// An attacker that reads its answers (so that none is dropped as "still
+// queued") gets its share and no more: at --ping-rate 64 and burst 16, at
+// most 16 + 64/s answers, however fast it sends; the rest are dropped and
+// counted, and its rank stays admitted (only it is slowed).
+TEST_F(Attack, PingFloodThatReadsItsAnswersGetsOnlyItsShare) {
+  const std::uint16_t mport = free_port();
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--metrics-listen", "127.0.0.1:" + std::to_string(mport)});
+  Zipperd z(limits);
+  FrameClient& flooder = *legit_pair(z, 63).first;
+  std::uint64_t seq = 0, answers = 0;
+  const auto t0 = Clock::now();
+  while (Clock::now() - t0 < milliseconds(1500)) {
+    for (int i = 0; i < 64; ++i) {
+      proto::OutFrame f;
+      f.hdr = header(FrameType::kPing, 63, 0, 0);
+      f.hdr.seq = seq++;
+      flooder.link().post(std::move(f));
+    }
+    flooder.pump();
+    for (; !flooder.inbox().empty(); flooder.inbox().pop_front())
+      answers += flooder.inbox().front().hdr.type == FrameType::kPing &&
+                 (flooder.inbox().front().hdr.flags & proto::kPong);
+    pollfd p{flooder.fd(), static_cast<short>(POLLIN | POLLOUT), 0};
+    ::poll(&p, 1, 1);
+  }
+  // Answers still on their way arrive within a share interval.
+  pump_for({&flooder}, milliseconds(100));
+  for (; !flooder.inbox().empty(); flooder.inbox().pop_front())
+    answers += flooder.inbox().front().hdr.type == FrameType::kPing;
+  const double secs = duration<double>(Clock::now() - t0).count();
+  const std::string text = scrape(mport, seconds(10));
+  const double over_share = metric(text, "zipper_pings_over_share_total");
+  std::printf(
+      "PING flood reading its answers: %llu PINGs sent in %.2f s, %llu answered, %.0f "
+      "dropped over the share\n",
+      static_cast<unsigned long long>(seq), secs, static_cast<unsigned long long>(answers),
+      over_share);
+  EXPECT_GT(seq, 2000u) << "the flood did not run";
+  EXPECT_GE(answers, 16u) << "the burst was not answered";
+  EXPECT_LE(answers, 16 + static_cast<std::uint64_t>(64 * secs) + 2) << "more than its share";
+  EXPECT_GT(over_share, 0);
+  EXPECT_FALSE(flooder.closed()) << "a flood over the share slows its rank, never ends it";
   EXPECT_TRUE(z.alive());
 }
 
@@ -1826,6 +1930,7 @@ TEST_F(Attack, IdleJobsFromFourAddressesCannotKeepANewJobOut) {
   *(std::find(limits.begin(), limits.end(), "--max-jobs") + 1) = "64";
   limits.insert(limits.end(), {"--idle-evict", "1"});
   Zipperd z(limits);
+  const double alone = alone_round_trip(z, 8099, 1000);
   std::vector<IdleJob> idle;
   int admitted = 0, refused_prefix = 0;
   for (std::uint64_t j = 0; j < 64; ++j) {
@@ -1850,8 +1955,12 @@ TEST_F(Attack, IdleJobsFromFourAddressesCannotKeepANewJobOut) {
   auto [a, b] = legit_pair(z, 8100);  // 127.0.0.1: the same /24
   const double admit_s = duration<double>(Clock::now() - t0).count();
   EXPECT_GT(pingpong(*a, *b, 8100, 20, 4096), 0);
-  std::printf("64 idle jobs from 4 addresses: %d admitted, new job admitted in %.1f ms\n", admitted,
-              admit_s * 1e3);
+  const double rtt = round_trip(*a, *b, 8100, 1000);
+  EXPECT_GT(rtt, 0);
+  std::printf(
+      "64 idle jobs from 4 addresses: %d admitted, new job admitted in %.1f ms; its 8 B round "
+      "trip %.1f us, alone %.1f us (%.2fx)\n",
+      admitted, admit_s * 1e3, rtt * 1e6, alone * 1e6, rtt / alone);
   EXPECT_LT(admit_s, 1.0);
   EXPECT_GE(z.log_lines("evicted after relaying nothing"), 1u);
 }
@@ -1863,6 +1972,7 @@ TEST_F(Attack, IdleJobsFillingTheConnectionsAreEvictedForANewJob) {
   limits.insert(limits.end(), {"--max-connections", "200", "--max-job-connections-share", "50",
                                "--idle-evict", "1"});
   Zipperd z(limits);
+  const double alone = alone_round_trip(z, 889, 1000);
   std::vector<std::unique_ptr<FrameClient>> ranks;
   for (std::uint64_t j = 0; j < 2; ++j)
     for (std::uint32_t r = 0; r < 100; ++r) {
@@ -1881,7 +1991,12 @@ TEST_F(Attack, IdleJobsFillingTheConnectionsAreEvictedForANewJob) {
   auto [a, b] = legit_pair(z, 892);
   const double admit_s = duration<double>(Clock::now() - t0).count();
   EXPECT_GT(pingpong(*a, *b, 892, 20, 4096), 0);
-  std::printf("connections filled by 2 idle jobs: new job admitted in %.1f ms\n", admit_s * 1e3);
+  const double rtt = round_trip(*a, *b, 892, 1000);
+  EXPECT_GT(rtt, 0);
+  std::printf(
+      "connections filled by 2 idle jobs: new job admitted in %.1f ms; its 8 B round trip %.1f "
+      "us, alone %.1f us (%.2fx)\n",
+      admit_s * 1e3, rtt * 1e6, alone * 1e6, rtt / alone);
   EXPECT_LT(admit_s, 1.0);
   // The evicted job's ranks are told why.
   bool told = false;
@@ -1912,6 +2027,7 @@ TEST_F(Attack, SixteenThousandSilentConnectionsCannotKeepANewJobOut) {
   auto limits = probe_limits();
   *(std::find(limits.begin(), limits.end(), "--hello-timeout") + 1) = "10";
   Zipperd z(limits);
+  const double alone = alone_round_trip(z, 894, 1000);
   std::vector<UniqueFd> silent;
   silent.reserve(16500);
   for (int i = 0; i < 16500; ++i) silent.push_back(raw_connect(z.port(i % 2)));
@@ -1920,7 +2036,12 @@ TEST_F(Attack, SixteenThousandSilentConnectionsCannotKeepANewJobOut) {
   auto [a, b] = legit_pair(z, 893);
   const double admit_s = duration<double>(Clock::now() - t0).count();
   EXPECT_GT(pingpong(*a, *b, 893, 20, 4096), 0);
-  std::printf("16500 silent connections: new job admitted in %.1f ms\n", admit_s * 1e3);
+  const double rtt = round_trip(*a, *b, 893, 1000);
+  EXPECT_GT(rtt, 0);
+  std::printf(
+      "16500 silent connections: new job admitted in %.1f ms; its 8 B round trip %.1f us, alone "
+      "%.1f us (%.2fx)\n",
+      admit_s * 1e3, rtt * 1e6, alone * 1e6, rtt / alone);
   EXPECT_LT(admit_s, 1.0);
 }
 

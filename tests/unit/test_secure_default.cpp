@@ -10,6 +10,7 @@
 #include "forwarder/address_prefix.h"
 #include "forwarder/control_budget.h"
 #include "forwarder/job_registry.h"
+#include "forwarder/ping_share.h"
 #include "forwarder/request_server.h"
 #include "test_util.h"
 
@@ -24,6 +25,32 @@ TEST(ControlBudget, FramesWithoutPayloadGetAShareOfEachRound) {
   EXPECT_TRUE(b.charge(7, 4096));                  // data frames are bounded by credit, not by this
   EXPECT_TRUE(b.charge(8, 0));                     // a new round, a new share
   EXPECT_TRUE(fw::ControlBudget(0).charge(1, 0));  // at least one per round
+}
+
+// The PING share is a token bucket (GCRA): `burst` back to back, then one
+// per 1/rate, and a refused PING charges nothing.
+TEST(PingShare, BurstThenRateAndRefusalsAreFree) {
+  using Clock = fw::PingShare::Clock;
+  fw::PingShare s(100, 4);  // one per 10 ms, 4 back to back
+  const Clock::time_point t0 = Clock::now();
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take(t0)) << i;
+  EXPECT_FALSE(s.take(t0));
+  EXPECT_FALSE(s.take(t0 + 9ms));  // refusals do not push the next token later
+  EXPECT_EQ(s.next_token(), t0 + 10ms);
+  EXPECT_TRUE(s.take(t0 + 10ms));
+  EXPECT_FALSE(s.take(t0 + 10ms));
+  // A sender at 10x the rate for one second gets burst + rate of them.
+  fw::PingShare f(100, 4);
+  int taken = 0;
+  for (int us = 0; us < 1'000'000; us += 1000) taken += f.take(t0 + std::chrono::microseconds(us));
+  EXPECT_EQ(taken, 4 + 99);
+  // After a quiet second the burst is back, but no more than the burst.
+  int again = 0;
+  for (int i = 0; i < 10; ++i) again += f.take(t0 + 2s);
+  EXPECT_EQ(again, 4);
+  // Rate 0: no share.
+  fw::PingShare none(0, 1);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(none.take(t0));
 }
 
 TEST(AddressPrefix, GroupsBySubnet) {
