@@ -461,17 +461,13 @@ def emulate_up(nodes_a, nodes_b, rate_a, rate_b):
 
 
 def zipper_run(x, y, nodes_a, nodes_b, program, standalone=False, timeout=900):
-    """One job through zipper-run (the one zipperd lifecycle); returns stdout."""
-    cmd = [tool("zipper-run"), "-x", str(x), "-y", str(y), "--emulated", "--nodes-a",
-           str(nodes_a), "--nodes-b", str(nodes_b), "--timeout", str(timeout)]
-    cmd += ["--standalone"] if standalone else []
-    cmd += ["--"] + program
-    print("zipper-bench: running", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.stdout.write(p.stdout)
-        sys.exit(f"zipper-bench: zipper-run failed with status {p.returncode}")
-    return p.stdout
+    """One job on the emulation through launch(); exits on failure, returns stdout."""
+    where = ["--emulated", "--nodes-a", str(nodes_a), "--nodes-b", str(nodes_b)]
+    rc, text = launch(where, x, y, program, standalone, timeout)
+    if rc != 0:
+        sys.stdout.write(text)
+        sys.exit(f"zipper-bench: zipper-run failed with status {rc}")
+    return text
 
 
 def osu_tables(text):

@@ -1,21 +1,34 @@
-// Completion of some or any of an array of requests, status without
-// completion, and freeing a request (MPI-3.1 3.7.3-3.7.5): Testany,
-// Testsome, Waitsome, Request_get_status and Request_free, on the request
-// engine (client/engine.h); Wait, Test and their -all forms are in p2p.cpp.
+// Completion of one, all, any or some of an array of requests, status
+// without completion, and freeing a request (MPI-3.1 3.7.3-3.7.5): Wait,
+// Test, Waitall, Testall, Waitany, Testany, Waitsome, Testsome,
+// Request_get_status and Request_free, on the request engine
+// (client/engine.h).
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
+
+#include <algorithm>
 
 #include "../client/engine.h"
 #include "../client/runtime.h"
 #include "../collectives/schedule.h"
 #include "coll_checks.h"
+#include "handles.h"
 #include "progress.h"
 
+using zipper::client::Engine;
 using zipper::client::Request;
 using zipper::client::Runtime;
 using namespace zipper::capi;
 
 namespace {
+
+// True when some request waits on native Open MPI progress (no fd to sleep on).
+bool any_native(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPI_REQUEST_NULL && peek(requests[i])->native != MPI_REQUEST_NULL)
+      return true;
+  return false;
+}
 
 // Collects every completed active request of the array (Testsome/Waitsome).
 int collect_some(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -126,3 +139,94 @@ int mmpi_impl_Request_free(MPI_Request* request) {
 }
 
 }  // extern "C"
+
+int mmpi_impl_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (*request == MPI_REQUEST_NULL) {
+    *flag = 1;
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  *flag = rt->engine().test(*peek(*request));
+  return *flag ? collect(request, status) : MPI_SUCCESS;
+}
+
+int mmpi_impl_Wait(MPI_Request* request, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (*request == MPI_REQUEST_NULL) {
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  Request& r = *peek(*request);
+  Engine& e = rt->engine();
+  e.wait_until([&] { return e.test(r); }, r.native != MPI_REQUEST_NULL);
+  return collect(request, status);
+}
+
+int mmpi_impl_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (count < 0) return MPI_ERR_COUNT;
+  bool all = true;
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPI_REQUEST_NULL && !rt->engine().test(*peek(requests[i]))) all = false;
+  *flag = all;
+  if (!all) return MPI_SUCCESS;
+  return mmpi_impl_Waitall(count, requests, statuses);  // all complete: collects statuses
+}
+
+int mmpi_impl_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (count < 0) return MPI_ERR_COUNT;
+  Engine& e = rt->engine();
+  e.wait_until(
+      [&] {
+        bool all = true;
+        for (int i = 0; i < count; ++i)
+          if (requests[i] != MPI_REQUEST_NULL && !e.test(*peek(requests[i]))) all = false;
+        return all;
+      },
+      any_native(count, requests));
+  bool any_error = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    int err = MPI_SUCCESS;
+    if (requests[i] == MPI_REQUEST_NULL)
+      empty_status(st);
+    else
+      err = collect(&requests[i], st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+    any_error |= err != MPI_SUCCESS;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int mmpi_impl_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  Runtime* rt = Runtime::get();
+  if (rt == nullptr) return MPI_ERR_OTHER;
+  if (count < 0) return MPI_ERR_COUNT;
+  const bool none_active = std::none_of(requests, requests + count, active);
+  if (none_active) {
+    *index = MPI_UNDEFINED;
+    empty_status(status);
+    return MPI_SUCCESS;
+  }
+  int done = -1;
+  Engine& e = rt->engine();
+  e.wait_until(
+      [&] {
+        for (int i = 0; i < count; ++i) {
+          if (active(requests[i]) && e.test(*peek(requests[i]))) {
+            done = i;
+            return true;
+          }
+        }
+        return false;
+      },
+      any_native(count, requests));
+  *index = done;
+  return collect(&requests[done], status);
+}

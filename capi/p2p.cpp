@@ -25,16 +25,6 @@ MPI_Comm mmpi_comm_world = MPI_COMM_NULL;
 
 namespace {
 
-int finish(MPI_Request* h, MPI_Status* st) { return collect(h, st); }
-
-// True when some request waits on native Open MPI progress (no fd to sleep on).
-bool any_native(int count, const MPI_Request* requests) {
-  for (int i = 0; i < count; ++i)
-    if (requests[i] != MPI_REQUEST_NULL && peek(requests[i])->native != MPI_REQUEST_NULL)
-      return true;
-  return false;
-}
-
 int start_send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, SendMode mode) {
   Runtime* rt;
@@ -151,97 +141,6 @@ int mmpi_impl_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (wrc == MPI_ERR_IN_STATUS)
     return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
   return wrc;
-}
-
-int mmpi_impl_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (*request == MPI_REQUEST_NULL) {
-    *flag = 1;
-    empty_status(status);
-    return MPI_SUCCESS;
-  }
-  *flag = rt->engine().test(*peek(*request));
-  return *flag ? finish(request, status) : MPI_SUCCESS;
-}
-
-int mmpi_impl_Wait(MPI_Request* request, MPI_Status* status) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (*request == MPI_REQUEST_NULL) {
-    empty_status(status);
-    return MPI_SUCCESS;
-  }
-  Request& r = *peek(*request);
-  Engine& e = rt->engine();
-  e.wait_until([&] { return e.test(r); }, r.native != MPI_REQUEST_NULL);
-  return finish(request, status);
-}
-
-int mmpi_impl_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (count < 0) return MPI_ERR_COUNT;
-  bool all = true;
-  for (int i = 0; i < count; ++i)
-    if (requests[i] != MPI_REQUEST_NULL && !rt->engine().test(*peek(requests[i]))) all = false;
-  *flag = all;
-  if (!all) return MPI_SUCCESS;
-  return mmpi_impl_Waitall(count, requests, statuses);  // all complete: collects statuses
-}
-
-int mmpi_impl_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (count < 0) return MPI_ERR_COUNT;
-  Engine& e = rt->engine();
-  e.wait_until(
-      [&] {
-        bool all = true;
-        for (int i = 0; i < count; ++i)
-          if (requests[i] != MPI_REQUEST_NULL && !e.test(*peek(requests[i]))) all = false;
-        return all;
-      },
-      any_native(count, requests));
-  bool any_error = false;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-    int err = MPI_SUCCESS;
-    if (requests[i] == MPI_REQUEST_NULL)
-      empty_status(st);
-    else
-      err = finish(&requests[i], st);
-    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
-    any_error |= err != MPI_SUCCESS;
-  }
-  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
-}
-
-int mmpi_impl_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  Runtime* rt = Runtime::get();
-  if (rt == nullptr) return MPI_ERR_OTHER;
-  if (count < 0) return MPI_ERR_COUNT;
-  const bool none_active = std::none_of(requests, requests + count, active);
-  if (none_active) {
-    *index = MPI_UNDEFINED;
-    empty_status(status);
-    return MPI_SUCCESS;
-  }
-  int done = -1;
-  Engine& e = rt->engine();
-  e.wait_until(
-      [&] {
-        for (int i = 0; i < count; ++i) {
-          if (active(requests[i]) && e.test(*peek(requests[i]))) {
-            done = i;
-            return true;
-          }
-        }
-        return false;
-      },
-      any_native(count, requests));
-  *index = done;
-  return finish(&requests[done], status);
 }
 
 int mmpi_impl_Cancel(MPI_Request* request) {

@@ -238,7 +238,7 @@ int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algor
  * MMPI_Init. */
 int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders);
 
-/* Extension (issue 26; tests and diagnostics): the private communicator on
+/* Extension (one-sided tests and diagnostics): the private communicator on
  * which window `win` carries its one-sided traffic (docs/rma.md), and how
  * many request messages this process refused on it as malformed or hostile
  * since the window was created. Returns MPI_ERR_WIN for an unknown window. */

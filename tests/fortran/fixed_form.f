@@ -65,11 +65,17 @@ C     Pass-through routines with a communicator and with strings.
       call chk(elen .eq. 6 .and. estr .eq. 'triple', 'TYPE_GET_NAME',
      &         nchk)
       call MMPI_TYPE_FREE(vec, ierr)
-C     Unsupported: links, sets IERROR.
-      wsize = 8
+C     A window through the Fortran binding (handle conversion).
+      wsize = 32
       call MMPI_WIN_CREATE(sbuf, wsize, 4, MPI_INFO_NULL,
      &                     MMPI_COMM_WORLD, win, ierr)
-      call chk(ierr .eq. MPI_ERR_UNSUPPORTED_OPERATION, 'WIN_CREATE',
+      call chk(ierr .eq. MPI_SUCCESS, 'WIN_CREATE', nchk)
+      call MMPI_WIN_FREE(win, ierr)
+      call chk(ierr .eq. MPI_SUCCESS .and. win .eq. MPI_WIN_NULL,
+     &         'WIN_FREE', nchk)
+C     Unsupported: links, sets IERROR.
+      call MMPI_OPEN_PORT(MPI_INFO_NULL, estr, ierr)
+      call chk(ierr .eq. MPI_ERR_UNSUPPORTED_OPERATION, 'OPEN_PORT',
      &         nchk)
       call chk(MMPI_WTIME() .ge. t0 .and. MMPI_WTICK() .gt. 0d0,
      &         'WTIME', nchk)
