@@ -37,6 +37,19 @@ MPI_Request new_request(const std::shared_ptr<OpState>& st) {
 
 int counts_ok(int a, int b) { return a < 0 || b < 0 ? MPI_ERR_COUNT : MPI_SUCCESS; }
 
+// The request forms: checks in MPI's order (window, then counts), then
+// `start(window, state)` issues the operation and the request completes with it.
+template <class Start>
+int request_op(MPI_Win win, int count_rc, MPI_Request* request, Start start) {
+  WinEntry* e = find_win(win);
+  if (e == nullptr) return MPI_ERR_WIN;
+  if (count_rc != MPI_SUCCESS) return count_rc;
+  auto st = std::make_shared<OpState>();
+  if (int rc = start(*e->win, st)) return rc;
+  *request = new_request(st);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,44 +120,32 @@ int mmpi_impl_Compare_and_swap(const void* origin_addr, const void* compare_addr
 int mmpi_impl_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  WinEntry* e = find_win(win);
-  if (e == nullptr) return MPI_ERR_WIN;
-  if (int rc = counts_ok(origin_count, target_count)) return rc;
-  auto st = std::make_shared<OpState>();
-  if (int rc = e->win->put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, st))
-    return rc;
-  *request = new_request(st);
-  return MPI_SUCCESS;
+  return request_op(win, counts_ok(origin_count, target_count), request,
+                    [&](auto& w, const auto& st) {
+                      return w.put(origin_addr, origin_count, origin_datatype, target_rank,
+                                   target_disp, target_count, target_datatype, st);
+                    });
 }
 
 int mmpi_impl_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  WinEntry* e = find_win(win);
-  if (e == nullptr) return MPI_ERR_WIN;
-  if (int rc = counts_ok(origin_count, target_count)) return rc;
-  auto st = std::make_shared<OpState>();
-  if (int rc = e->win->get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, st))
-    return rc;
-  *request = new_request(st);
-  return MPI_SUCCESS;
+  return request_op(win, counts_ok(origin_count, target_count), request,
+                    [&](auto& w, const auto& st) {
+                      return w.get(origin_addr, origin_count, origin_datatype, target_rank,
+                                   target_disp, target_count, target_datatype, st);
+                    });
 }
 
 int mmpi_impl_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                           int target_rank, MPI_Aint target_disp, int target_count,
                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                           MPI_Request* request) {
-  WinEntry* e = find_win(win);
-  if (e == nullptr) return MPI_ERR_WIN;
-  if (int rc = counts_ok(origin_count, target_count)) return rc;
-  auto st = std::make_shared<OpState>();
-  if (int rc = e->win->accumulate(origin_addr, origin_count, origin_datatype, target_rank,
-                                  target_disp, target_count, target_datatype, op, st))
-    return rc;
-  *request = new_request(st);
-  return MPI_SUCCESS;
+  return request_op(win, counts_ok(origin_count, target_count), request,
+                    [&](auto& w, const auto& st) {
+                      return w.accumulate(origin_addr, origin_count, origin_datatype, target_rank,
+                                          target_disp, target_count, target_datatype, op, st);
+                    });
 }
 
 int mmpi_impl_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -152,17 +153,13 @@ int mmpi_impl_Rget_accumulate(const void* origin_addr, int origin_count,
                               MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                               int target_count, MPI_Datatype target_datatype, MPI_Op op,
                               MPI_Win win, MPI_Request* request) {
-  WinEntry* e = find_win(win);
-  if (e == nullptr) return MPI_ERR_WIN;
-  if (int rc = counts_ok(origin_count, target_count)) return rc;
-  if (result_count < 0) return MPI_ERR_COUNT;
-  auto st = std::make_shared<OpState>();
-  if (int rc = e->win->get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
-                                      result_count, result_datatype, target_rank, target_disp,
-                                      target_count, target_datatype, op, st))
-    return rc;
-  *request = new_request(st);
-  return MPI_SUCCESS;
+  return request_op(win, result_count < 0 ? MPI_ERR_COUNT : counts_ok(origin_count, target_count),
+                    request, [&](auto& w, const auto& st) {
+                      return w.get_accumulate(origin_addr, origin_count, origin_datatype,
+                                              result_addr, result_count, result_datatype,
+                                              target_rank, target_disp, target_count,
+                                              target_datatype, op, st);
+                    });
 }
 
 }  // extern "C"
