@@ -202,6 +202,11 @@ def _convert(p):
             pre.append(f"  MPI_Win {n}_c = {init};\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_Win_c2f({n}_c);\n")
+        elif base == "MPI_Info*":  # Win_get_info (out): a native info
+            decl.append(f"MPI_Fint* {n}")
+            pre.append(f"  MPI_Info {n}_c = MPI_INFO_NULL;\n")
+            args.append(f"&{n}_c")
+            post.append(f"  if (rc == MPI_SUCCESS) *{n} = MPI_Info_c2f({n}_c);\n")
         elif base == "MPI_Errhandler*":  # Comm_get_errhandler
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  MPI_Errhandler {n}_c = MPI_ERRHANDLER_NULL;\n")
