@@ -19,11 +19,26 @@ constexpr std::uint64_t kMaxMessage = sizeof(RequestHeader) + kMaxData + 16 * st
 std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
   if (b.len > kMaxData) return nullptr;
   if (dynamic()) {
+    // Attached regions that touch end to end are one range of memory: a
+    // block may span them (MPICH's win_dynamic_rma_flush_get writes across
+    // two adjacent attachments). Regions never overlap (attach refuses it).
     const Wide lo = static_cast<Wide>(disp) + b.offset;
+    const Wide hi = lo + static_cast<Wide>(b.len);
+    auto base_of = [](const Region& r) {
+      return static_cast<Wide>(reinterpret_cast<std::uintptr_t>(r.base));
+    };
     for (const Region& r : regions_) {
-      const auto rb = static_cast<Wide>(reinterpret_cast<std::uintptr_t>(r.base));
-      if (lo >= rb && lo + static_cast<Wide>(b.len) <= rb + static_cast<Wide>(r.size))
-        return r.base + static_cast<std::ptrdiff_t>(lo - rb);
+      const Wide rb = base_of(r);
+      if (lo < rb || lo >= rb + static_cast<Wide>(r.size) + (b.len == 0 ? 1 : 0)) continue;
+      Wide end = rb + static_cast<Wide>(r.size);
+      while (end < hi) {
+        const Region* next = nullptr;
+        for (const Region& s : regions_)
+          if (base_of(s) == end && s.size > 0) next = &s;
+        if (next == nullptr) return nullptr;
+        end += static_cast<Wide>(next->size);
+      }
+      return r.base + static_cast<std::ptrdiff_t>(lo - rb);
     }
     return nullptr;
   }

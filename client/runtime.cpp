@@ -34,13 +34,12 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   // thread may run (rma_progress.h): that thread and the application's
   // native calls (collectives inside a cluster) then meet in Open MPI.
   const int want = std::min(required, static_cast<int>(MPI_THREAD_SERIALIZED));
-  const char* rma = Environment::live("MMPI_RMA_PROGRESS");
-  const std::string rma_mode = rma != nullptr ? rma : "thread";
-  const char* interval = Environment::live("MMPI_RMA_PROGRESS_INTERVAL_MS");
-  const int interval_ms = interval != nullptr ? std::atoi(interval) : 1;
-  const bool bad_rma =
-      (rma_mode != "thread" && rma_mode != "off") || interval_ms < 1 || interval_ms > 1000;
-  const int ask = rma_mode == "thread" ? static_cast<int>(MPI_THREAD_MULTIPLE) : want;
+  // The environment is read here, once (settings.h); everything below gets
+  // its part. RMA's part comes first: it decides the thread level.
+  rt->settings_.env = Environment::capture();
+  std::string why;
+  const auto rma = rma_settings_from(rt->settings_.env, &why);
+  const int ask = (!rma || rma->progress_thread) ? static_cast<int>(MPI_THREAD_MULTIPLE) : want;
   int got = ask;
   if (!inited) {
     int rc = MPI_Init_thread(argc, argv, std::max(ask, want), &got);
@@ -51,24 +50,19 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   }
   rt->thread_level_ = std::min(got, want);
   if (provided) *provided = rt->thread_level_;
-  rt->rma_thread_allowed_ = rma_mode == "thread" && got == MPI_THREAD_MULTIPLE;
-  rt->rma_interval_ = std::chrono::microseconds(1000 * std::clamp(interval_ms, 1, 1000));
-  if (bad_rma) {
-    rt->report(
-        "bad environment: MMPI_RMA_PROGRESS must be thread or off and "
-        "MMPI_RMA_PROGRESS_INTERVAL_MS 1 .. 1000");
+  if (!rma) {
+    rt->report("bad environment: " + why);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return MPI_ERR_OTHER;
   }
+  rt->settings_.rma = *rma;
+  rt->rma_thread_allowed_ = rma->progress_thread && got == MPI_THREAD_MULTIPLE;
   int local_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &local_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rt->local_size_);
   rt->rank_ = local_rank;
   rt->size_ = rt->local_size_;
 
-  std::string why;
-  // The environment is read here, once; everything below gets its part.
-  rt->settings_.env = Environment::capture();
   auto client = config_from(rt->settings_.env, &why);
   if (!client) {
     rt->report("bad environment: " + why);
@@ -134,7 +128,7 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
 
 void Runtime::window_opened() {
   if (++windows_ == 1 && rma_thread_allowed_)
-    rma_thread_ = std::make_unique<rma::ProgressThread>(*engine_, rma_interval_);
+    rma_thread_ = std::make_unique<rma::ProgressThread>(*engine_, settings_.rma.interval);
 }
 
 void Runtime::window_closed() {

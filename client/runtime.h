@@ -78,7 +78,6 @@ class Runtime {
   std::shared_ptr<Comm> world_;
   int thread_level_ = MPI_THREAD_SINGLE;
   bool rma_thread_allowed_ = false;
-  std::chrono::microseconds rma_interval_{1000};
   int windows_ = 0;
   std::unique_ptr<rma::ProgressThread> rma_thread_;
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <cstdlib>
 
 extern char** environ;  // NOLINT: POSIX
@@ -65,6 +66,31 @@ bool named(std::string_view name) {
 }  // namespace
 
 std::span<const SettingInfo> settings_table() { return kTable; }
+
+std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string* why) {
+  RmaSettings r;
+  if (const char* v = env.get("MMPI_RMA_PROGRESS"); v != nullptr && *v != '\0') {
+    const std::string_view mode(v);
+    if (mode != "thread" && mode != "off") {
+      if (why) *why = "MMPI_RMA_PROGRESS must be thread or off, not '" + std::string(mode) + "'";
+      return std::nullopt;
+    }
+    r.progress_thread = mode == "thread";
+  }
+  if (const char* v = env.get("MMPI_RMA_PROGRESS_INTERVAL_MS"); v != nullptr && *v != '\0') {
+    int ms = 0;
+    const std::string_view text(v);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec != std::errc{} || end != text.data() + text.size() || ms < 1 || ms > 1000) {
+      if (why)
+        *why = "MMPI_RMA_PROGRESS_INTERVAL_MS must be an integer from 1 to 1000, not '" +
+               std::string(text) + "'";
+      return std::nullopt;
+    }
+    r.interval = std::chrono::milliseconds(ms);
+  }
+  return r;
+}
 
 Environment Environment::capture() {
   Environment e;

@@ -7,6 +7,7 @@
 // Variables zipper-run sets are described in docs/launch-contract.md.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,11 +29,26 @@ struct SettingInfo {
 /// Every setting of libmmpi, each once.
 std::span<const SettingInfo> settings_table();
 
+/// One-sided communication's part (docs/rma.md, client/rma_progress.h).
+struct RmaSettings {
+  /// MMPI_RMA_PROGRESS: "thread" (true, the default: a progress thread while
+  /// a window exists, Open MPI at MPI_THREAD_MULTIPLE) or "off" (false).
+  bool progress_thread = true;
+  /// MMPI_RMA_PROGRESS_INTERVAL_MS: the thread's longest sleep, 1 .. 1000 ms.
+  std::chrono::milliseconds interval{1};
+};
+
+/// RMA's part of `env`. A bad value (MMPI_RMA_PROGRESS not thread/off, an
+/// interval not an integer in 1 .. 1000): nullopt, `why` names the variable.
+/// An empty value keeps the default.
+std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string* why);
+
 /// libmmpi's configuration for this process, made once at MMPI_Init
 /// (Runtime::init) and passed down.
 struct Settings {
   Environment env;      // the values as read (collectives/selection.h takes its part)
   ClientConfig client;  // the link (config.h)
+  RmaSettings rma;      // one-sided communication
 };
 
 }  // namespace zipper::client

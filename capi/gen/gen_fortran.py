@@ -202,6 +202,11 @@ def _convert(p):
             pre.append(f"  MPI_Win {n}_c = {init};\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_Win_c2f({n}_c);\n")
+        elif base == "MPI_Info*":  # Win_get_info (out): a native info
+            decl.append(f"MPI_Fint* {n}")
+            pre.append(f"  MPI_Info {n}_c = MPI_INFO_NULL;\n")
+            args.append(f"&{n}_c")
+            post.append(f"  if (rc == MPI_SUCCESS) *{n} = MPI_Info_c2f({n}_c);\n")
         elif base == "MPI_Errhandler*":  # Comm_get_errhandler
             decl.append(f"MPI_Fint* {n}")
             pre.append(f"  MPI_Errhandler {n}_c = MPI_ERRHANDLER_NULL;\n")
@@ -338,12 +343,35 @@ def _comm_delete_attr(p):
             "}\n")
 
 
+def _win_get_attr(p):
+    # Fortran takes attribute values as INTEGER(KIND=MPI_ADDRESS_KIND), C a
+    # pointer (MPI-3.1 11.2.6): the window's base is its address, the size
+    # an MPI_Aint, the others ints. User keyvals live on the window's Open MPI
+    # handle (capi/win_table.h), so Open MPI's own Fortran routine reads them
+    # (it alone knows whether C or Fortran set the value).
+    return ("void pmpi_win_get_attr_();\n"
+            "void mmpi_win_get_attr_(MPI_Fint* win, MPI_Fint* keyval, MPI_Aint* attribute_val,\n"
+            "                        MPI_Fint* flag, MPI_Fint* ierr) {\n"
+            "  const int k = *keyval;\n"
+            "  if (k != MPI_WIN_BASE && k != MPI_WIN_SIZE && k != MPI_WIN_DISP_UNIT &&\n"
+            "      k != MPI_WIN_CREATE_FLAVOR && k != MPI_WIN_MODEL) {\n"
+            "    pmpi_win_get_attr_(win, keyval, attribute_val, flag, ierr);\n"
+            "    return;\n  }\n"
+            "  void* v = NULL;\n  int found = 0;\n"
+            "  const int rc = MMPI_Win_get_attr(MPI_Win_f2c(*win), k, &v, &found);\n"
+            "  if (rc == MPI_SUCCESS && found) {\n"
+            "    if (k == MPI_WIN_BASE)\n      *attribute_val = (MPI_Aint)v;\n"
+            "    else if (k == MPI_WIN_SIZE)\n      *attribute_val = *(MPI_Aint*)v;\n"
+            "    else\n      *attribute_val = (MPI_Aint)*(int*)v;\n  }\n"
+            "  *flag = found;\n  *ierr = rc;\n}\n")
+
+
 # Generalized requests take C callbacks with C statuses; from Fortran they
 # stay refused with the reason.
 _GREQUEST_FORTRAN = "generalized requests are implemented for C only (Fortran callbacks take Fortran statuses)"
 
 _special = {"Init": _init, "Init_thread": _init_thread, "Wtime": _wtime,
-            "Comm_get_attr": _comm_get_attr,
+            "Comm_get_attr": _comm_get_attr, "Win_get_attr": _win_get_attr,
             "Comm_set_attr": _comm_set_attr, "Comm_delete_attr": _comm_delete_attr,
             "Grequest_start": lambda p: _unsupported(p, _GREQUEST_FORTRAN),
             "Grequest_complete": lambda p: _unsupported(p, _GREQUEST_FORTRAN)}

@@ -9,7 +9,8 @@ C     docs/fortran.md warns. Prints "PASS fixed_form <checks>".
       integer sbuf(8), rbuf(8), status(MPI_STATUS_SIZE)
       integer win, psize, elen, rlen
       character*(MPI_MAX_ERROR_STRING) estr, eref
-      integer(kind=MPI_ADDRESS_KIND) wsize
+      integer(kind=MPI_ADDRESS_KIND) wsize, aval, bref
+      logical found
       double precision t0, v(3)
       nchk = 0
       call MMPI_INIT(ierr)
@@ -70,6 +71,21 @@ C     A window through the Fortran binding (handle conversion).
       call MMPI_WIN_CREATE(sbuf, wsize, 4, MPI_INFO_NULL,
      &                     MMPI_COMM_WORLD, win, ierr)
       call chk(ierr .eq. MPI_SUCCESS, 'WIN_CREATE', nchk)
+C     Predefined window attributes come as address-kind values.
+      call MMPI_WIN_GET_ATTR(win, MPI_WIN_SIZE, aval, found, ierr)
+      call chk(found .and. aval .eq. 32, 'WIN_SIZE', nchk)
+      call MMPI_WIN_GET_ATTR(win, MPI_WIN_DISP_UNIT, aval, found, ierr)
+      call chk(found .and. aval .eq. 4, 'WIN_DISP_UNIT', nchk)
+      call MMPI_GET_ADDRESS(sbuf, bref, ierr)
+      call MMPI_WIN_GET_ATTR(win, MPI_WIN_BASE, aval, found, ierr)
+      call chk(found .and. aval .eq. bref, 'WIN_BASE', nchk)
+      call MMPI_WIN_GET_ATTR(win, MPI_WIN_CREATE_FLAVOR, aval, found,
+     &                       ierr)
+      call chk(found .and. aval .eq. MPI_WIN_FLAVOR_CREATE,
+     &         'WIN_CREATE_FLAVOR', nchk)
+      call MMPI_WIN_GET_ATTR(win, MPI_WIN_MODEL, aval, found, ierr)
+      call chk(found .and. (aval .eq. MPI_WIN_UNIFIED .or.
+     &         aval .eq. MPI_WIN_SEPARATE), 'WIN_MODEL', nchk)
       call MMPI_WIN_FREE(win, ierr)
       call chk(ierr .eq. MPI_SUCCESS .and. win .eq. MPI_WIN_NULL,
      &         'WIN_FREE', nchk)

@@ -541,7 +541,89 @@ static void suite_windows(void) {
   }
   CHECK_MPI(MMPI_Win_detach(win, r1));
   CHECK_MPI(MMPI_Win_detach(win, r2));
+
+  /* Two regions attached end to end are one range: one put and one
+   * get-accumulate across the seam (MPICH's win_dynamic_rma_flush_get
+   * -count=9216 does this and was refused). */
+  CASE("rma_windows dynamic adjacent regions");
+  int seam[16], seam_src[16], seam_old[16];
+  for (int i = 0; i < 16; ++i) seam[i] = -1;
+  CHECK_MPI(MMPI_Win_attach(win, seam, 8 * sizeof(int)));
+  CHECK_MPI(MMPI_Win_attach(win, seam + 8, 8 * sizeof(int)));
+  CHECK_MPI(MMPI_Get_address(seam, &mine[0]));
+  CHECK_MPI(MMPI_Sendrecv(mine, 1, MPI_AINT, from, 5, theirs, 1, MPI_AINT, partner, 5,
+                          MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  for (int i = 0; i < 16; ++i) seam_src[i] = rank * 100 + i;
+  CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, partner, 0, win));
+  CHECK_MPI(
+      MMPI_Put(seam_src, 12, MPI_INT, partner, theirs[0] + 2 * sizeof(int), 12, MPI_INT, win));
+  CHECK_MPI(MMPI_Win_flush(partner, win));
+  CHECK_MPI(MMPI_Get_accumulate(seam_src, 16, MPI_INT, seam_old, 16, MPI_INT, partner, theirs[0],
+                                16, MPI_INT, MPI_SUM, win));
+  CHECK_MPI(MMPI_Win_unlock(partner, win));
+  for (int i = 0; i < 16; ++i) {
+    const int put = (i >= 2 && i < 14) ? rank * 100 + i - 2 : -1;
+    EXPECT(seam_old[i] == put, "seam get_accumulate old[%d] = %d, expected %d", i, seam_old[i],
+           put);
+  }
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  for (int i = 0; i < 16; ++i) {
+    const int put = (i >= 2 && i < 14) ? from * 100 + i - 2 : -1;
+    EXPECT(seam[i] == put + from * 100 + i, "seam[%d] = %d, expected %d", i, seam[i],
+           put + from * 100 + i);
+  }
+  CHECK_MPI(MMPI_Win_detach(win, seam));
+  CHECK_MPI(MMPI_Win_detach(win, seam + 8));
   CHECK_MPI(MMPI_Win_free(&win));
+
+  /* Win_get_info reports the hints in effect: zipper uses none of the
+   * user's promises, so no_locks=true still leaves locks working and the
+   * ordering is the strongest whatever was asked; unknown keys are dropped. */
+  CASE("rma_windows info");
+  MPI_Info hints, used;
+  CHECK_MPI(MMPI_Info_create(&hints));
+  CHECK_MPI(MMPI_Info_set(hints, "no_locks", "true"));
+  CHECK_MPI(MMPI_Info_set(hints, "accumulate_ordering", "none"));
+  CHECK_MPI(MMPI_Info_set(hints, "same_size", "true"));
+  CHECK_MPI(MMPI_Info_set(hints, "zipper_test_key", "x"));
+  int* im = NULL;
+  CHECK_MPI(MMPI_Win_allocate(4 * sizeof(int), sizeof(int), hints, MMPI_COMM_WORLD, &im, &win));
+  CHECK_MPI(MMPI_Info_free(&hints));
+  CHECK_MPI(MMPI_Win_get_info(win, &used));
+  /* Open MPI alone (the unported build run without the layer) answers its own */
+  int (*volatile zipper_layer)(int*, int*, int*) = MMPIX_Layout;
+  static const char* const want[][2] = {{"no_locks", "false"},
+                                        {"accumulate_ordering", "rar,raw,war,waw"},
+                                        {"accumulate_ops", "same_op_no_op"},
+                                        {"same_size", "false"},
+                                        {"alloc_shared_noncontig", "false"}};
+  for (int k = 0; k < 5; ++k) {
+    char hv[64] = "";
+    int hflag = 0;
+    CHECK_MPI(MMPI_Info_get(used, want[k][0], 63, hv, &hflag));
+    if (zipper_layer != NULL)
+      EXPECT(hflag && strcmp(hv, want[k][1]) == 0, "info %s = '%s' (flag %d), expected '%s'",
+             want[k][0], hv, hflag, want[k][1]);
+  }
+  int nkeys = 0, unknown = 0;
+  CHECK_MPI(MMPI_Info_get_nkeys(used, &nkeys));
+  char uv[8];
+  CHECK_MPI(MMPI_Info_get(used, "zipper_test_key", 7, uv, &unknown));
+  if (zipper_layer != NULL)
+    EXPECT(nkeys == 5 && !unknown, "info: %d keys, unknown key %s", nkeys,
+           unknown ? "returned" : "dropped");
+  CHECK_MPI(MMPI_Info_free(&used));
+  im[0] = -1;
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, partner, 0, win)); /* no_locks not honoured */
+  const int one = rank + 1;
+  CHECK_MPI(MMPI_Put(&one, 1, MPI_INT, partner, 0, 1, MPI_INT, win));
+  CHECK_MPI(MMPI_Win_unlock(partner, win));
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  EXPECT(im[0] == from + 1, "put under no_locks=true: %d, expected %d", im[0], from + 1);
+  CHECK_MPI(MMPI_Win_free(&win));
+
 
   /* allocate_shared: where every member is on one node (MMPI_COMM_SELF
    * always is); across the clusters a clear error */
@@ -656,6 +738,26 @@ static void suite_errors(void) {
   EXPECT(err_class(MMPI_Win_unlock(partner, dw)) == MPI_ERR_RMA_RANGE, "unlock reports the range");
   CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
   for (int i = 0; i < 4; ++i) EXPECT(region[i] == 7, "region[%d] = %d changed", i, region[i]);
+
+  /* Two regions with a gap between them: a put across the gap is refused
+   * whole (adjacent regions join, others do not). */
+  CASE("rma_errors dynamic gap");
+  int gap[12];
+  for (int i = 0; i < 12; ++i) gap[i] = 5;
+  CHECK_MPI(MMPI_Win_attach(dw, gap, 4 * sizeof(int)));
+  CHECK_MPI(MMPI_Win_attach(dw, gap + 8, 4 * sizeof(int)));
+  MMPI_Get_address(gap, &mine);
+  CHECK_MPI(MMPI_Sendrecv(&mine, 1, MPI_AINT, from, 4, &theirs, 1, MPI_AINT, partner, 4,
+                          MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  int twelve[12] = {0};
+  CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, partner, 0, dw));
+  CHECK_MPI(MMPI_Put(twelve, 12, MPI_INT, partner, theirs, 12, MPI_INT, dw));
+  EXPECT(err_class(MMPI_Win_unlock(partner, dw)) == MPI_ERR_RMA_RANGE,
+         "a put across unattached memory is refused");
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  for (int i = 0; i < 12; ++i) EXPECT(gap[i] == 5, "gap[%d] = %d changed", i, gap[i]);
+  CHECK_MPI(MMPI_Win_detach(dw, gap));
+  CHECK_MPI(MMPI_Win_detach(dw, gap + 8));
 
   /* Hostile frames on the window's private communicator: each refused and
    * counted; the target still serves an honest get afterwards. */

@@ -12,6 +12,7 @@
 
 #include "client/chunking.h"
 #include "client/config.h"
+#include "client/settings.h"
 #include "test_util.h"
 
 namespace {
@@ -367,4 +368,48 @@ TEST_F(ClientConfig, SecretFromAnInheritedMemfd) {
   EXPECT_NE(rejected().find("not open"), std::string::npos);
   set("MMPI_JOB_SECRET_FD", "x");
   EXPECT_NE(rejected().find("MMPI_JOB_SECRET_FD"), std::string::npos);
+}
+
+// One-sided communication's settings (client/settings.h): defaults, both
+// modes, the interval's bounds, and every malformed value refused by name.
+TEST(RmaSettings, DefaultsAndValues) {
+  using zipper::client::Environment;
+  using zipper::client::rma_settings_from;
+  std::string why;
+  auto d = rma_settings_from(Environment::of({}), &why);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->progress_thread);
+  EXPECT_EQ(d->interval.count(), 1);
+  auto empty = rma_settings_from(
+      Environment::of({{"MMPI_RMA_PROGRESS", ""}, {"MMPI_RMA_PROGRESS_INTERVAL_MS", ""}}), &why);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(empty->progress_thread);
+  auto off = rma_settings_from(
+      Environment::of({{"MMPI_RMA_PROGRESS", "off"}, {"MMPI_RMA_PROGRESS_INTERVAL_MS", "1000"}}),
+      &why);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_FALSE(off->progress_thread);
+  EXPECT_EQ(off->interval.count(), 1000);
+  auto thread = rma_settings_from(
+      Environment::of({{"MMPI_RMA_PROGRESS", "thread"}, {"MMPI_RMA_PROGRESS_INTERVAL_MS", "7"}}),
+      &why);
+  ASSERT_TRUE(thread.has_value());
+  EXPECT_TRUE(thread->progress_thread);
+  EXPECT_EQ(thread->interval.count(), 7);
+}
+
+TEST(RmaSettings, BadValuesAreRefusedByName) {
+  using zipper::client::Environment;
+  using zipper::client::rma_settings_from;
+  for (const char* mode : {"on", "Thread", "1", "off "}) {
+    std::string why;
+    EXPECT_FALSE(rma_settings_from(Environment::of({{"MMPI_RMA_PROGRESS", mode}}), &why)) << mode;
+    EXPECT_NE(why.find("MMPI_RMA_PROGRESS"), std::string::npos) << why;
+  }
+  for (const char* ms : {"0", "1001", "-5", "5ms", "abc", " 5", "99999999999"}) {
+    std::string why;
+    EXPECT_FALSE(rma_settings_from(Environment::of({{"MMPI_RMA_PROGRESS_INTERVAL_MS", ms}}), &why))
+        << ms;
+    EXPECT_NE(why.find("MMPI_RMA_PROGRESS_INTERVAL_MS"), std::string::npos) << why;
+  }
 }
