@@ -16,8 +16,9 @@
  *                  every other rank started theirs and Ssent to it; overlapped with
  *                  a blocking Comm_dup and a second idup of the same parent; also
  *                  on an inter-communicator; the duplicates work (Allreduce checked)
- *   progress_coll  a rank held in a collective completes an Ssend matched by a
- *                  receive it posted before (MPICH pt2pt/rqstatus's pattern) */
+ *   progress_coll  a rank held in a collective (barrier, allreduce, bcast, allgather(v),
+ *                  scatter, scan, alltoall(v), reduce_scatter_block) completes an Ssend
+ *                  matched by a receive it posted before (MPICH pt2pt/rqstatus's pattern) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,26 +407,88 @@ static void idup(void) {
 }
 
 /* ---- progress_coll ---- */
+/* Round `c` of progress_coll: collective number c on MPI_COMM_WORLD, with
+ * its results checked against values computed here. */
+static void progress_coll_round(int c) {
+  const int n = size;
+  int one = 1, sum = -1;
+  int *all = malloc(sizeof(int) * n), *counts = malloc(sizeof(int) * n),
+      *displs = malloc(sizeof(int) * n), *mine = malloc(sizeof(int) * n);
+  for (int i = 0; i < n; ++i) {
+    all[i] = -1;
+    counts[i] = 1;
+    displs[i] = i;
+    mine[i] = 100 * rank + i; /* what this rank sends to rank i (alltoall) */
+  }
+  switch (c) {
+    case 0:
+      MPI_Barrier(MPI_COMM_WORLD);
+      break;
+    case 1:
+      MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(sum == n, "Allreduce gave %d", sum);
+      break;
+    case 2:
+      sum = rank == 0 ? 77 : -1;
+      MPI_Bcast(&sum, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      CHECK(sum == 77, "Bcast gave %d", sum);
+      break;
+    case 3:
+      MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i) CHECK(all[i] == i, "Allgather block %d is %d", i, all[i]);
+      break;
+    case 4:
+      MPI_Allgatherv(&rank, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i) CHECK(all[i] == i, "Allgatherv block %d is %d", i, all[i]);
+      break;
+    case 5:
+      MPI_Scatter(mine, 1, MPI_INT, &sum, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      CHECK(sum == rank, "Scatter gave %d", sum); /* rank 0's mine[rank] = rank */
+      break;
+    case 6:
+      MPI_Scan(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(sum == rank + 1, "Scan gave %d", sum);
+      break;
+    case 7:
+      MPI_Alltoall(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i)
+        CHECK(all[i] == 100 * i + rank, "Alltoall block %d is %d", i, all[i]);
+      break;
+    case 8:
+      MPI_Alltoallv(mine, counts, displs, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i)
+        CHECK(all[i] == 100 * i + rank, "Alltoallv block %d is %d", i, all[i]);
+      break;
+    case 9:
+      MPI_Reduce_scatter_block(mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      /* sum over ranks r of 100 r + rank */
+      CHECK(sum == 100 * n * (n - 1) / 2 + n * rank, "Reduce_scatter_block gave %d", sum);
+      break;
+  }
+  free(all);
+  free(counts);
+  free(displs);
+  free(mine);
+}
+
 static void progress_coll(void) {
-  /* The last rank posts a receive and enters a barrier; rank 0 (the other
-   * cluster) Ssends to it before its own barrier. The receiver's barrier
-   * must complete the Ssend, else rank 0 never reaches the barrier. Then
-   * the same with an Allreduce. */
+  /* The last rank posts a receive and enters a collective; rank 0 (the other
+   * cluster) Ssends to it before its own call. A rank held in any step of
+   * the collective (a native one within its cluster too) must complete the
+   * Ssend, else rank 0 never reaches the collective. One round per
+   * collective: barrier, allreduce, bcast, allgather(v), scatter, scan,
+   * alltoall(v), reduce_scatter_block. */
   const int last = size - 1;
-  for (int round = 0; round < 2; ++round) {
-    int v = 40 + round, got = -1, one = 1, n = 0;
+  for (int c = 0; c < 10; ++c) {
+    int v = 40 + c, got = -1;
     MPI_Request req = MPI_REQUEST_NULL;
     if (rank == last) MPI_Irecv(&got, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &req);
     if (rank == 0 && last != 0) MPI_Ssend(&v, 1, MPI_INT, last, 11, MPI_COMM_WORLD);
-    if (round == 0)
-      MPI_Barrier(MPI_COMM_WORLD);
-    else
-      MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    progress_coll_round(c);
     if (rank == last) {
       MPI_Wait(&req, MPI_STATUS_IGNORE);
-      CHECK(got == 40 + round, "round %d received %d", round, got);
+      CHECK(got == 40 + c, "round %d received %d", c, got);
     }
-    if (round == 1) CHECK(n == size, "Allreduce gave %d", n);
   }
 }
 
