@@ -18,7 +18,10 @@
  *                  on an inter-communicator; the duplicates work (Allreduce checked)
  *   progress_coll  a rank held in a collective (barrier, allreduce, bcast, allgather(v),
  *                  scatter, scan, alltoall(v), reduce_scatter_block) completes an Ssend
- *                  matched by a receive it posted before (MPICH pt2pt/rqstatus's pattern) */
+ *                  matched by a receive it posted before (MPICH pt2pt/rqstatus's pattern)
+ *   cart_pair      neighbour alltoall on a periodic 2x2 torus, where both neighbours of a
+ *                  dimension are one process: the block sent to the +1 neighbour arrives
+ *                  in the -1 slot (MPICH coll/ring_neighbor_alltoall) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +495,46 @@ static void progress_coll(void) {
   }
 }
 
+/* ---- cart_pair ---- */
+static void cart_pair(void) {
+  /* 2 x 2, periodic: both neighbours in each dimension are one process
+   * (dimension 0 across the clusters at 2+2). Block k this rank sends is
+   * 100 rank + k; receive slot 2d (from the -1 neighbour P) must hold what P
+   * sent in the +1 direction (slot 2d+1), and slot 2d+1 what it sent in the
+   * -1 direction. Blocking, non-blocking and the v form (natively, Open MPI
+   * 4.1's non-blocking form gives the other order; its blocking forms and
+   * MPICH give this one). */
+  if (size != 4) return;
+  int dims[2] = {2, 2}, periods[2] = {1, 1};
+  MPI_Comm cart;
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  int me, send[4], recv[4], counts[4] = {1, 1, 1, 1}, displs[4] = {0, 1, 2, 3};
+  MPI_Comm_rank(cart, &me);
+  for (int k = 0; k < 4; ++k) send[k] = 100 * me + k;
+  for (int form = 0; form < 3; ++form) {
+    for (int k = 0; k < 4; ++k) recv[k] = -1;
+    if (form == 0) {
+      MPI_Neighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, cart);
+    } else if (form == 1) {
+      MPI_Request r;
+      MPI_Ineighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, cart, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Neighbor_alltoallv(send, counts, displs, MPI_INT, recv, counts, displs, MPI_INT, cart);
+    }
+    for (int d = 0; d < 2; ++d) {
+      int src, dst;
+      MPI_Cart_shift(cart, d, 1, &src, &dst);
+      CHECK(src == dst, "dimension %d: neighbours %d and %d", d, src, dst);
+      CHECK(recv[2 * d] == 100 * src + 2 * d + 1, "form %d: slot %d holds %d, expected %d", form,
+            2 * d, recv[2 * d], 100 * src + 2 * d + 1);
+      CHECK(recv[2 * d + 1] == 100 * dst + 2 * d, "form %d: slot %d holds %d, expected %d", form,
+            2 * d + 1, recv[2 * d + 1], 100 * dst + 2 * d);
+    }
+  }
+  MPI_Comm_free(&cart);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -522,6 +565,8 @@ int main(int argc, char** argv) {
     idup();
   else if (!strcmp(t, "progress_coll"))
     progress_coll();
+  else if (!strcmp(t, "cart_pair"))
+    cart_pair();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
