@@ -21,7 +21,9 @@
  *                  matched by a receive it posted before (MPICH pt2pt/rqstatus's pattern)
  *   cart_pair      neighbour alltoall on a periodic 2x2 torus, where both neighbours of a
  *                  dimension are one process: the block sent to the +1 neighbour arrives
- *                  in the -1 slot (MPICH coll/ring_neighbor_alltoall) */
+ *                  in the -1 slot (MPICH coll/ring_neighbor_alltoall)
+ *   partial_elem   a message shorter than one element of the receive type fills its
+ *                  leading basic elements (MPICH datatype/getpartelm) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +537,53 @@ static void cart_pair(void) {
   MPI_Comm_free(&cart);
 }
 
+/* ---- partial_elem ---- */
+static void partial_elem(void) {
+  /* Rank 0 sends {int n, n chars} to the last rank (the other cluster),
+   * which receives one {int, 64 chars} element: the int and the n chars
+   * arrive, the rest of the buffer is untouched, MPI_Get_elements gives
+   * n + 1 and MPI_Get_count MPI_UNDEFINED. Receive types with the chars
+   * right after the int (contiguous) and after a gap (not contiguous). */
+  const int last = size - 1;
+  for (int gap = 0; gap < 2; ++gap) {
+    const MPI_Aint at = gap ? 8 : (MPI_Aint)sizeof(int);
+    int n = 17 + gap;
+    if (rank == 0) {
+      char out[128];
+      memcpy(out, &n, sizeof n);
+      for (int i = 0; i < n; ++i) out[at + i] = (char)('a' + i);
+      int lens[2] = {1, n};
+      MPI_Aint displs[2] = {0, at};
+      MPI_Datatype types[2] = {MPI_INT, MPI_CHAR}, t;
+      MPI_Type_create_struct(2, lens, displs, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Send(out, 1, t, last, 20 + gap, MPI_COMM_WORLD);
+      MPI_Type_free(&t);
+    } else if (rank == last) {
+      char in[128];
+      memset(in, 'z', sizeof in);
+      int lens[2] = {1, 64}, got = 0, elems = 0, count = 0;
+      MPI_Aint displs[2] = {0, at};
+      MPI_Datatype types[2] = {MPI_INT, MPI_CHAR}, t;
+      MPI_Type_create_struct(2, lens, displs, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Status st;
+      MPI_Recv(in, 1, t, 0, 20 + gap, MPI_COMM_WORLD, &st);
+      memcpy(&got, in, sizeof got);
+      CHECK(got == n, "gap %d: the int is %d, expected %d", gap, got, n);
+      for (int i = 0; i < n; ++i)
+        CHECK(in[at + i] == (char)('a' + i), "gap %d: char %d is %d", gap, i, in[at + i]);
+      for (MPI_Aint i = at + n; i < (MPI_Aint)sizeof in; ++i)
+        CHECK(in[i] == 'z', "gap %d: byte %ld beyond the message changed", gap, (long)i);
+      MPI_Get_elements(&st, t, &elems);
+      CHECK(elems == n + 1, "gap %d: Get_elements %d, expected %d", gap, elems, n + 1);
+      MPI_Get_count(&st, t, &count);
+      CHECK(count == MPI_UNDEFINED, "gap %d: Get_count %d", gap, count);
+      MPI_Type_free(&t);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -567,6 +616,8 @@ int main(int argc, char** argv) {
     progress_coll();
   else if (!strcmp(t, "cart_pair"))
     cart_pair();
+  else if (!strcmp(t, "partial_elem"))
+    partial_elem();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
