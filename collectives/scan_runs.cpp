@@ -13,9 +13,9 @@ int scan_runs(const Topology& t, const void* sendbuf, void* recvbuf, int count, 
   const MPI_Aint block = MPI_Aint{t.local_size} * count;
   TypedBuffer all(leader ? block : 0, type), prefix(leader ? block : 0, type);
   // Native steps wait through wait_native (pending.h): progress meanwhile.
-  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Request req = MPI_REQUEST_NULL;
   if (int rc = wait_native(
-          t, MPI_Igather(sendbuf, count, type, all.data(), count, type, 0, t.local, &r), &r))
+          t, MPI_Igather(sendbuf, count, type, all.data(), count, type, 0, t.local, &req), &req))
     return rc;
   if (leader) {
     const std::vector<Run> runs = rank_runs(t);
@@ -56,8 +56,8 @@ int scan_runs(const Topology& t, const void* sendbuf, void* recvbuf, int count, 
   // Exscan: rank 0 keeps its recvbuf (the scatter still runs: it is collective).
   TypedBuffer ignored(exclusive && t.rank == 0 ? count : 0, type);
   void* out = exclusive && t.rank == 0 ? ignored.data() : recvbuf;
-  return wait_native(t, MPI_Iscatter(prefix.data(), count, type, out, count, type, 0, t.local, &r),
-                     &r);
+  return wait_native(
+      t, MPI_Iscatter(prefix.data(), count, type, out, count, type, 0, t.local, &req), &req);
 }
 
 }  // namespace zipper::coll
