@@ -55,7 +55,7 @@ int exchange(const char* what, const Topology& t, const NeighbourLists& l,
              const std::vector<Block>& recvs, const std::vector<Block>& sends,
              MPI_Request* request) {
   auto s = nbc_schedule(t);
-  zipper::coll::nbc_neighbor_exchange(*s, l.in, recvs, l.out, sends);
+  zipper::coll::nbc_neighbor_exchange(*s, l.in, recvs, l.out, sends, t.comm->cart.has_value());
   return nbc_launch(what, std::move(s), request);
 }
 

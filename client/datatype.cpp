@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <vector>
 
 namespace zipper::client {
 
@@ -99,12 +101,27 @@ int unpack(const std::byte* data, std::uint64_t n, void* buf, int count, MPI_Dat
   int size = 0;
   MPI_Type_size(type, &size);
   if (size == 0 || n == 0) return MPI_SUCCESS;
-  // A truncated message fills whole elements only.
   const int whole =
       static_cast<int>(std::min<std::uint64_t>(n / size, static_cast<std::uint64_t>(count)));
+  const int in = static_cast<int>(std::min<std::uint64_t>(n, INT_MAX));
   int pos = 0;
-  return MPI_Unpack(data, static_cast<int>(std::min<std::uint64_t>(n, INT_MAX)), &pos, buf, whole,
-                    type, comm);
+  if (int rc = MPI_Unpack(data, in, &pos, buf, whole, type, comm)) return rc;
+  const std::uint64_t rest = n - static_cast<std::uint64_t>(pos);
+  if (whole == count || rest == 0 || rest >= static_cast<std::uint64_t>(size)) return MPI_SUCCESS;
+  // A message shorter than its elements fills the leading basic elements of
+  // the last one too (MPI_Get_elements counts them; MPICH
+  // datatype/getpartelm). MPI_Unpack takes whole elements only: unpack one
+  // whose tail is the buffer's own current contents, so only the leading
+  // bytes change.
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  void* at = static_cast<char*>(buf) + static_cast<MPI_Aint>(whole) * extent;
+  std::vector<std::byte> element(static_cast<std::size_t>(size));
+  int p = 0;
+  if (int rc = MPI_Pack(at, 1, type, element.data(), size, &p, comm)) return rc;
+  std::memcpy(element.data(), data + pos, static_cast<std::size_t>(rest));
+  p = 0;
+  return MPI_Unpack(element.data(), size, &p, at, 1, type, comm);
 }
 
 }  // namespace zipper::client

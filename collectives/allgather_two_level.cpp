@@ -12,8 +12,12 @@ int allgather_two_level(const Topology& t, const void* sendbuf, int sendcount,
                         MPI_Datatype recvtype) {
   MemberBlocks ours(t, true, recvbuf, recvcount, recvtype);
   if (int rc = ours.stage()) return rc;  // this rank's own block, for MPI_IN_PLACE
-  if (int rc =
-          MPI_Allgather(sendbuf, sendcount, sendtype, ours.data(), recvcount, recvtype, t.local))
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(t,
+                           MPI_Iallgather(sendbuf, sendcount, sendtype, ours.data(), recvcount,
+                                          recvtype, t.local, &r),
+                           &r))
     return rc;
   if (int rc = ours.unstage()) return rc;
   if (t.standalone()) return MPI_SUCCESS;
@@ -24,7 +28,9 @@ int allgather_two_level(const Topology& t, const void* sendbuf, int sendcount,
     p.isend(ours.data(), t.local_size * recvcount, recvtype, t.remote_member(0), kTagAllgather);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = MPI_Bcast(theirs.data(), t.remote_size * recvcount, recvtype, 0, t.local)) return rc;
+  if (int rc = wait_native(
+          t, MPI_Ibcast(theirs.data(), t.remote_size * recvcount, recvtype, 0, t.local, &r), &r))
+    return rc;
   return theirs.unstage();
 }
 

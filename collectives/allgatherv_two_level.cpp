@@ -17,8 +17,12 @@ int allgatherv_two_level(const Topology& t, const void* sendbuf, int sendcount,
     counts.push_back(recvcounts[mine.back()]);
     disps.push_back(displs[mine.back()]);
   }
-  if (int rc = MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), disps.data(),
-                              recvtype, t.local))
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (int rc = wait_native(t,
+                           MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(),
+                                           disps.data(), recvtype, t.local, &req),
+                           &req))
     return rc;
   if (t.standalone()) return MPI_SUCCESS;
   for (int j = 0; j < t.remote_size; ++j) theirs.push_back(t.remote_member(j));
@@ -32,7 +36,8 @@ int allgatherv_two_level(const Topology& t, const void* sendbuf, int sendcount,
     p.isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, t.remote_member(0), kTagAllgatherv);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = MPI_Bcast(in.data(), bytes, MPI_BYTE, 0, t.local)) return rc;
+  if (int rc = wait_native(t, MPI_Ibcast(in.data(), bytes, MPI_BYTE, 0, t.local, &req), &req))
+    return rc;
   return unpack_blocks(in, recvbuf, recvcounts, displs, recvtype, theirs);
 }
 

@@ -62,13 +62,19 @@ int allreduce_rabenseifner(const Topology& t, const void* sendbuf, void* recvbuf
     if (int rc = copy_typed(recvbuf, copy.data(), count, type)) return rc;
     sendbuf = copy.data();
   }
-  if (int rc = MPI_Reduce_scatter(sendbuf, elem(recvbuf, g.displs[me], type), g.counts.data(), type,
-                                  op, t.local))
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(t,
+                           MPI_Ireduce_scatter(sendbuf, elem(recvbuf, g.displs[me], type),
+                                               g.counts.data(), type, op, t.local, &r),
+                           &r))
     return rc;
   if (!t.standalone())
     if (int rc = exchange_segment(t, g, recvbuf, type, op, segment_bytes)) return rc;
-  return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, g.counts.data(),
-                        g.displs.data(), type, t.local);
+  return wait_native(t,
+                     MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvbuf, g.counts.data(),
+                                     g.displs.data(), type, t.local, &r),
+                     &r);
 }
 
 }  // namespace zipper::coll

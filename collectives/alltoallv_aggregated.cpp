@@ -71,9 +71,15 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   }
   if (uniform) {
     for (int i = 0; i < m; ++i) std::copy(my_row.begin(), my_row.end(), counts.begin() + i * row);
-  } else if (int rc = MPI_Allgather(my_row.data(), static_cast<int>(row), MPI_INT64_T,
-                                    counts.data(), static_cast<int>(row), MPI_INT64_T, t.local)) {
-    return rc;
+  } else {
+    // Native steps wait through wait_native (pending.h): progress meanwhile.
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = wait_native(
+            t,
+            MPI_Iallgather(my_row.data(), static_cast<int>(row), MPI_INT64_T, counts.data(),
+                           static_cast<int>(row), MPI_INT64_T, t.local, &r),
+            &r))
+      return rc;
   }
   auto sends = [&](int i, int h) { return counts[i * row + h]; };         // local i -> remote h
   auto expects = [&](int i, int h) { return counts[i * row + nr + h]; };  // remote h -> local i
@@ -128,8 +134,12 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
     gathered_bytes += rc1[i];
   }
   Bytes gathered(static_cast<std::size_t>(gathered_bytes));
-  if (int rc = MPI_Alltoallv(out.data(), sc.data(), sd.data(), MPI_BYTE, gathered.data(),
-                             rc1.data(), rd.data(), MPI_BYTE, t.local))
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc =
+          wait_native(t,
+                      MPI_Ialltoallv(out.data(), sc.data(), sd.data(), MPI_BYTE, gathered.data(),
+                                     rc1.data(), rd.data(), MPI_BYTE, t.local, &r),
+                      &r))
     return rc;
 
   // Phase 2: one message each way between aggregator pairs.
@@ -176,8 +186,10 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
     recvd_bytes += rc3[j];
   }
   Bytes recvd(static_cast<std::size_t>(recvd_bytes));
-  if (int rc = MPI_Alltoallv(deal.data(), dc.data(), dd.data(), MPI_BYTE, recvd.data(), rc3.data(),
-                             rd3.data(), MPI_BYTE, t.local))
+  if (int rc = wait_native(t,
+                           MPI_Ialltoallv(deal.data(), dc.data(), dd.data(), MPI_BYTE, recvd.data(),
+                                          rc3.data(), rd3.data(), MPI_BYTE, t.local, &r),
+                           &r))
     return rc;
   for (int j = 0; j < n; ++j) {
     int pos = rd3[j];

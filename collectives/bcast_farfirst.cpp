@@ -19,10 +19,13 @@ int bcast_farfirst(const Topology& t, void* buf, int count, MPI_Datatype type, i
   }
   std::deque<Pending> arriving;
   if (t.local_rank == 0) arriving = irecv_each_segment(t, buf, type, seg, root, kTagBcast);
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
   for (int k = 0; k < seg.size(); ++k) {
     if (t.local_rank == 0)
       if (int rc = arriving[k].wait()) return rc;
-    if (int rc = MPI_Bcast(elem(buf, seg.first(k), type), seg.count(k), type, 0, t.local))
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = wait_native(
+            t, MPI_Ibcast(elem(buf, seg.first(k), type), seg.count(k), type, 0, t.local, &r), &r))
       return rc;
   }
   return MPI_SUCCESS;

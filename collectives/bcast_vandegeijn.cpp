@@ -17,9 +17,13 @@ int bcast_vandegeijn(const Topology& t, void* buf, int count, MPI_Datatype type,
   Pending p(t);
   if (t.is_local(root)) {
     const int root_local = t.index_in_cluster(root);
-    if (int rc = MPI_Scatterv(buf, seg.counts.data(), seg.displs.data(), type,
-                              me == root_local ? MPI_IN_PLACE : mine, seg.counts[me], type,
-                              root_local, t.local))
+    // Native steps wait through wait_native (pending.h): progress meanwhile.
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = wait_native(t,
+                             MPI_Iscatterv(buf, seg.counts.data(), seg.displs.data(), type,
+                                           me == root_local ? MPI_IN_PLACE : mine, seg.counts[me],
+                                           type, root_local, t.local, &r),
+                             &r))
       return rc;
     if (seg.counts[me] > 0 && !t.standalone())
       isend_segments(p, mine, type, pieces, t.remote_member(me), kTagBcast);

@@ -32,8 +32,12 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
   Pending p(t);
   const bool leader = t.local_rank == 0;
   TypedBuffer block(leader ? MPI_Aint{t.local_size} * sendcount : 0, sendtype);
-  if (int rc =
-          MPI_Gather(sendbuf, sendcount, sendtype, block.data(), sendcount, sendtype, 0, t.local))
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(t,
+                           MPI_Igather(sendbuf, sendcount, sendtype, block.data(), sendcount,
+                                       sendtype, 0, t.local, &r),
+                           &r))
     return rc;
   if (!leader) return MPI_SUCCESS;
   p.isend(block.data(), t.local_size * sendcount, sendtype, root, kTagGather);

@@ -39,7 +39,11 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
   const bool leader = t.local_rank == 0;
   int mine = packed_size(sendcount, sendtype);
   std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
-  if (int rc = MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local)) return rc;
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(
+          t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
+    return rc;
   int total = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     offsets[i] = total;
@@ -48,8 +52,10 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
   std::vector<char> packed, block(total);
   const int one = sendcount, zero = 0;
   if (int rc = pack_blocks(sendbuf, &one, &zero, sendtype, {0}, &packed)) return rc;
-  if (int rc = MPI_Gatherv(packed.data(), mine, MPI_BYTE, block.data(), sizes.data(),
-                           offsets.data(), MPI_BYTE, 0, t.local))
+  if (int rc = wait_native(t,
+                           MPI_Igatherv(packed.data(), mine, MPI_BYTE, block.data(), sizes.data(),
+                                        offsets.data(), MPI_BYTE, 0, t.local, &r),
+                           &r))
     return rc;
   if (!leader) return MPI_SUCCESS;
   p.isend(block.data(), total, MPI_BYTE, root, kTagGatherv);

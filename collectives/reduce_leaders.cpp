@@ -29,8 +29,12 @@ int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int co
   TypedBuffer partial(t.local_rank == 0 ? count : 0, type);
   for (int k = 0; k < seg.size(); ++k) {
     void* piece = t.local_rank == 0 ? elem(partial.data(), seg.first(k), type) : nullptr;
-    if (int rc = MPI_Reduce(elem(sendbuf, seg.first(k), type), piece, seg.count(k), type, op, 0,
-                            t.local))
+    // Native steps wait through wait_native (pending.h): progress meanwhile.
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = wait_native(t,
+                             MPI_Ireduce(elem(sendbuf, seg.first(k), type), piece, seg.count(k),
+                                         type, op, 0, t.local, &r),
+                             &r))
       return rc;
     if (t.local_rank == 0) p.isend(piece, seg.count(k), type, root, kTagReduce);
   }

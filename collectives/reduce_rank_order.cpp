@@ -31,8 +31,11 @@ int reduce_rank_order(const Topology& t, const void* sendbuf, void* result, int 
   const std::vector<Run> runs = rank_runs(t);
   int commute = 0;
   MPI_Op_commutative(op, &commute);
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
   if (commute || runs.size() <= 2) {
-    if (int rc = MPI_Reduce(sendbuf, result, count, type, op, 0, t.local)) return rc;
+    if (int rc = wait_native(t, MPI_Ireduce(sendbuf, result, count, type, op, 0, t.local, &r), &r))
+      return rc;
     if (!leader || t.standalone()) return MPI_SUCCESS;
     Pending p(t);
     TypedBuffer theirs(count, type);
@@ -43,7 +46,9 @@ int reduce_rank_order(const Topology& t, const void* sendbuf, void* result, int 
     return combine(!t.is_local(0), result, theirs.data(), count, type, op);
   }
   TypedBuffer all(leader ? MPI_Aint{t.local_size} * count : 0, type);
-  if (int rc = MPI_Gather(sendbuf, count, type, all.data(), count, type, 0, t.local)) return rc;
+  if (int rc = wait_native(
+          t, MPI_Igather(sendbuf, count, type, all.data(), count, type, 0, t.local, &r), &r))
+    return rc;
   if (!leader) return MPI_SUCCESS;
   const int nmine = count_runs(runs, true), ntheirs = count_runs(runs, false);
   TypedBuffer mine(MPI_Aint{nmine} * count, type), theirs(MPI_Aint{ntheirs} * count, type);

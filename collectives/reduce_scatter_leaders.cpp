@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "pending.h"
 #include "reduce_rank_order.h"
 #include "typed_buffer.h"
 
@@ -20,8 +21,12 @@ int reduce_scatter_leaders(const Topology& t, const void* sendbuf, void* recvbuf
     counts[i] = recvcounts[t.local_member(i)];
     displs[i] = offset[t.local_member(i)];
   }
-  return MPI_Scatterv(full.data(), counts.data(), displs.data(), type, recvbuf, recvcounts[t.rank],
-                      type, 0, t.local);
+  // The native step waits through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  return wait_native(t,
+                     MPI_Iscatterv(full.data(), counts.data(), displs.data(), type, recvbuf,
+                                   recvcounts[t.rank], type, 0, t.local, &r),
+                     &r);
 }
 
 }  // namespace zipper::coll

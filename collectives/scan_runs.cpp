@@ -12,7 +12,11 @@ int scan_runs(const Topology& t, const void* sendbuf, void* recvbuf, int count, 
   const bool leader = t.local_rank == 0;
   const MPI_Aint block = MPI_Aint{t.local_size} * count;
   TypedBuffer all(leader ? block : 0, type), prefix(leader ? block : 0, type);
-  if (int rc = MPI_Gather(sendbuf, count, type, all.data(), count, type, 0, t.local)) return rc;
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (int rc = wait_native(
+          t, MPI_Igather(sendbuf, count, type, all.data(), count, type, 0, t.local, &req), &req))
+    return rc;
   if (leader) {
     const std::vector<Run> runs = rank_runs(t);
     const int ntheirs = count_runs(runs, false);
@@ -50,11 +54,10 @@ int scan_runs(const Topology& t, const void* sendbuf, void* recvbuf, int count, 
     }
   }
   // Exscan: rank 0 keeps its recvbuf (the scatter still runs: it is collective).
-  if (exclusive && t.rank == 0) {
-    TypedBuffer ignored(count, type);
-    return MPI_Scatter(prefix.data(), count, type, ignored.data(), count, type, 0, t.local);
-  }
-  return MPI_Scatter(prefix.data(), count, type, recvbuf, count, type, 0, t.local);
+  TypedBuffer ignored(exclusive && t.rank == 0 ? count : 0, type);
+  void* out = exclusive && t.rank == 0 ? ignored.data() : recvbuf;
+  return wait_native(
+      t, MPI_Iscatter(prefix.data(), count, type, out, count, type, 0, t.local, &req), &req);
 }
 
 }  // namespace zipper::coll

@@ -32,7 +32,12 @@ int scatter_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
     p.irecv(block.data(), t.local_size * recvcount, recvtype, root, kTagScatter);
     if (int rc = p.wait()) return rc;
   }
-  return MPI_Scatter(block.data(), recvcount, recvtype, recvbuf, recvcount, recvtype, 0, t.local);
+  // The native step waits through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  return wait_native(
+      t,
+      MPI_Iscatter(block.data(), recvcount, recvtype, recvbuf, recvcount, recvtype, 0, t.local, &r),
+      &r);
 }
 
 }  // namespace zipper::coll

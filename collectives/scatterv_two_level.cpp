@@ -36,7 +36,11 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
   const bool leader = t.local_rank == 0;
   int mine = packed_size(recvcount, recvtype);
   std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
-  if (int rc = MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local)) return rc;
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(
+          t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
+    return rc;
   int total = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     offsets[i] = total;
@@ -47,8 +51,10 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
     p.irecv(block.data(), total, MPI_BYTE, root, kTagScatterv);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = MPI_Scatterv(block.data(), sizes.data(), offsets.data(), MPI_BYTE, packed.data(),
-                            mine, MPI_BYTE, 0, t.local))
+  if (int rc = wait_native(t,
+                           MPI_Iscatterv(block.data(), sizes.data(), offsets.data(), MPI_BYTE,
+                                         packed.data(), mine, MPI_BYTE, 0, t.local, &r),
+                           &r))
     return rc;
   const int one = recvcount, zero = 0;
   return unpack_blocks(packed, recvbuf, &one, &zero, recvtype, {0});

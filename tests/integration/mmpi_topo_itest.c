@@ -243,16 +243,23 @@ static int value(int sender, int block, int e) { return (sender * 64 + block) * 
 /* Everyone's in- and out-lists (degree `deg` each), gathered. */
 struct lists {
   int deg;
+  int cart;      /* Cartesian: pairs of (-1, +1) neighbours per dimension */
   int *in, *out; /* [rank * deg + i] */
 };
 
 /* Which block of sender s lands in my receive block i: the k-th message s
- * sends me, k counting my earlier receives from s. */
+ * sends me, k counting my earlier receives from s. Messages go in list
+ * order, except on a Cartesian communicator, where each dimension's +1
+ * block goes before its -1 block: where both neighbours are one process,
+ * the block sent to the +1 side lands in the -1 slot (MPICH
+ * coll/ring_neighbor_alltoall). */
 static int sender_block(const struct lists* L, int me, int i) {
   int s = L->in[me * L->deg + i], k = 0;
   for (int j = 0; j < i; ++j) k += L->in[me * L->deg + j] == s;
-  for (int m = 0; m < L->deg; ++m)
+  for (int q = 0; q < L->deg; ++q) {
+    int m = L->cart ? q ^ 1 : q;
     if (L->out[s * L->deg + m] == me && k-- == 0) return m;
+  }
   FAIL("rank %d sends no block %d to %d", s, i, me);
   return -1;
 }
@@ -262,7 +269,8 @@ static int sender_block(const struct lists* L, int me, int i) {
 static void neighbor_cases(MPI_Comm comm, const struct lists* L, int count, const char* name) {
   int me, deg = L->deg;
   MMPI_Comm_rank(comm, &me);
-  int stride = 2 * count + 3; /* room for the ragged counts and a gap */
+  int stride =
+      2 * count + deg + 1; /* room for the ragged counts (up to count + deg - 1) and a gap */
   int* send = xmalloc(sizeof(int) * deg * stride);
   int* recv = xmalloc(sizeof(int) * deg * stride);
   int sc[16], sd[16], rc[16], rd[16];
@@ -346,7 +354,10 @@ static void neighbor_cases(MPI_Comm comm, const struct lists* L, int count, cons
 static void gather_lists(MPI_Comm comm, int deg, const int* in, const int* out, struct lists* L) {
   int n;
   MMPI_Comm_size(comm, &n);
+  int topo = MPI_UNDEFINED;
+  CHECK_MPI(MMPI_Topo_test(comm, &topo));
   L->deg = deg;
+  L->cart = topo == MPI_CART;
   L->in = xmalloc(sizeof(int) * n * deg);
   L->out = xmalloc(sizeof(int) * n * deg);
   CHECK_MPI(MMPI_Allgather(in, deg, MPI_INT, L->in, deg, MPI_INT, comm));

@@ -16,8 +16,14 @@
  *                  every other rank started theirs and Ssent to it; overlapped with
  *                  a blocking Comm_dup and a second idup of the same parent; also
  *                  on an inter-communicator; the duplicates work (Allreduce checked)
- *   progress_coll  a rank held in a collective completes an Ssend matched by a
- *                  receive it posted before (MPICH pt2pt/rqstatus's pattern) */
+ *   progress_coll  a rank held in a collective (barrier, allreduce, bcast, allgather(v),
+ *                  scatter, scan, alltoall(v), reduce_scatter_block) completes an Ssend
+ *                  matched by a receive it posted before (MPICH pt2pt/rqstatus's pattern)
+ *   cart_pair      neighbour alltoall on a periodic 2x2 torus, where both neighbours of a
+ *                  dimension are one process: the block sent to the +1 neighbour arrives
+ *                  in the -1 slot (MPICH coll/ring_neighbor_alltoall)
+ *   partial_elem   a message shorter than one element of the receive type fills its
+ *                  leading basic elements (MPICH datatype/getpartelm) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,26 +412,175 @@ static void idup(void) {
 }
 
 /* ---- progress_coll ---- */
+/* Round `c` of progress_coll: collective number c on MPI_COMM_WORLD, with
+ * its results checked against values computed here. */
+static void progress_coll_round(int c) {
+  const int n = size;
+  int one = 1, sum = -1;
+  int *all = malloc(sizeof(int) * n), *counts = malloc(sizeof(int) * n),
+      *displs = malloc(sizeof(int) * n), *mine = malloc(sizeof(int) * n);
+  for (int i = 0; i < n; ++i) {
+    all[i] = -1;
+    counts[i] = 1;
+    displs[i] = i;
+    mine[i] = 100 * rank + i; /* what this rank sends to rank i (alltoall) */
+  }
+  switch (c) {
+    case 0:
+      MPI_Barrier(MPI_COMM_WORLD);
+      break;
+    case 1:
+      MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(sum == n, "Allreduce gave %d", sum);
+      break;
+    case 2:
+      sum = rank == 0 ? 77 : -1;
+      MPI_Bcast(&sum, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      CHECK(sum == 77, "Bcast gave %d", sum);
+      break;
+    case 3:
+      MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i) CHECK(all[i] == i, "Allgather block %d is %d", i, all[i]);
+      break;
+    case 4:
+      MPI_Allgatherv(&rank, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i) CHECK(all[i] == i, "Allgatherv block %d is %d", i, all[i]);
+      break;
+    case 5:
+      MPI_Scatter(mine, 1, MPI_INT, &sum, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      CHECK(sum == rank, "Scatter gave %d", sum); /* rank 0's mine[rank] = rank */
+      break;
+    case 6:
+      MPI_Scan(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(sum == rank + 1, "Scan gave %d", sum);
+      break;
+    case 7:
+      MPI_Alltoall(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i)
+        CHECK(all[i] == 100 * i + rank, "Alltoall block %d is %d", i, all[i]);
+      break;
+    case 8:
+      MPI_Alltoallv(mine, counts, displs, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i)
+        CHECK(all[i] == 100 * i + rank, "Alltoallv block %d is %d", i, all[i]);
+      break;
+    case 9:
+      MPI_Reduce_scatter_block(mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      /* sum over ranks r of 100 r + rank */
+      CHECK(sum == 100 * n * (n - 1) / 2 + n * rank, "Reduce_scatter_block gave %d", sum);
+      break;
+  }
+  free(all);
+  free(counts);
+  free(displs);
+  free(mine);
+}
+
 static void progress_coll(void) {
-  /* The last rank posts a receive and enters a barrier; rank 0 (the other
-   * cluster) Ssends to it before its own barrier. The receiver's barrier
-   * must complete the Ssend, else rank 0 never reaches the barrier. Then
-   * the same with an Allreduce. */
+  /* The last rank posts a receive and enters a collective; rank 0 (the other
+   * cluster) Ssends to it before its own call. A rank held in any step of
+   * the collective (a native one within its cluster too) must complete the
+   * Ssend, else rank 0 never reaches the collective. One round per
+   * collective: barrier, allreduce, bcast, allgather(v), scatter, scan,
+   * alltoall(v), reduce_scatter_block. */
   const int last = size - 1;
-  for (int round = 0; round < 2; ++round) {
-    int v = 40 + round, got = -1, one = 1, n = 0;
+  for (int c = 0; c < 10; ++c) {
+    int v = 40 + c, got = -1;
     MPI_Request req = MPI_REQUEST_NULL;
     if (rank == last) MPI_Irecv(&got, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &req);
     if (rank == 0 && last != 0) MPI_Ssend(&v, 1, MPI_INT, last, 11, MPI_COMM_WORLD);
-    if (round == 0)
-      MPI_Barrier(MPI_COMM_WORLD);
-    else
-      MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    progress_coll_round(c);
     if (rank == last) {
       MPI_Wait(&req, MPI_STATUS_IGNORE);
-      CHECK(got == 40 + round, "round %d received %d", round, got);
+      CHECK(got == 40 + c, "round %d received %d", c, got);
     }
-    if (round == 1) CHECK(n == size, "Allreduce gave %d", n);
+  }
+}
+
+/* ---- cart_pair ---- */
+static void cart_pair(void) {
+  /* 2 x 2, periodic: both neighbours in each dimension are one process
+   * (dimension 0 across the clusters at 2+2). Block k this rank sends is
+   * 100 rank + k; receive slot 2d (from the -1 neighbour P) must hold what P
+   * sent in the +1 direction (slot 2d+1), and slot 2d+1 what it sent in the
+   * -1 direction. Blocking, non-blocking and the v form (natively, Open MPI
+   * 4.1's non-blocking form gives the other order; its blocking forms and
+   * MPICH give this one). */
+  if (size != 4) return;
+  int dims[2] = {2, 2}, periods[2] = {1, 1};
+  MPI_Comm cart;
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  int me, send[4], recv[4], counts[4] = {1, 1, 1, 1}, displs[4] = {0, 1, 2, 3};
+  MPI_Comm_rank(cart, &me);
+  for (int k = 0; k < 4; ++k) send[k] = 100 * me + k;
+  for (int form = 0; form < 3; ++form) {
+    for (int k = 0; k < 4; ++k) recv[k] = -1;
+    if (form == 0) {
+      MPI_Neighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, cart);
+    } else if (form == 1) {
+      MPI_Request r;
+      MPI_Ineighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, cart, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Neighbor_alltoallv(send, counts, displs, MPI_INT, recv, counts, displs, MPI_INT, cart);
+    }
+    for (int d = 0; d < 2; ++d) {
+      int src, dst;
+      MPI_Cart_shift(cart, d, 1, &src, &dst);
+      CHECK(src == dst, "dimension %d: neighbours %d and %d", d, src, dst);
+      CHECK(recv[2 * d] == 100 * src + 2 * d + 1, "form %d: slot %d holds %d, expected %d", form,
+            2 * d, recv[2 * d], 100 * src + 2 * d + 1);
+      CHECK(recv[2 * d + 1] == 100 * dst + 2 * d, "form %d: slot %d holds %d, expected %d", form,
+            2 * d + 1, recv[2 * d + 1], 100 * dst + 2 * d);
+    }
+  }
+  MPI_Comm_free(&cart);
+}
+
+/* ---- partial_elem ---- */
+static void partial_elem(void) {
+  /* Rank 0 sends {int n, n chars} to the last rank (the other cluster),
+   * which receives one {int, 64 chars} element: the int and the n chars
+   * arrive, the rest of the buffer is untouched, MPI_Get_elements gives
+   * n + 1 and MPI_Get_count MPI_UNDEFINED. Receive types with the chars
+   * right after the int (contiguous) and after a gap (not contiguous). */
+  const int last = size - 1;
+  for (int gap = 0; gap < 2; ++gap) {
+    const MPI_Aint at = gap ? 8 : (MPI_Aint)sizeof(int);
+    int n = 17 + gap;
+    if (rank == 0) {
+      char out[128];
+      memcpy(out, &n, sizeof n);
+      for (int i = 0; i < n; ++i) out[at + i] = (char)('a' + i);
+      int lens[2] = {1, n};
+      MPI_Aint displs[2] = {0, at};
+      MPI_Datatype types[2] = {MPI_INT, MPI_CHAR}, t;
+      MPI_Type_create_struct(2, lens, displs, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Send(out, 1, t, last, 20 + gap, MPI_COMM_WORLD);
+      MPI_Type_free(&t);
+    } else if (rank == last) {
+      char in[128];
+      memset(in, 'z', sizeof in);
+      int lens[2] = {1, 64}, got = 0, elems = 0, count = 0;
+      MPI_Aint displs[2] = {0, at};
+      MPI_Datatype types[2] = {MPI_INT, MPI_CHAR}, t;
+      MPI_Type_create_struct(2, lens, displs, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Status st;
+      MPI_Recv(in, 1, t, 0, 20 + gap, MPI_COMM_WORLD, &st);
+      memcpy(&got, in, sizeof got);
+      CHECK(got == n, "gap %d: the int is %d, expected %d", gap, got, n);
+      for (int i = 0; i < n; ++i)
+        CHECK(in[at + i] == (char)('a' + i), "gap %d: char %d is %d", gap, i, in[at + i]);
+      for (MPI_Aint i = at + n; i < (MPI_Aint)sizeof in; ++i)
+        CHECK(in[i] == 'z', "gap %d: byte %ld beyond the message changed", gap, (long)i);
+      MPI_Get_elements(&st, t, &elems);
+      CHECK(elems == n + 1, "gap %d: Get_elements %d, expected %d", gap, elems, n + 1);
+      MPI_Get_count(&st, t, &count);
+      CHECK(count == MPI_UNDEFINED, "gap %d: Get_count %d", gap, count);
+      MPI_Type_free(&t);
+    }
   }
 }
 
@@ -459,6 +614,10 @@ int main(int argc, char** argv) {
     idup();
   else if (!strcmp(t, "progress_coll"))
     progress_coll();
+  else if (!strcmp(t, "cart_pair"))
+    cart_pair();
+  else if (!strcmp(t, "partial_elem"))
+    partial_elem();
   else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
