@@ -82,9 +82,9 @@ int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks,
   if (n > 0)
     m.insert(m.end(), static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + n);
   touched_[t] = true;
-  if (p->st || reply_bytes > 0 || p->rbuf != nullptr) {
-    expect_reply(*p, reply_bytes);
-  } else if (h.kind == Kind::kPut || h.kind == Kind::kAcc || h.kind == Kind::kLock) {
+  const bool answered = p->st || reply_bytes > 0 || p->rbuf != nullptr;
+  if (answered) expect_reply(*p, reply_bytes);
+  if (is_data(h.kind) || (h.kind == Kind::kLock && !answered)) {
     // Held until the next request to this target, a synchronisation (which
     // it then carries: flush, unlock, complete) or the next progress round.
     held = std::move(p);
@@ -98,7 +98,6 @@ void Window::expect_reply(Pending& p, std::uint64_t reply_bytes) {
   RequestHeader h;
   std::memcpy(&h, p.msg.data(), sizeof h);
   h.reply_tag = kTagReplyBase + static_cast<int>(next_reply_++ % kReplyTags);
-  h.flags = p.flags;
   std::memcpy(p.msg.data(), &h, sizeof h);
   p.reply.resize(sizeof(ReplyHeader) + reply_bytes);
   p.answered = false;
@@ -108,6 +107,10 @@ void Window::expect_reply(Pending& p, std::uint64_t reply_bytes) {
 }
 
 void Window::send(std::unique_ptr<Pending> p) {
+  RequestHeader h;  // flags a synchronisation may have added while it was held
+  std::memcpy(&h, p->msg.data(), sizeof h);
+  h.flags = p->flags;
+  std::memcpy(p->msg.data(), &h, sizeof h);
   // Until a reply comes for a later request, this one's completion is unknown.
   unacked_[static_cast<std::size_t>(p->target)] = !p->recv;
   engine_.isend(comm_, Traffic::kPointToPoint, p->msg.data(), static_cast<int>(p->msg.size()),
@@ -352,14 +355,17 @@ int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
       if (kind != Kind::kComplete) continue;
     }
     if (held) {
-      // The last operation carries the synchronisation and its reply.
-      auto st = std::make_shared<OpState>();
-      held->st = st;
+      // The last operation carries the synchronisation; its reply (asked
+      // for now if it expected none) answers for everything before it.
       if (kind == Kind::kUnlock) held->flags |= kUnlockAfter;
       if (kind == Kind::kComplete) held->flags |= kCompleteAfter;
-      expect_reply(*held, 0);
-      send(std::move(held));
-      sts.push_back(std::move(st));
+      if (!held->recv) {
+        auto st = std::make_shared<OpState>();
+        held->st = st;
+        expect_reply(*held, 0);
+        sts.push_back(std::move(st));
+      }
+      send(std::move(held));  // a fetching operation's reply: idle_to() waits for it
       continue;
     }
     // A flush after requests that all expect replies (gets, fetching

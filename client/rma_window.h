@@ -4,10 +4,10 @@
 //   origin (rma_origin.cpp): each operation becomes a request message to the
 //     target (rma_wire.h); gets and fetching operations post a receive for
 //     the reply first. A target applies one origin's messages in order, so
-//     any reply acknowledges everything sent before it: a put or accumulate
-//     is held until the next request or synchronisation, which it then
-//     carries (flush, unlock, complete ask it for a reply), and a flush
-//     after fetching operations sends nothing: one round trip in all.
+//     any reply acknowledges everything sent before it: an operation is
+//     held until the next request or synchronisation, which it then carries
+//     (a put asked for a reply), and a flush after fetching operations
+//     sends nothing: one round trip in all.
 //   target (rma_target.cpp): serve() receives request messages from every
 //     origin, checks each against the window (a window never exposes memory
 //     outside itself), applies it, and answers. Locks are granted here, in
@@ -219,9 +219,9 @@ class Window {
   std::vector<int> target_error_;  // first error a reply reported, per target
   std::uint32_t next_reply_ = 0;
   std::vector<bool> touched_;  // per target: operations since its last flush
-  // Per target: the last request, not sent yet, when it expects no reply (a
-  // put, an accumulate or a lock), so that the synchronisation that follows
-  // travels on it (MPICH CH3's piggy-backed flush, lazy lock and unlock).
+  // Per target: the last operation (or a lock alone), not sent yet, so that
+  // the synchronisation that follows travels on it (MPICH CH3's piggy-backed
+  // flush, lazy lock and unlock).
   std::vector<std::unique_ptr<Pending>> held_;
   std::vector<bool> unacked_;  // per target: requests sent that no reply covers yet
   // epochs
