@@ -152,7 +152,10 @@ bool Window::apply(Incoming& in) {
   const bool carries = framed && h.magic == kMagic && is_data(h.kind);
   const auto o = static_cast<std::size_t>(in.source);
   if (carries && (h.flags & kLockFirst) && !grant(o, (h.flags & kExclusive) != 0)) return false;
-  apply_op(in);
+  // A lock alone (on oneself, lock_all's own, or sent before a non-data
+  // request) that cannot be granted yet waits whole too: dropping it would
+  // leave its origin waiting for the grant forever.
+  if (!apply_op(in)) return false;
   if (carries && (h.flags & kUnlockAfter)) release(o);
   if (carries && (h.flags & kCompleteAfter)) ++completes_[o];
   return true;

@@ -189,8 +189,8 @@ class Window {
   void end_exposure();
 
   // target helpers (rma_target.cpp)
-  bool apply(Incoming& in);                        // false: blocked (a lock not yet grantable)
-  bool apply_op(Incoming& in);                     // the request itself, without what it carries
+  bool apply(Incoming& in);     // false: blocked (a lock not yet grantable)
+  bool apply_op(Incoming& in);  // the request itself, without what it carries; false as apply()
   bool grant(std::size_t origin, bool exclusive);  // false: not grantable now
   void release(std::size_t origin);                // its lock (MPI_ERR_RMA_SYNC: none)
   void refuse(Incoming& in, const char* why);
