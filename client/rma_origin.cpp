@@ -84,7 +84,10 @@ int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks,
   touched_[t] = true;
   const bool answered = p->st || reply_bytes > 0 || p->rbuf != nullptr;
   if (answered) expect_reply(*p, reply_bytes);
-  if (is_data(h.kind) || (h.kind == Kind::kLock && !answered)) {
+  // A large operation goes at once: holding it would leave the link idle
+  // while the application prepares the next one, to save one small message.
+  const bool small = m.size() <= kHoldMax;
+  if ((is_data(h.kind) && small) || (h.kind == Kind::kLock && !answered)) {
     // Held until the next request to this target, a synchronisation (which
     // it then carries: flush, unlock, complete) or the next progress round.
     held = std::move(p);
