@@ -60,17 +60,19 @@ int Window::check_range(int target, MPI_Aint disp, const std::vector<Block>& blo
 int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
                   std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes) {
   if (blocks.size() > kMaxBlocks || n > kMaxData || reply_bytes > kMaxData) return MPI_ERR_COUNT;
+  const auto t = static_cast<std::size_t>(target);
   p->target = target;
   h.nblocks = static_cast<std::uint32_t>(blocks.size());
   h.data_len = n;
-  if (p->st || reply_bytes > 0 || p->rbuf != nullptr) {
-    h.reply_tag = kTagReplyBase + static_cast<int>(next_reply_++ % kReplyTags);
-    p->reply.resize(sizeof(ReplyHeader) + reply_bytes);
-    p->answered = false;
-    // Posted before the request leaves, so the reply always finds it.
-    engine_.irecv(comm_, Traffic::kPointToPoint, p->reply.data(), static_cast<int>(p->reply.size()),
-                  MPI_BYTE, target, h.reply_tag, &p->recv);
+  // Lazy lock: a lock not sent yet travels on the epoch's first operation.
+  std::unique_ptr<Pending>& held = held_[t];
+  if (held && held->kind == Kind::kLock && is_data(h.kind)) {
+    h.flags |= static_cast<std::uint8_t>(kLockFirst | (held->flags & kExclusive));
+    held.reset();
   }
+  send_held(target, true);  // what came before goes first (one origin's order)
+  p->kind = h.kind;
+  p->flags = h.flags;
   std::vector<std::byte>& m = p->msg;
   m.reserve(sizeof h + blocks.size() * sizeof(Block) + n);
   m.resize(sizeof h + blocks.size() * sizeof(Block));
@@ -79,11 +81,52 @@ int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks,
     std::memcpy(m.data() + sizeof h, blocks.data(), blocks.size() * sizeof(Block));
   if (n > 0)
     m.insert(m.end(), static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + n);
-  engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
-                target, kTagRequest, &p->send, SendMode::kStandard);
-  touched_[static_cast<std::size_t>(target)] = true;
-  pending_.push_back(std::move(p));
+  touched_[t] = true;
+  const bool answered = p->st || reply_bytes > 0 || p->rbuf != nullptr;
+  if (answered) expect_reply(*p, reply_bytes);
+  // A large operation goes at once: holding it would leave the link idle
+  // while the application prepares the next one, to save one small message.
+  const bool small = m.size() <= kHoldMax;
+  if ((is_data(h.kind) && small) || (h.kind == Kind::kLock && !answered)) {
+    // Held until the next request to this target, a synchronisation (which
+    // it then carries: flush, unlock, complete) or the next progress round.
+    held = std::move(p);
+    return MPI_SUCCESS;
+  }
+  send(std::move(p));
   return MPI_SUCCESS;
+}
+
+void Window::expect_reply(Pending& p, std::uint64_t reply_bytes) {
+  RequestHeader h;
+  std::memcpy(&h, p.msg.data(), sizeof h);
+  h.reply_tag = kTagReplyBase + static_cast<int>(next_reply_++ % kReplyTags);
+  std::memcpy(p.msg.data(), &h, sizeof h);
+  p.reply.resize(sizeof(ReplyHeader) + reply_bytes);
+  p.answered = false;
+  // Posted before the request leaves, so the reply always finds it.
+  engine_.irecv(comm_, Traffic::kPointToPoint, p.reply.data(), static_cast<int>(p.reply.size()),
+                MPI_BYTE, p.target, h.reply_tag, &p.recv);
+}
+
+void Window::send(std::unique_ptr<Pending> p) {
+  RequestHeader h;  // flags a synchronisation may have added while it was held
+  std::memcpy(&h, p->msg.data(), sizeof h);
+  h.flags = p->flags;
+  std::memcpy(p->msg.data(), &h, sizeof h);
+  // Until a reply comes for a later request, this one's completion is unknown.
+  unacked_[static_cast<std::size_t>(p->target)] = !p->recv;
+  engine_.isend(comm_, Traffic::kPointToPoint, p->msg.data(), static_cast<int>(p->msg.size()),
+                MPI_BYTE, p->target, kTagRequest, &p->send, SendMode::kStandard);
+  pending_.push_back(std::move(p));
+}
+
+void Window::send_held(int target, bool locks) {
+  const int lo = target < 0 ? 0 : target, hi = target < 0 ? comm_->size() : target + 1;
+  for (int t = lo; t < hi; ++t) {
+    std::unique_ptr<Pending>& held = held_[static_cast<std::size_t>(t)];
+    if (held && (locks || held->kind != Kind::kLock)) send(std::move(held));
+  }
 }
 
 int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -237,6 +280,10 @@ void Window::finish(Pending& p) {
     const std::uint64_t got = p.recv->status_bytes;
     if (err == MPI_SUCCESS && got >= sizeof rh) {
       std::memcpy(&rh, p.reply.data(), sizeof rh);
+      if (rh.magic == kMagic && rh.prior != MPI_SUCCESS) {
+        int& te = target_error_[static_cast<std::size_t>(p.target)];
+        if (te == MPI_SUCCESS) te = rh.prior;  // an earlier request's, first
+      }
       if (rh.magic != kMagic || rh.data_len > got - sizeof rh)
         err = MPI_ERR_OTHER;
       else if (rh.error != MPI_SUCCESS)
@@ -259,6 +306,10 @@ void Window::finish(Pending& p) {
 }
 
 bool Window::reap() {
+  // Operations held for a synchronisation to carry go now: the application
+  // is waiting for something else, or has been away from MMPI a while. A
+  // lock alone waits for its first operation (lazy lock).
+  send_held(-1, false);
   for (auto it = pending_.begin(); it != pending_.end();) {
     Pending& p = **it;
     if (!p.sent && engine_.completed(*p.send)) p.sent = true;
@@ -270,7 +321,9 @@ bool Window::reap() {
       ++it;
     }
   }
-  return !pending_.empty();
+  return !pending_.empty() || std::any_of(held_.begin(), held_.end(), [](const auto& h) {
+    return h && h->kind != Kind::kLock;
+  });
 }
 
 int Window::wait_for(const std::function<bool()>& done) {
@@ -297,7 +350,32 @@ bool Window::idle_to(int target) const {
 
 int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
   std::vector<std::shared_ptr<OpState>> sts;
-  for (int t : targets) sts.push_back(request_reply(t, kind, 0));
+  for (int t : targets) {
+    std::unique_ptr<Pending>& held = held_[static_cast<std::size_t>(t)];
+    if (held && held->kind == Kind::kLock) {
+      // A lock never sent: nothing to undo, nothing to complete.
+      if (kind == Kind::kUnlock) held.reset();
+      if (kind != Kind::kComplete) continue;
+    }
+    if (held) {
+      // The last operation carries the synchronisation; its reply (asked
+      // for now if it expected none) answers for everything before it.
+      if (kind == Kind::kUnlock) held->flags |= kUnlockAfter;
+      if (kind == Kind::kComplete) held->flags |= kCompleteAfter;
+      if (!held->recv) {
+        auto st = std::make_shared<OpState>();
+        held->st = st;
+        expect_reply(*held, 0);
+        sts.push_back(std::move(st));
+      }
+      send(std::move(held));  // a fetching operation's reply: idle_to() waits for it
+      continue;
+    }
+    // A flush after requests that all expect replies (gets, fetching
+    // operations) waits for those replies alone.
+    if (kind == Kind::kFlush && !unacked_[static_cast<std::size_t>(t)]) continue;
+    sts.push_back(request_reply(t, kind, 0));
+  }
   wait_for([&] {
     for (const auto& s : sts)
       if (!s->done) return false;
@@ -306,10 +384,12 @@ int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
     return true;
   });
   int rc = MPI_SUCCESS;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const int e = take_error(targets[i]);
-    if (rc == MPI_SUCCESS) rc = sts[i]->error != MPI_SUCCESS ? sts[i]->error : e;
-    touched_[static_cast<std::size_t>(targets[i])] = false;
+  for (const auto& s : sts)
+    if (rc == MPI_SUCCESS) rc = s->error;
+  for (int t : targets) {
+    const int e = take_error(t);
+    if (rc == MPI_SUCCESS) rc = e;
+    touched_[static_cast<std::size_t>(t)] = false;
   }
   return rc;
 }
@@ -333,6 +413,7 @@ int Window::flush_local(int target) {
   const Guard g(engine_.mutex());
   if (target >= comm_->size()) return MPI_ERR_RANK;
   if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
+  send_held(target, false);
   wait_for([&] { return idle_to(target); });
   if (target >= 0) return take_error(target);
   int rc = MPI_SUCCESS;

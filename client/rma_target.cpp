@@ -47,11 +47,13 @@ std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
   return base_ + static_cast<std::ptrdiff_t>(lo);
 }
 
-void Window::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n) {
+void Window::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
+                   int prior) {
   if (tag == 0) return;
   std::vector<std::byte> m(sizeof(ReplyHeader) + n);
   ReplyHeader rh;
   rh.error = error;
+  rh.prior = prior;
   rh.data_len = n;
   std::memcpy(m.data(), &rh, sizeof rh);
   if (n > 0) std::memcpy(m.data() + sizeof rh, data, n);
@@ -116,7 +118,50 @@ int Window::accumulate_holed(const std::vector<Block>& blocks, const std::vector
   return MPI_SUCCESS;
 }
 
+bool Window::grant(std::size_t o, bool exclusive) {
+  if (exclusive) {
+    if (exclusive_holder_ != -1 || shared_total_ > 0) return false;
+    exclusive_holder_ = static_cast<int>(o);
+  } else {
+    if (exclusive_holder_ != -1) return false;
+    ++shared_holds_[o];
+    ++shared_total_;
+  }
+  return true;
+}
+
+void Window::release(std::size_t o) {
+  if (exclusive_holder_ == static_cast<int>(o)) {
+    exclusive_holder_ = -1;
+  } else if (shared_holds_[o] > 0) {
+    --shared_holds_[o];
+    --shared_total_;
+  } else if (origin_error_[o] == MPI_SUCCESS) {
+    origin_error_[o] = MPI_ERR_RMA_SYNC;
+  }
+}
+
 bool Window::apply(Incoming& in) {
+  // A data operation may carry the lock before it and the unlock or PSCW
+  // complete after it (rma_wire.h): the lock is taken before anything is
+  // applied (or the request waits, whole), the rest after the operation,
+  // refused or not, so that a lock is never left behind.
+  RequestHeader h;
+  const bool framed = in.msg.size() >= sizeof h;
+  if (framed) std::memcpy(&h, in.msg.data(), sizeof h);
+  const bool carries = framed && h.magic == kMagic && is_data(h.kind);
+  const auto o = static_cast<std::size_t>(in.source);
+  if (carries && (h.flags & kLockFirst) && !grant(o, (h.flags & kExclusive) != 0)) return false;
+  // A lock alone (on oneself, lock_all's own, or sent before a non-data
+  // request) that cannot be granted yet waits whole too: dropping it would
+  // leave its origin waiting for the grant forever.
+  if (!apply_op(in)) return false;
+  if (carries && (h.flags & kUnlockAfter)) release(o);
+  if (carries && (h.flags & kCompleteAfter)) ++completes_[o];
+  return true;
+}
+
+bool Window::apply_op(Incoming& in) {
   const std::vector<std::byte>& msg = in.msg;
   const auto o = static_cast<std::size_t>(in.source);
   RequestHeader h;
@@ -136,25 +181,11 @@ bool Window::apply(Incoming& in) {
   };
   switch (h.kind) {
     case Kind::kLock:
-      if (h.flags & kExclusive) {
-        if (exclusive_holder_ != -1 || shared_total_ > 0) return false;
-        exclusive_holder_ = in.source;
-      } else {
-        if (exclusive_holder_ != -1) return false;
-        ++shared_holds_[o];
-        ++shared_total_;
-      }
+      if (!grant(o, (h.flags & kExclusive) != 0)) return false;
       reply(in.source, h.reply_tag, MPI_SUCCESS, nullptr, 0);
       return true;
     case Kind::kUnlock:
-      if (exclusive_holder_ == in.source) {
-        exclusive_holder_ = -1;
-      } else if (shared_holds_[o] > 0) {
-        --shared_holds_[o];
-        --shared_total_;
-      } else if (origin_error_[o] == MPI_SUCCESS) {
-        origin_error_[o] = MPI_ERR_RMA_SYNC;
-      }
+      release(o);
       answer(nullptr, 0);
       return true;
     case Kind::kComplete:
@@ -266,13 +297,16 @@ bool Window::apply(Incoming& in) {
     }
     if (err != MPI_SUCCESS) err = MPI_ERR_OP;  // e.g. MPI_BAND on a float
   }
-  if (err != MPI_SUCCESS && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = err;
-  if (h.reply_tag != 0) {
-    if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas)
-      reply(in.source, h.reply_tag, err, old.data(), err == MPI_SUCCESS ? old.size() : 0);
-    else
-      reply(in.source, h.reply_tag, err, nullptr, 0);
+  if (h.reply_tag == 0) {
+    if (err != MPI_SUCCESS && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = err;
+    return true;
   }
+  // The reply answers for the requests before this one too (prior).
+  const int prior = std::exchange(origin_error_[o], MPI_SUCCESS);
+  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas)
+    reply(in.source, h.reply_tag, err, old.data(), err == MPI_SUCCESS ? old.size() : 0, prior);
+  else
+    reply(in.source, h.reply_tag, err, nullptr, 0, prior);
   return true;
 }
 

@@ -16,6 +16,8 @@ Window::Window(Engine& engine, CommPtr comm, void* base, std::uint64_t size, int
   const auto n = static_cast<std::size_t>(comm_->size());
   target_error_.assign(n, MPI_SUCCESS);
   touched_.assign(n, false);
+  held_.resize(n);
+  unacked_.assign(n, false);
   lock_type_.assign(n, 0);
   lock_nocheck_.assign(n, false);
   queued_.resize(n);

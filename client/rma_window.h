@@ -3,14 +3,16 @@
 //
 //   origin (rma_origin.cpp): each operation becomes a request message to the
 //     target (rma_wire.h); gets and fetching operations post a receive for
-//     the reply first. Flush, unlock and complete send a request that the
-//     target answers once everything before it is applied (a single origin's
-//     messages are applied in order), so completion costs one round trip.
+//     the reply first. A target applies one origin's messages in order, so
+//     any reply acknowledges everything sent before it: an operation is
+//     held until the next request or synchronisation, which it then carries
+//     (a put asked for a reply), and a flush after fetching operations
+//     sends nothing: one round trip in all.
 //   target (rma_target.cpp): serve() receives request messages from every
 //     origin, checks each against the window (a window never exposes memory
 //     outside itself), applies it, and answers. Locks are granted here, in
-//     each origin's message order, so an origin's lock costs no round trip
-//     (MPICH CH3's lazy lock): its later operations wait at the target.
+//     each origin's message order; an origin's lock travels on its first
+//     operation (MPICH CH3's lazy lock), which waits at the target.
 //   epochs (rma_sync.cpp): which accesses are legal now (MPI_ERR_RMA_SYNC),
 //     fence, PSCW and the lock bookkeeping.
 //
@@ -149,6 +151,8 @@ class Window {
     TypeRef rtype;
     std::shared_ptr<OpState> st;
     bool sent = false, answered = true;
+    Kind kind = Kind::kPut;  // of the request (held requests are patched)
+    std::uint8_t flags = 0;
   };
   /// A request message at the target, from the window rank `source`.
   struct Incoming {
@@ -162,6 +166,12 @@ class Window {
   int check_range(int target, MPI_Aint disp, const std::vector<Block>& blocks) const;
   int issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
             std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes);
+  /// Gives `p` (its message built) a reply tag and posts the reply's receive.
+  void expect_reply(Pending& p, std::uint64_t reply_bytes);
+  void send(std::unique_ptr<Pending> p);
+  /// Sends the request held for `target` (-1: every target); a lock alone
+  /// only when `locks`.
+  void send_held(int target, bool locks);
   std::shared_ptr<OpState> request_reply(int target, Kind kind, std::uint8_t flags);
   void send_only(int target, Kind kind, std::uint8_t flags);
   /// Sends `kind` (kFlush, kUnlock, kComplete) to each of `targets` and waits
@@ -179,9 +189,13 @@ class Window {
   void end_exposure();
 
   // target helpers (rma_target.cpp)
-  bool apply(Incoming& in);  // false: blocked (a lock not yet grantable)
+  bool apply(Incoming& in);     // false: blocked (a lock not yet grantable)
+  bool apply_op(Incoming& in);  // the request itself, without what it carries; false as apply()
+  bool grant(std::size_t origin, bool exclusive);  // false: not grantable now
+  void release(std::size_t origin);                // its lock (MPI_ERR_RMA_SYNC: none)
   void refuse(Incoming& in, const char* why);
-  void reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n);
+  void reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
+             int prior = MPI_SUCCESS);
   std::byte* resolve(std::int64_t disp, const Block& b) const;
   static int accumulate_holed(const std::vector<Block>& blocks, const std::vector<std::byte*>& at,
                               const std::byte* data, std::uint64_t total, MPI_Datatype elem,
@@ -205,6 +219,11 @@ class Window {
   std::vector<int> target_error_;  // first error a reply reported, per target
   std::uint32_t next_reply_ = 0;
   std::vector<bool> touched_;  // per target: operations since its last flush
+  // Per target: the last operation (or a lock alone), not sent yet, so that
+  // the synchronisation that follows travels on it (MPICH CH3's piggy-backed
+  // flush, lazy lock and unlock).
+  std::vector<std::unique_ptr<Pending>> held_;
+  std::vector<bool> unacked_;  // per target: requests sent that no reply covers yet
   // epochs
   bool fence_open_ = false;
   std::vector<int> lock_type_;  // per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE

@@ -11,6 +11,8 @@
 //   RequestHeader | nblocks x Block (the target typemap) | data_len bytes
 // Reply (target -> origin, tag RequestHeader::reply_tag, when asked for):
 //   ReplyHeader | data_len bytes
+// The target applies one origin's requests in order, so a reply also says
+// that everything the origin sent before that request is applied.
 // Post notice (PSCW, target -> origin, tag kTagPost): one int, the epoch's
 // sequence number.
 // All integers in host order: both clusters run the same architecture
@@ -32,6 +34,9 @@ inline constexpr int kReplyTags = 1 << 20;
 /// ones are refused (MPI_ERR_COUNT at the origin, counted at the target).
 inline constexpr std::uint32_t kMaxBlocks = 1u << 24;
 inline constexpr std::uint64_t kMaxData = std::uint64_t{1} << 31;
+/// Requests up to this size (bytes, whole message) are held at the origin so
+/// that the synchronisation after them rides on them; larger ones go at once.
+inline constexpr std::uint64_t kHoldMax = 64 * 1024;
 
 enum class Kind : std::uint8_t {
   kPut = 1,   // data -> target blocks
@@ -45,7 +50,17 @@ enum class Kind : std::uint8_t {
   kComplete,  // PSCW: end of this origin's access epoch; reply as kFlush
 };
 
+/// RequestHeader::flags. kLock: kExclusive. A data operation (kPut .. kCas)
+/// may carry the synchronisation around it, so that lock + op + flush or
+/// unlock costs one message and one reply (MPICH CH3's piggy-backing):
+///   kLockFirst: acquire the lock (kExclusive: exclusive) before applying;
+///   kUnlockAfter / kCompleteAfter: then act as kUnlock / kComplete.
 inline constexpr std::uint8_t kExclusive = 1;
+inline constexpr std::uint8_t kLockFirst = 2;
+inline constexpr std::uint8_t kUnlockAfter = 4;
+inline constexpr std::uint8_t kCompleteAfter = 8;
+
+constexpr bool is_data(Kind k) { return k >= Kind::kPut && k <= Kind::kCas; }
 
 struct RequestHeader {
   std::uint32_t magic = kMagic;
@@ -64,6 +79,11 @@ struct ReplyHeader {
   std::uint32_t magic = kMagic;
   std::int32_t error = 0;  // MPI error code (MPI_SUCCESS, MPI_ERR_RMA_RANGE, ...)
   std::uint64_t data_len = 0;
+  // The first error of this origin's requests before this one that were not
+  // answered (a reply acknowledges everything the origin sent before it, so
+  // a flush after a get or fetch-and-op needs no message of its own).
+  std::int32_t prior = 0;
+  std::uint32_t pad = 0;
 };
 
 }  // namespace zipper::client::rma

@@ -8,7 +8,9 @@
  *                included) on int, double and pair types; all ranks
  *                accumulate into one target at once (per-element
  *                atomicity), a fetch-and-op counter and a compare-and-swap
- *                race with exact totals.
+ *                race with exact totals; lock contention at one target
+ *                that locks itself too (exclusive and lock_all) and an
+ *                exclusive-lock counter from every rank.
  *   rma_windows  the four creation flavours, attach/detach, attributes,
  *                names, groups, user attributes, error handlers.
  *   rma_errors   MPI_ERR_RMA_RANGE at the origin, MPI_ERR_RMA_SYNC for a
@@ -303,6 +305,8 @@ static int ref_int(MPI_Op op, int a, int b) { /* a: target, b: origin */
   return a; /* MPI_NO_OP */
 }
 
+static void lock_contention(void);
+
 static void suite_allops(void) {
   /* Every rank accumulates into rank 0's window at once; rank 0 checks the
    * result against the reference folded over all origins. */
@@ -443,6 +447,80 @@ static void suite_allops(void) {
     EXPECT(total_wins == 1, "%d ranks won the compare-and-swap", total_wins);
   }
   free(all);
+  CHECK_MPI(MMPI_Win_free(&win));
+  lock_contention();
+}
+
+/* Lock contention at one target, rank 0, which also locks itself. Its own
+ * lock request must wait while another origin holds the lock, not be
+ * dropped (it was, after the lazy-lock change: rank 0 then waited forever
+ * for its grant, MPICH rma/lockcontention2 at 1+2). */
+static void lock_contention(void) {
+  int* mem = NULL;
+  MPI_Win win;
+  CHECK_MPI(
+      MMPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MMPI_COMM_WORLD, &mem, &win));
+  const int holder = size - 1; /* in the other cluster */
+  for (int all = 0; all < 2; ++all) {
+    CASE("rma_allops lock on oneself while rank %d holds it (%s)", holder,
+         all ? "lock_all" : "exclusive");
+    if (rank == 0) {
+      CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+      mem[0] = mem[1] = 0;
+      CHECK_MPI(MMPI_Win_unlock(0, win));
+    }
+    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    if (rank == holder) {
+      int x = 1;
+      CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+      CHECK_MPI(MMPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+      CHECK_MPI(MMPI_Win_flush(0, win)); /* granted at the target now */
+      CHECK_MPI(MMPI_Send(&x, 1, MPI_INT, 0, 7, MMPI_COMM_WORLD));
+      struct timespec ts = {0, 50 * 1000 * 1000};
+      nanosleep(&ts, NULL); /* rank 0's lock request arrives meanwhile */
+      x = 2;
+      CHECK_MPI(MMPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+      CHECK_MPI(MMPI_Win_unlock(0, win));
+    } else if (rank == 0) {
+      int x = 0;
+      CHECK_MPI(MMPI_Recv(&x, 1, MPI_INT, holder, 7, MMPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      if (all)
+        CHECK_MPI(MMPI_Win_lock_all(0, win));
+      else
+        CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+      /* granted only after the holder's unlock: its last put is there */
+      EXPECT(mem[0] == 2, "window holds %d under my lock, expected 2", mem[0]);
+      if (all)
+        CHECK_MPI(MMPI_Win_unlock_all(win));
+      else
+        CHECK_MPI(MMPI_Win_unlock(0, win));
+    }
+    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  }
+  /* A counter incremented K times by every rank under exclusive locks, by
+   * get + put from the others and by load/store on rank 0: exact only if
+   * the locks exclude each other. */
+  CASE("rma_allops exclusive-lock counter");
+  enum { K = 40 };
+  for (int k = 0; k < K; ++k) {
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    if (rank == 0) {
+      ++mem[1];
+    } else {
+      int v = -1;
+      CHECK_MPI(MMPI_Get(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
+      CHECK_MPI(MMPI_Win_flush(0, win));
+      ++v;
+      CHECK_MPI(MMPI_Put(&v, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
+    }
+    CHECK_MPI(MMPI_Win_unlock(0, win));
+  }
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  if (rank == 0) {
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    EXPECT(mem[1] == K * size, "counter %d, expected %d", mem[1], K * size);
+    CHECK_MPI(MMPI_Win_unlock(0, win));
+  }
   CHECK_MPI(MMPI_Win_free(&win));
 }
 
