@@ -6,7 +6,8 @@
 # Exit 77 (CTest: skipped) when the emulation cannot be built here.
 set -euo pipefail
 bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7 prog=${8:-mmpi_itest}
-args=(-x "$x" -y "$y" --timeout 240)
+# ITEST_TIMEOUT: seconds zipper-run allows the job (long transfers set more).
+args=(-x "$x" -y "$y" --timeout "${ITEST_TIMEOUT:-240}")
 if [[ $mode == emulated ]]; then
     if ! reason=$("$bin/zipper-emulate" check 2>&1); then
         echo "SKIP: emulated clusters unavailable: $reason"
