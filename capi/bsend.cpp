@@ -4,8 +4,10 @@
 #include <mmpi_impl_generated.h>
 
 #include <algorithm>
+#include <climits>
 #include <vector>
 
+#include "../client/datatype.h"
 #include "../client/engine.h"
 #include "../client/runtime.h"
 #include "coll_checks.h"
@@ -56,6 +58,10 @@ int bsend_start(const void* buf, int count, MPI_Datatype type, int dest, int tag
   if (int rc = lookup(comm, &rt, &c)) return rc;
   if (int rc = check_buf(count, type)) return rc;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  // An attached buffer holds at most INT_MAX bytes (its size is an int):
+  // a message that cannot fit is refused before MPI_Pack_size's int overflows.
+  if (static_cast<MPI_Count>(count) * client::type_size(type) > INT_MAX - MPI_BSEND_OVERHEAD)
+    return MPI_ERR_BUFFER;
   int packed = 0;
   if (int rc = MPI_Pack_size(count, type, MPI_COMM_SELF, &packed)) return rc;
   const int need = packed + MPI_BSEND_OVERHEAD;

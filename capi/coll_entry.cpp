@@ -18,8 +18,9 @@ int enter(MPI_Comm comm, coll::Topology* t) {
 
 int check_type(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
-  int size = 0;
-  return MPI_Type_size(type, &size) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_TYPE;
+  // _x: a type of 2 GiB and more is valid (MPI_Type_size gives MPI_UNDEFINED).
+  MPI_Count size = 0;
+  return MPI_Type_size_x(type, &size) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_TYPE;
 }
 
 int check_buf(int count, MPI_Datatype type) {
@@ -28,9 +29,9 @@ int check_buf(int count, MPI_Datatype type) {
 }
 
 std::uint64_t bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+  MPI_Count size = 0;
+  MPI_Type_size_x(type, &size);
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size < 0 ? 0 : size);
 }
 
 int finish(const char* what, const coll::Topology& t, coll::Choice ch, int rc) {

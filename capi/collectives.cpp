@@ -166,8 +166,8 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
   // decides anything.
   std::uint64_t largest = 0;
   if (selection().depends_on_size(Collective::kAlltoallv, t.x, t.y)) {
-    int type_size = 0;
-    MPI_Type_size(sendtype, &type_size);
+    MPI_Count type_size = 0;
+    MPI_Type_size_x(sendtype, &type_size);
     for (int i = 0; i < t.size; ++i)
       largest = std::max<std::uint64_t>(largest, std::uint64_t(sendcounts[i]) * type_size);
     const std::uint64_t mine = largest;

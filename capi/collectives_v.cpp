@@ -144,8 +144,12 @@ int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int s
   std::vector<MPI_Datatype> types(t.size, MPI_PACKED);
   if (in_place) {
     for (int r = 0; r < t.size; ++r) {
-      displs[r] = static_cast<int>(packed.size());
-      counts[r] = zipper::coll::packed_size(recvcounts[r], recvtypes[r]);
+      // Alltoallw's displacements are int bytes: MPI_ERR_COUNT past INT_MAX.
+      if (int rc = zipper::coll::int_bytes(static_cast<std::int64_t>(packed.size()), &displs[r]))
+        return rc;
+      if (int rc = zipper::coll::int_bytes(zipper::coll::packed_size(recvcounts[r], recvtypes[r]),
+                                           &counts[r]))
+        return rc;
       const int one = recvcounts[r], zero = 0;
       if (int rc = zipper::coll::pack_blocks(static_cast<char*>(recvbuf) + rdispls[r], &one, &zero,
                                              recvtypes[r], {0}, &packed))

@@ -16,8 +16,8 @@ MPI_Request completed_request(int rc, const MPI_Status& st) {
   r->kind = client::RequestKind::kCompleted;
   r->complete = true;
   r->error = rc;
-  int bytes = 0;
-  if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &bytes);
+  MPI_Count bytes = 0;  // _x: an access of 2 GiB and more has no int count
+  if (rc == MPI_SUCCESS) MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
   r->status_bytes = bytes > 0 ? static_cast<std::uint64_t>(bytes) : 0;
   return to_handle(std::move(r));
 }

@@ -57,8 +57,8 @@ int file_error(MPI_File fh, int rc) {
 }
 
 MPI_Offset etypes_of(const FileState& s, int count, MPI_Datatype type) {
-  int bytes = 0;
-  MPI_Type_size(type, &bytes);
+  MPI_Count bytes = 0;  // _x: a type of 2 GiB and more has no int size
+  MPI_Type_size_x(type, &bytes);
   return static_cast<MPI_Offset>(count) * bytes / (s.etype_size > 0 ? s.etype_size : 1);
 }
 

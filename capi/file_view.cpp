@@ -34,8 +34,8 @@ int MMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
   const int rc = MPI_File_set_view(fh, disp, etype, filetype, datarep, info);
   FileState* s = zipper::capi::find_file(fh);
   if (rc != MPI_SUCCESS || s == nullptr) return rc;
-  int bytes = 1;
-  MPI_Type_size(etype, &bytes);
+  MPI_Count bytes = 1;
+  MPI_Type_size_x(etype, &bytes);
   s->etype_size = bytes;
   s->disp = disp;
   ++s->view_epoch;

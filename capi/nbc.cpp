@@ -136,18 +136,21 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
     // Snapshot what recvbuf holds now, packed per peer (MPI_PACKED matches
     // any type signature).
     std::vector<char> packed;
-    std::vector<int> at(t.size + 1, 0);
+    std::vector<std::size_t> at(t.size + 1, 0);
     for (int r = 0; r < t.size; ++r) {
       const int one = recvcounts[r], zero = 0;
+      int block = 0;  // a peer's block goes as an int count of MPI_PACKED
+      if (int rc = zipper::coll::int_bytes(zipper::coll::packed_size(one, recvtypes[r]), &block))
+        return rc;
       if (int rc =
               zipper::coll::pack_blocks(out + rdispls[r], &one, &zero, recvtypes[r], {0}, &packed))
         return rc;
-      at[r + 1] = static_cast<int>(packed.size());
+      at[r + 1] = packed.size();
     }
     auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(packed.size()), MPI_BYTE));
     if (!packed.empty()) std::copy(packed.begin(), packed.end(), copy);
     for (int r = 0; r < t.size; ++r)
-      sends[r] = Block{copy + at[r], at[r + 1] - at[r], MPI_PACKED, true};
+      sends[r] = Block{copy + at[r], static_cast<int>(at[r + 1] - at[r]), MPI_PACKED, true};
   } else {
     const auto* in = static_cast<const char*>(sendbuf);
     for (int r = 0; r < t.size; ++r)

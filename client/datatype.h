@@ -1,7 +1,9 @@
 // How a (buffer, count, datatype) triple maps to bytes on the wire.
 // Contiguous layouts are sent and received in place (zero copy); anything else
 // is packed with MPI_Pack / unpacked with MPI_Unpack (homogeneous clusters:
-// both sides run the same Open MPI on the same architecture).
+// both sides run the same Open MPI on the same architecture), in pieces
+// below INT_MAX bytes (type_pieces.h): sizes here are 64-bit, so messages
+// and single elements of 2 GiB and more pass.
 #pragma once
 
 #include <mpi.h>
@@ -38,22 +40,35 @@ class TypeRef {
   bool owned_ = false;
 };
 
-/// True when `type`'s typemap runs in increasing address order without
-/// gaps inside each element as far as its constructors show: predefined
-/// types and contiguous, dup and resized types of such. Anything else
-/// (vectors, structs, permutations such as a transpose) counts as not in
-/// order, and is packed.
+/// True when `type`'s typemap runs in increasing address order as far as its
+/// constructors show: predefined types; contiguous, dup and resized types of
+/// such; hvector, hindexed and struct types whose blocks are such and follow
+/// one another in increasing address order (a large contiguous type built
+/// from chunks, as BigMPI and MPICH's tests do). Anything else (vectors,
+/// indexed, permutations such as a transpose) counts as not in order, and is
+/// packed. Gaps are not judged here (describe compares size and extent).
 bool in_typemap_order(MPI_Datatype type);
 
 /// Describes buf/count/datatype. Returns MPI_SUCCESS or MPI_ERR_TYPE /
 /// MPI_ERR_COUNT for invalid input.
-int describe(const void* buf, int count, MPI_Datatype type, Layout* out);
+int describe(const void* buf, MPI_Count count, MPI_Datatype type, Layout* out);
+
+/// Size of one element of `type` in bytes (MPI_Type_size_x: 2 GiB and more
+/// too); -1 for an invalid type.
+MPI_Count type_size(MPI_Datatype type);
+
+/// Packs `count` elements of `type` at `buf` into `dst` (room for `room`
+/// bytes), in pieces below INT_MAX bytes; *packed (optional) gets the bytes
+/// written.
+int pack_into(const void* buf, MPI_Count count, MPI_Datatype type, std::byte* dst, MPI_Count room,
+              MPI_Comm comm, MPI_Count* packed = nullptr);
 
 /// Packs a non-contiguous layout into `out` (resized to the packed size).
-int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::vector<std::byte>* out);
+int pack(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm,
+         std::vector<std::byte>* out);
 
 /// Unpacks `n` bytes into buf/count/type (n may be less than the full size).
-int unpack(const std::byte* data, std::uint64_t n, void* buf, int count, MPI_Datatype type,
+int unpack(const std::byte* data, std::uint64_t n, void* buf, MPI_Count count, MPI_Datatype type,
            MPI_Comm comm);
 
 }  // namespace zipper::client

@@ -217,8 +217,9 @@ void Engine::pull_native(const Comm& c) {
     if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, c.native(), &flag, &msg, &st) != MPI_SUCCESS ||
         !flag)
       return;
-    int bytes = 0;
-    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    // _x: a message of 2 GiB and more has no int byte count.
+    MPI_Count bytes = 0;
+    MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
     const Envelope env{m.world(m.local_members()[static_cast<std::size_t>(st.MPI_SOURCE)]),
                        st.MPI_TAG, c.p2p_context()};
     UnexpectedMsg um;
@@ -341,8 +342,8 @@ bool Engine::poll_native(Request& r) {
         if (st.MPI_SOURCE != MPI_PROC_NULL && st.MPI_SOURCE != MPI_ANY_SOURCE && r.comm)
           r.status_source = r.comm->map().local_members()[static_cast<std::size_t>(st.MPI_SOURCE)];
         r.status_tag = st.MPI_TAG;
-        int bytes = 0;
-        MPI_Get_count(&st, MPI_BYTE, &bytes);
+        MPI_Count bytes = 0;
+        MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
         r.status_bytes = static_cast<std::uint64_t>(bytes < 0 ? 0 : bytes);
         int cancelled = 0;
         MPI_Test_cancelled(&st, &cancelled);

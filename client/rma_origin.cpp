@@ -22,14 +22,13 @@ int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype
     std::memcpy(out->data() + at, l.base, l.bytes);
     return MPI_SUCCESS;
   }
-  int pos = 0;
-  return MPI_Pack(buf, count, type, out->data() + at, static_cast<int>(l.bytes), &pos,
-                  MPI_COMM_SELF);
+  return pack_into(buf, count, type, out->data() + at, static_cast<MPI_Count>(l.bytes),
+                   MPI_COMM_SELF);
 }
 
 std::uint64_t type_bytes(int count, MPI_Datatype type) {
-  int size = 0;
-  if (count < 0 || MPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  const MPI_Count size = type_size(type);
+  if (count < 0 || size < 0) return 0;
   return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
 }
 

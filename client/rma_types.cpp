@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 
 #include "datatype.h"
 
@@ -136,11 +137,11 @@ int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* b
   out->clear();
   *bytes = 0;
   if (count < 0) return MPI_ERR_COUNT;
-  int size = 0;
-  MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
-  if (t == MPI_DATATYPE_NULL || MPI_Type_size(t, &size) != MPI_SUCCESS ||
-      MPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
-      MPI_Type_get_true_extent(t, &tlb, &textent) != MPI_SUCCESS)
+  // _x: types of 2 GiB and more are valid (and refused below as too large).
+  MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
+  if (t == MPI_DATATYPE_NULL || MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
+      MPI_Type_get_extent_x(t, &lb, &extent) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent_x(t, &tlb, &textent) != MPI_SUCCESS)
     return MPI_ERR_TYPE;
   const std::uint64_t total = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(count);
   *bytes = total;
@@ -155,7 +156,8 @@ int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* b
   const std::int64_t lo = tlb + std::min<std::int64_t>(0, reach);
   const std::int64_t hi = tlb + textent + std::max<std::int64_t>(0, reach);
   const std::uint64_t span = static_cast<std::uint64_t>(hi - lo);
-  if (span > (std::uint64_t{1} << 32) || total > (std::uint64_t{1} << 31)) return MPI_ERR_COUNT;
+  // MPI_Pack below takes an int size.
+  if (span > (std::uint64_t{1} << 32) || total > INT_MAX) return MPI_ERR_COUNT;
   std::vector<unsigned char> src(span), packed(total);
   std::vector<std::uint64_t> pos(total, 0);
   int passes = 1;

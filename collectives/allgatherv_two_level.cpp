@@ -26,14 +26,18 @@ int allgatherv_two_level(const Topology& t, const void* sendbuf, int sendcount,
     return rc;
   if (t.standalone()) return MPI_SUCCESS;
   for (int j = 0; j < t.remote_size; ++j) theirs.push_back(t.remote_member(j));
-  int bytes = 0;
-  for (int r : theirs) bytes += packed_size(recvcounts[r], recvtype);
-  std::vector<char> in(bytes), out;
+  std::int64_t sum = 0, mine_sum = 0;
+  for (int r : theirs) sum += packed_size(recvcounts[r], recvtype);
+  for (int r : mine) mine_sum += packed_size(recvcounts[r], recvtype);
+  int bytes = 0, out_bytes = 0;
+  if (int rc = int_bytes(sum, &bytes)) return rc;
+  if (int rc = int_bytes(mine_sum, &out_bytes)) return rc;
+  std::vector<char> in(static_cast<std::size_t>(bytes)), out;
   if (t.local_rank == 0) {
     if (int rc = pack_blocks(recvbuf, recvcounts, displs, recvtype, mine, &out)) return rc;
     Pending p(t);
     p.irecv(in.data(), bytes, MPI_BYTE, t.remote_member(0), kTagAllgatherv);
-    p.isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, t.remote_member(0), kTagAllgatherv);
+    p.isend(out.data(), out_bytes, MPI_BYTE, t.remote_member(0), kTagAllgatherv);
     if (int rc = p.wait()) return rc;
   }
   if (int rc = wait_native(t, MPI_Ibcast(in.data(), bytes, MPI_BYTE, 0, t.local, &req), &req))

@@ -56,9 +56,8 @@ int alltoallv_aggregated(const Topology& t, const void* sendbuf, const int* send
   n = t.clamp_senders(n);
   const int m = t.local_size, nr = t.remote_size, me = t.local_rank;
   const auto ro = [&](int h) { return t.remote_member(h); };
-  int ssize = 0, rsize = 0;
-  MPI_Type_size(sendtype, &ssize);
-  MPI_Type_size(recvtype, &rsize);
+  // _x: a type of 2 GiB and more (the blocks past INT_MAX go direct below).
+  const MPI_Count ssize = client::type_size(sendtype), rsize = client::type_size(recvtype);
 
   // Row i (local rank i): bytes it sends to each remote rank, then bytes it
   // expects from each remote rank.

@@ -18,9 +18,11 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
     std::vector<char> far;
     if (am_root) {
       for (int j = 0; j < t.remote_size; ++j) far_ranks.push_back(t.remote_member(j));
+      std::int64_t sum = 0;
+      for (int r : far_ranks) sum += packed_size(recvcounts[r], recvtype);
       int bytes = 0;
-      for (int r : far_ranks) bytes += packed_size(recvcounts[r], recvtype);
-      far.resize(bytes);
+      if (int rc = int_bytes(sum, &bytes)) return rc;
+      far.resize(static_cast<std::size_t>(bytes));
       if (!t.standalone()) p.irecv(far.data(), bytes, MPI_BYTE, t.remote_member(0), kTagGatherv);
       for (int i = 0; i < t.local_size; ++i) {
         counts.push_back(recvcounts[t.local_member(i)]);
@@ -37,18 +39,21 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
   }
   // Far cluster: its members' sizes are known only to themselves.
   const bool leader = t.local_rank == 0;
-  int mine = packed_size(sendcount, sendtype);
+  int mine = 0;
+  if (int rc = int_bytes(packed_size(sendcount, sendtype), &mine)) return rc;
   std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
   // Native steps wait through wait_native (pending.h): progress meanwhile.
   MPI_Request r = MPI_REQUEST_NULL;
   if (int rc = wait_native(
           t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
     return rc;
-  int total = 0;
+  std::int64_t sum = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    offsets[i] = total;
-    total += sizes[i];
+    offsets[i] = static_cast<int>(sum);
+    sum += sizes[i];
   }
+  int total = 0;
+  if (int rc = int_bytes(sum, &total)) return rc;
   std::vector<char> packed, block(total);
   const int one = sendcount, zero = 0;
   if (int rc = pack_blocks(sendbuf, &one, &zero, sendtype, {0}, &packed)) return rc;

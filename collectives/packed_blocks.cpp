@@ -1,38 +1,57 @@
 #include "packed_blocks.h"
 
+#include <climits>
+
+#include "../client/datatype.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
 
-int packed_size(int count, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return count * size;
+std::int64_t packed_size(int count, MPI_Datatype type) {
+  const MPI_Count size = client::type_size(type);
+  return size > 0 && count > 0 ? std::int64_t{count} * size : 0;
+}
+
+int int_bytes(std::int64_t bytes, int* out) {
+  if (bytes < 0 || bytes > INT_MAX) return MPI_ERR_COUNT;
+  *out = static_cast<int>(bytes);
+  return MPI_SUCCESS;
 }
 
 int pack_blocks(const void* buf, const int counts[], const int displs[], MPI_Datatype type,
                 const std::vector<int>& ranks, std::vector<char>* out) {
-  int bytes = 0;
+  std::int64_t bytes = 0;
   for (int r : ranks) bytes += packed_size(counts[r], type);
-  int pos = static_cast<int>(out->size());
-  out->resize(out->size() + bytes);
+  std::size_t pos = out->size();
+  out->resize(out->size() + static_cast<std::size_t>(bytes));
   // Open MPI refuses a null buffer even for zero bytes: skip empty blocks.
-  for (int r : ranks)
-    if (packed_size(counts[r], type) > 0)
-      if (int rc = MPI_Pack(elem(buf, displs[r], type), counts[r], type, out->data(),
-                            static_cast<int>(out->size()), &pos, MPI_COMM_SELF))
-        return rc;
+  // client::pack_into: blocks of 2 GiB and more pack in pieces.
+  for (int r : ranks) {
+    const std::int64_t n = packed_size(counts[r], type);
+    if (n == 0) continue;
+    MPI_Count packed = 0;
+    if (int rc = client::pack_into(elem(buf, displs[r], type), counts[r], type,
+                                   reinterpret_cast<std::byte*>(out->data() + pos), n,
+                                   MPI_COMM_SELF, &packed))
+      return rc;
+    pos += static_cast<std::size_t>(packed);
+  }
   return MPI_SUCCESS;
 }
 
 int unpack_blocks(const std::vector<char>& in, void* buf, const int counts[], const int displs[],
                   MPI_Datatype type, const std::vector<int>& ranks) {
-  int pos = 0;
-  for (int r : ranks)
-    if (packed_size(counts[r], type) > 0)
-      if (int rc = MPI_Unpack(in.data(), static_cast<int>(in.size()), &pos,
-                              elem(buf, displs[r], type), counts[r], type, MPI_COMM_SELF))
-        return rc;
+  std::size_t pos = 0;
+  for (int r : ranks) {
+    const std::int64_t n = packed_size(counts[r], type);
+    if (n == 0) continue;
+    if (pos + static_cast<std::size_t>(n) > in.size()) return MPI_ERR_TRUNCATE;
+    if (int rc = client::unpack(reinterpret_cast<const std::byte*>(in.data() + pos),
+                                static_cast<std::uint64_t>(n), elem(buf, displs[r], type),
+                                counts[r], type, MPI_COMM_SELF))
+      return rc;
+    pos += static_cast<std::size_t>(n);
+  }
   return MPI_SUCCESS;
 }
 

@@ -20,8 +20,8 @@ class PipelineSegments {
  public:
   /// `count` elements of `type` (count >= 0); segment_bytes 0 = one segment.
   PipelineSegments(int count, MPI_Datatype type, std::uint64_t segment_bytes) : count_(count) {
-    int size = 0;
-    MPI_Type_size(type, &size);
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
     per_ = count;
     if (segment_bytes > 0 && size > 0) {
       const std::uint64_t elems = segment_bytes / static_cast<std::uint64_t>(size);

@@ -19,9 +19,10 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
     if (am_root) {
       for (int j = 0; j < t.remote_size; ++j) far_ranks.push_back(t.remote_member(j));
       if (int rc = pack_blocks(sendbuf, sendcounts, displs, sendtype, far_ranks, &far)) return rc;
+      int far_bytes = 0;
+      if (int rc = int_bytes(static_cast<std::int64_t>(far.size()), &far_bytes)) return rc;
       if (!t.standalone())
-        p.isend(far.data(), static_cast<int>(far.size()), MPI_BYTE, t.remote_member(0),
-                kTagScatterv);
+        p.isend(far.data(), far_bytes, MPI_BYTE, t.remote_member(0), kTagScatterv);
       for (int i = 0; i < t.local_size; ++i) {
         counts.push_back(sendcounts[t.local_member(i)]);
         disps.push_back(displs[t.local_member(i)]);
@@ -34,18 +35,21 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
     return p.wait();
   }
   const bool leader = t.local_rank == 0;
-  int mine = packed_size(recvcount, recvtype);
+  int mine = 0;
+  if (int rc = int_bytes(packed_size(recvcount, recvtype), &mine)) return rc;
   std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
   // Native steps wait through wait_native (pending.h): progress meanwhile.
   MPI_Request r = MPI_REQUEST_NULL;
   if (int rc = wait_native(
           t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
     return rc;
-  int total = 0;
+  std::int64_t sum = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    offsets[i] = total;
-    total += sizes[i];
+    offsets[i] = static_cast<int>(sum);
+    sum += sizes[i];
   }
+  int total = 0;
+  if (int rc = int_bytes(sum, &total)) return rc;
   std::vector<char> block(total), packed(mine);
   if (leader) {
     p.irecv(block.data(), total, MPI_BYTE, root, kTagScatterv);

@@ -1,0 +1,235 @@
+/* Messages of 2 GiB and more across the clusters (issue 29), unmodified MPI
+ * through libmmpi_transparent; rank 0 sends to the last rank (the other
+ * cluster). Every byte is checked against value = pattern(offset in the
+ * message), in place: no second copy of the data.
+ * usage: bigcount_regress TEST; prints "PASS TEST ..." when every check holds.
+ *   contig       2 GiB + 5 KiB contiguous (count of a 1 KiB type); Probe and
+ *                Recv statuses: Get_count(MPI_BYTE) and Get_elements give
+ *                MPI_UNDEFINED, Get_elements_x and Get_count(1 KiB type) the sizes
+ *   vector_send  one element of more than 2 GiB with gaps (a vector) sent,
+ *                received contiguous (packed in pieces on the sender)
+ *   vector_recv  contiguous sent, received as one element of more than 2 GiB
+ *                with gaps (unpacked in pieces); the gaps stay untouched
+ *   bcast        MPI_Bcast of 2 GiB + 5 KiB (count of a 1 KiB type) from rank 0
+ *                to every rank, every byte checked
+ * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 ranks. */
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, errors;
+
+#define CHECK(cond, ...)                                           \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      ++errors;                                                    \
+      fprintf(stderr, "rank %d: check failed: %s: ", rank, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                \
+      fprintf(stderr, "\n");                                       \
+    }                                                              \
+  } while (0)
+
+/* Byte `o` of the message: every byte of o's low 40 bits counts, so a chunk
+ * delivered at another offset (by a multiple of 2^k too) shows. */
+static inline unsigned char pattern(uint64_t o) {
+  return (unsigned char)((o ^ (o >> 8) ^ (o >> 16) ^ (o >> 24) ^ (o >> 32)) * 157u + 11u);
+}
+
+#define BLOCK 1000                  /* vector: bytes of data per block */
+#define STRIDE 1024                 /* vector: bytes from block to block */
+#define GAP 0xEE                    /* vector: what the gaps hold (never sent, never written) */
+static const int kBlocks = 2150000; /* 2,150,000,000 bytes of data > 2^31 */
+
+static unsigned char* alloc(size_t n) {
+  unsigned char* p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return p;
+}
+
+static void fill_stream(unsigned char* p, uint64_t n) {
+  for (uint64_t o = 0; o < n; ++o) p[o] = pattern(o);
+}
+
+/* Checks n bytes against the pattern; reports the first 5 wrong bytes. */
+static void check_stream(const unsigned char* p, uint64_t n, const char* what) {
+  uint64_t bad = 0;
+  for (uint64_t o = 0; o < n; ++o)
+    if (p[o] != pattern(o) && bad++ < 5)
+      CHECK(0, "%s: byte %llu is %u, expected %u", what, (unsigned long long)o, p[o], pattern(o));
+  CHECK(bad == 0, "%s: %llu wrong bytes of %llu", what, (unsigned long long)bad,
+        (unsigned long long)n);
+}
+
+/* A status of `bytes` bytes received as `count` elements of `type`. */
+static void check_status(const MPI_Status* st, MPI_Datatype type, int count, MPI_Count bytes,
+                         const char* what) {
+  int n = 0;
+  MPI_Count x = 0;
+  MPI_Get_count(st, MPI_BYTE, &n);
+  CHECK(n == MPI_UNDEFINED, "%s: Get_count(MPI_BYTE) %d, expected MPI_UNDEFINED", what, n);
+  MPI_Get_elements(st, MPI_BYTE, &n);
+  CHECK(n == MPI_UNDEFINED, "%s: Get_elements(MPI_BYTE) %d, expected MPI_UNDEFINED", what, n);
+  MPI_Get_elements_x(st, MPI_BYTE, &x);
+  CHECK(x == bytes, "%s: Get_elements_x(MPI_BYTE) %lld, expected %lld", what, (long long)x,
+        (long long)bytes);
+  MPI_Get_count(st, type, &n);
+  CHECK(n == count, "%s: Get_count(type) %d, expected %d", what, n, count);
+  MPI_Get_elements_x(st, type, &x);
+  CHECK(x == bytes, "%s: Get_elements_x(type) %lld, expected %lld (MPI_BYTE elements)", what,
+        (long long)x, (long long)bytes);
+}
+
+static MPI_Datatype committed(MPI_Datatype t) {
+  MPI_Type_commit(&t);
+  return t;
+}
+
+static void contig(void) {
+  const int peer = rank == 0 ? size - 1 : 0;
+  MPI_Datatype kib;
+  MPI_Type_contiguous(1024, MPI_BYTE, &kib);
+  kib = committed(kib);
+  const int count = (1 << 21) + 5;
+  const MPI_Count bytes = (MPI_Count)count * 1024;
+  unsigned char* buf = alloc((size_t)bytes);
+  if (rank == 0) {
+    fill_stream(buf, (uint64_t)bytes);
+    MPI_Send(buf, count, kib, peer, 7, MPI_COMM_WORLD);
+  } else if (rank == size - 1) {
+    MPI_Status st;
+    MPI_Probe(peer, 7, MPI_COMM_WORLD, &st);
+    check_status(&st, kib, count, bytes, "contig Probe");
+    memset(buf, 0, (size_t)bytes);
+    MPI_Recv(buf, count, kib, peer, 7, MPI_COMM_WORLD, &st);
+    check_status(&st, kib, count, bytes, "contig Recv");
+    check_stream(buf, (uint64_t)bytes, "contig");
+  }
+  free(buf);
+  MPI_Type_free(&kib);
+}
+
+static void bcast(void) {
+  MPI_Datatype kib;
+  MPI_Type_contiguous(1024, MPI_BYTE, &kib);
+  kib = committed(kib);
+  const int count = (1 << 21) + 5;
+  const MPI_Count bytes = (MPI_Count)count * 1024;
+  unsigned char* buf = alloc((size_t)bytes);
+  if (rank == 0)
+    fill_stream(buf, (uint64_t)bytes);
+  else
+    memset(buf, 0, (size_t)bytes);
+  MPI_Bcast(buf, count, kib, 0, MPI_COMM_WORLD);
+  if (rank != 0) check_stream(buf, (uint64_t)bytes, "bcast");
+  free(buf);
+  MPI_Type_free(&kib);
+}
+
+/* The vector: kBlocks blocks of BLOCK bytes, STRIDE apart, one element. */
+static MPI_Datatype big_vector(void) {
+  MPI_Datatype v;
+  MPI_Type_vector(kBlocks, BLOCK, STRIDE, MPI_BYTE, &v);
+  return committed(v);
+}
+
+static size_t vector_span(void) { return (size_t)(kBlocks - 1) * STRIDE + BLOCK; }
+
+static void check_type_sizes(MPI_Datatype v) {
+  MPI_Count sz = 0, lb = 0, ext = 0, tlb = 0, text = 0;
+  int isz = 0;
+  MPI_Type_size_x(v, &sz);
+  MPI_Type_size(v, &isz);
+  MPI_Type_get_extent_x(v, &lb, &ext);
+  MPI_Type_get_true_extent_x(v, &tlb, &text);
+  CHECK(sz == (MPI_Count)kBlocks * BLOCK, "Type_size_x %lld", (long long)sz);
+  CHECK(isz == MPI_UNDEFINED, "Type_size %d, expected MPI_UNDEFINED", isz);
+  CHECK(lb == 0 && ext == (MPI_Count)vector_span(), "Type_get_extent_x %lld %lld", (long long)lb,
+        (long long)ext);
+  CHECK(tlb == 0 && text == (MPI_Count)vector_span(), "Type_get_true_extent_x %lld %lld",
+        (long long)tlb, (long long)text);
+}
+
+static void vector(int send_vector) {
+  const int peer = rank == 0 ? size - 1 : 0;
+  MPI_Datatype v = big_vector(), blk;
+  MPI_Type_contiguous(BLOCK, MPI_BYTE, &blk);
+  blk = committed(blk);
+  check_type_sizes(v);
+  const MPI_Count bytes = (MPI_Count)kBlocks * BLOCK;
+  const int typed = rank == 0 ? send_vector : !send_vector; /* this rank uses the vector */
+  const size_t n = typed ? vector_span() : (size_t)bytes;
+  unsigned char* buf = alloc(n);
+  if (rank == 0) {
+    if (typed) {
+      memset(buf, GAP, n);
+      for (uint64_t b = 0; b < (uint64_t)kBlocks; ++b)
+        for (int j = 0; j < BLOCK; ++j) buf[b * STRIDE + j] = pattern(b * BLOCK + j);
+      MPI_Send(buf, 1, v, peer, 8, MPI_COMM_WORLD);
+    } else {
+      fill_stream(buf, (uint64_t)bytes);
+      MPI_Send(buf, kBlocks, blk, peer, 8, MPI_COMM_WORLD);
+    }
+  } else if (rank == size - 1) {
+    MPI_Status st;
+    memset(buf, GAP, n);
+    if (typed) {
+      MPI_Recv(buf, 1, v, peer, 8, MPI_COMM_WORLD, &st);
+      check_status(&st, v, 1, bytes, "vector_recv");
+      uint64_t bad = 0;
+      for (uint64_t b = 0; b < (uint64_t)kBlocks; ++b)
+        for (int j = 0; j < STRIDE && b * STRIDE + j < n; ++j) {
+          const unsigned char want = j < BLOCK ? pattern(b * BLOCK + j) : GAP;
+          if (buf[b * STRIDE + j] != want && bad++ < 5)
+            CHECK(0, "vector_recv: byte %llu (block %llu) is %u, expected %u",
+                  (unsigned long long)(b * STRIDE + j), (unsigned long long)b, buf[b * STRIDE + j],
+                  want);
+        }
+      CHECK(bad == 0, "vector_recv: %llu wrong bytes", (unsigned long long)bad);
+    } else {
+      MPI_Recv(buf, kBlocks, blk, peer, 8, MPI_COMM_WORLD, &st);
+      check_status(&st, blk, kBlocks, bytes, "vector_send");
+      check_stream(buf, (uint64_t)bytes, "vector_send");
+    }
+  }
+  free(buf);
+  MPI_Type_free(&v);
+  MPI_Type_free(&blk);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s TEST\n", argv[0]);
+    return 2;
+  }
+  const char* t = argv[1];
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* One rank per world means the layer is missing: nothing would cross. */
+  CHECK(size >= 2, "MPI_COMM_WORLD has %d rank(s); run it across the clusters", size);
+  const double t0 = MPI_Wtime();
+  if (!strcmp(t, "contig"))
+    contig();
+  else if (!strcmp(t, "vector_send"))
+    vector(1);
+  else if (!strcmp(t, "vector_recv"))
+    vector(0);
+  else if (!strcmp(t, "bcast"))
+    bcast();
+  else {
+    fprintf(stderr, "unknown test %s\n", t);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int all = 0;
+  MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && all == 0) printf("PASS %s (%.1f s)\n", t, MPI_Wtime() - t0);
+  if (rank == 0 && all != 0) printf("FAIL %s: %d errors\n", t, all);
+  MPI_Finalize();
+  return all != 0;
+}
