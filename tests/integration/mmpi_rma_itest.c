@@ -90,8 +90,8 @@ static void make_shapes(Shape* s) {
 /* ------------------------------------------------------------ sync modes */
 
 enum Sync { S_FENCE, S_PSCW, S_LOCK_EXCL, S_LOCK_SHARED, S_LOCK_ALL, S_FLUSH, S_NSYNC };
-static const char* sync_name[] = {"fence", "pscw", "lock_excl", "lock_shared", "lock_all",
-                                  "lock_all_flush"};
+static const char* sync_name[] = {"fence",       "pscw",     "lock_excl",
+                                  "lock_shared", "lock_all", "lock_all_flush"};
 
 static MPI_Group world_group;
 
@@ -102,7 +102,9 @@ static void group_of(int r, MPI_Group* g) { CHECK_MPI(MMPI_Group_incl(world_grou
 static void open_epoch(int mode, MPI_Win win, int target, int origin) {
   MPI_Group tg, og;
   switch (mode) {
-    case S_FENCE: CHECK_MPI(MMPI_Win_fence(0, win)); break;
+    case S_FENCE:
+      CHECK_MPI(MMPI_Win_fence(0, win));
+      break;
     case S_PSCW:
       group_of(origin, &og);
       group_of(target, &tg);
@@ -111,22 +113,34 @@ static void open_epoch(int mode, MPI_Win win, int target, int origin) {
       MMPI_Group_free(&og);
       MMPI_Group_free(&tg);
       break;
-    case S_LOCK_EXCL: CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win)); break;
-    case S_LOCK_SHARED: CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, target, 0, win)); break;
-    default: CHECK_MPI(MMPI_Win_lock_all(0, win)); break;
+    case S_LOCK_EXCL:
+      CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+      break;
+    case S_LOCK_SHARED:
+      CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+      break;
+    default:
+      CHECK_MPI(MMPI_Win_lock_all(0, win));
+      break;
   }
 }
 
 static void close_epoch(int mode, MPI_Win win, int target) {
   switch (mode) {
-    case S_FENCE: CHECK_MPI(MMPI_Win_fence(MPI_MODE_NOSUCCEED, win)); break;
+    case S_FENCE:
+      CHECK_MPI(MMPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+      break;
     case S_PSCW:
       CHECK_MPI(MMPI_Win_complete(win));
       CHECK_MPI(MMPI_Win_wait(win));
       break;
     case S_LOCK_EXCL:
-    case S_LOCK_SHARED: CHECK_MPI(MMPI_Win_unlock(target, win)); break;
-    case S_LOCK_ALL: CHECK_MPI(MMPI_Win_unlock_all(win)); break;
+    case S_LOCK_SHARED:
+      CHECK_MPI(MMPI_Win_unlock(target, win));
+      break;
+    case S_LOCK_ALL:
+      CHECK_MPI(MMPI_Win_unlock_all(win));
+      break;
     default:
       CHECK_MPI(MMPI_Win_flush(target, win));
       CHECK_MPI(MMPI_Win_flush_local(target, win));
@@ -147,11 +161,24 @@ static void reset(MPI_Win win, int* mem) {
 
 /* --------------------------------------------------------------- rma_ops */
 
-enum Op { O_PUT, O_GET, O_ACC_SUM, O_ACC_REPLACE, O_GETACC_SUM, O_GETACC_NOOP, O_FOP, O_CAS,
-          O_RPUT, O_RGET, O_RACC, O_RGETACC, O_NOPS };
-static const char* op_name[] = {"put", "get", "acc_sum", "acc_replace", "getacc_sum",
-                                "getacc_noop", "fetch_and_op", "cas", "rput", "rget",
-                                "raccumulate", "rget_accumulate"};
+enum Op {
+  O_PUT,
+  O_GET,
+  O_ACC_SUM,
+  O_ACC_REPLACE,
+  O_GETACC_SUM,
+  O_GETACC_NOOP,
+  O_FOP,
+  O_CAS,
+  O_RPUT,
+  O_RGET,
+  O_RACC,
+  O_RGETACC,
+  O_NOPS
+};
+static const char* op_name[] = {"put",        "get",         "acc_sum",      "acc_replace",
+                                "getacc_sum", "getacc_noop", "fetch_and_op", "cas",
+                                "rput",       "rget",        "raccumulate",  "rget_accumulate"};
 
 static int origin_val(int o, int k) { return (o + 1) * 100 + k + 1; }
 
@@ -182,8 +209,12 @@ static void run_op(MPI_Win win, int mode, int op, const Shape* s, int t, int dis
                    int* rbuf) {
   MPI_Request req = MPI_REQUEST_NULL;
   switch (op) {
-    case O_PUT: CHECK_MPI(MMPI_Put(obuf, 1, s->otype, t, disp, 1, s->ttype, win)); break;
-    case O_GET: CHECK_MPI(MMPI_Get(rbuf, 1, s->otype, t, disp, 1, s->ttype, win)); break;
+    case O_PUT:
+      CHECK_MPI(MMPI_Put(obuf, 1, s->otype, t, disp, 1, s->ttype, win));
+      break;
+    case O_GET:
+      CHECK_MPI(MMPI_Get(rbuf, 1, s->otype, t, disp, 1, s->ttype, win));
+      break;
     case O_ACC_SUM:
       CHECK_MPI(MMPI_Accumulate(obuf, 1, s->otype, t, disp, 1, s->ttype, MPI_SUM, win));
       break;
@@ -226,8 +257,8 @@ static void run_op(MPI_Win win, int mode, int op, const Shape* s, int t, int dis
 static void suite_ops(void) {
   int* mem = NULL;
   MPI_Win win;
-  CHECK_MPI(MMPI_Win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MMPI_COMM_WORLD, &mem,
-                              &win));
+  CHECK_MPI(
+      MMPI_Win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MMPI_COMM_WORLD, &mem, &win));
   Shape shapes[3];
   make_shapes(shapes);
   int obuf[32], rbuf[32], exp[W];
@@ -257,8 +288,8 @@ static void suite_ops(void) {
           expected_window(op, s, o, rank, disp, exp);
           CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
           for (int i = 0; i < W; ++i)
-            EXPECT(mem[i] == exp[i], "window[%d] = %d, expected %d (origin %d)", i, mem[i],
-                   exp[i], o);
+            EXPECT(mem[i] == exp[i], "window[%d] = %d, expected %d (origin %d)", i, mem[i], exp[i],
+                   o);
           CHECK_MPI(MMPI_Win_unlock(rank, win));
           /* the origin's fetched results: the target's old values */
           if (op == O_GET || op == O_RGET || op == O_GETACC_SUM || op == O_GETACC_NOOP ||
@@ -270,8 +301,7 @@ static void suite_ops(void) {
             for (int i = 0; i < 32; ++i) {
               int covered = 0;
               for (int k = 0; k < NE; ++k) covered |= s->opos[k] == i;
-              EXPECT(covered || rbuf[i] == -7, "result buffer hole %d overwritten: %d", i,
-                     rbuf[i]);
+              EXPECT(covered || rbuf[i] == -7, "result buffer hole %d overwritten: %d", i, rbuf[i]);
             }
           } else if (op == O_FOP || op == O_CAS) {
             EXPECT(rbuf[0] == init_val(t, disp), "fetched %d, expected %d", rbuf[0],
@@ -310,9 +340,9 @@ static void lock_contention(void);
 static void suite_allops(void) {
   /* Every rank accumulates into rank 0's window at once; rank 0 checks the
    * result against the reference folded over all origins. */
-  MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_BAND, MPI_BOR,
+  MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_BAND, MPI_BOR,
                   MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_NO_OP};
-  const char* names[] = {"MAX", "MIN", "SUM", "PROD", "BAND", "BOR",
+  const char* names[] = {"MAX",  "MIN",  "SUM", "PROD", "BAND", "BOR",
                          "BXOR", "LAND", "LOR", "LXOR", "NO_OP"};
   enum { N = 16 };
   int* mem = NULL;
@@ -435,8 +465,8 @@ static void suite_allops(void) {
   if (rank == 0) {
     char* seen = calloc(T * size, 1);
     for (int i = 0; i < T * size; ++i) {
-      EXPECT(all[i] >= 0 && all[i] < T * size && !seen[all[i]], "ticket %d repeated or out of range",
-             all[i]);
+      EXPECT(all[i] >= 0 && all[i] < T * size && !seen[all[i]],
+             "ticket %d repeated or out of range", all[i]);
       seen[all[i]] = 1;
     }
     free(seen);
@@ -556,8 +586,8 @@ static void suite_windows(void) {
   long long buf[16];
   for (int i = 0; i < 16; ++i) buf[i] = rank;
   MPI_Win win;
-  CHECK_MPI(MMPI_Win_create(buf, sizeof buf, sizeof(long long), MPI_INFO_NULL, MMPI_COMM_WORLD,
-                            &win));
+  CHECK_MPI(
+      MMPI_Win_create(buf, sizeof buf, sizeof(long long), MPI_INFO_NULL, MMPI_COMM_WORLD, &win));
   check_attrs(win, buf, sizeof buf, sizeof(long long), MPI_WIN_FLAVOR_CREATE);
   CHECK_MPI(MMPI_Win_set_name(win, "rma-test-window"));
   char name[MPI_MAX_OBJECT_NAME];
@@ -702,7 +732,6 @@ static void suite_windows(void) {
   EXPECT(im[0] == from + 1, "put under no_locks=true: %d, expected %d", im[0], from + 1);
   CHECK_MPI(MMPI_Win_free(&win));
 
-
   /* allocate_shared: where every member is on one node (MMPI_COMM_SELF
    * always is); across the clusters a clear error */
   CASE("rma_windows shared");
@@ -749,8 +778,8 @@ static void suite_errors(void) {
   const int partner = (rank + size / 2) % size;
   int* mem = NULL;
   MPI_Win win;
-  CHECK_MPI(MMPI_Win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MMPI_COMM_WORLD, &mem,
-                              &win));
+  CHECK_MPI(
+      MMPI_Win_allocate(W * sizeof(int), sizeof(int), MPI_INFO_NULL, MMPI_COMM_WORLD, &mem, &win));
   CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
   reset(win, mem);
   int v[4] = {1, 2, 3, 4};
@@ -847,8 +876,8 @@ static void suite_errors(void) {
     CHECK_MPI(MMPIX_Win_comm(win, &wc));
     unsigned char junk[64];
     for (int i = 0; i < 64; ++i) junk[i] = (unsigned char)(i * 37 + rank);
-    CHECK_MPI(MMPI_Send(junk, 3, MPI_BYTE, partner, 1, wc));   /* shorter than a header */
-    CHECK_MPI(MMPI_Send(junk, 64, MPI_BYTE, partner, 1, wc));  /* bad magic */
+    CHECK_MPI(MMPI_Send(junk, 3, MPI_BYTE, partner, 1, wc));  /* shorter than a header */
+    CHECK_MPI(MMPI_Send(junk, 64, MPI_BYTE, partner, 1, wc)); /* bad magic */
     /* a well-formed header whose block reaches past the window */
     struct {
       uint32_t magic;
@@ -999,8 +1028,7 @@ static void suite_stream(double secs) {
     EXPECT(mem[0] == total, "sum %lld, expected %lld (applied twice or lost)", mem[0], total);
     EXPECT(mem[1] == ops, "counter %lld, expected %lld", mem[1], ops);
     CHECK_MPI(MMPI_Win_unlock(0, win));
-    printf("rma_stream: %lld accumulates and %lld fetch-and-ops in %.1f s\n", ops, ops,
-           now() - t0);
+    printf("rma_stream: %lld accumulates and %lld fetch-and-ops in %.1f s\n", ops, ops, now() - t0);
   }
   CHECK_MPI(MMPI_Win_free(&win));
 }
