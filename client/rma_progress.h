@@ -19,8 +19,7 @@
 //     has no descriptor, is served at that pace), then backs off to `interval`.
 // It exists while at least one window does (Runtime::window_opened).
 // Cost: one wake-up per `interval` while a window exists, each a lock and a
-// round (a few microseconds), plus the rounds traffic asks for, plus one
-// try every 50 us while the application waits inside MMPI; see
+// round (a few microseconds), plus the rounds traffic asks for; see
 // docs/rma.md. MMPI_RMA_PROGRESS=off turns it off.
 #pragma once
 
