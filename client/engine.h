@@ -117,6 +117,14 @@ class Engine final : public PointToPoint, private DeliveryHandler {
     std::lock_guard<std::recursive_mutex> g(mu_);
     rails_.poll_fds(out);
   }
+  /// poll_fds without waiting: false (and `out` untouched) while another
+  /// thread holds the engine (the application inside an MMPI call).
+  bool try_poll_fds(std::vector<pollfd>* out) {
+    std::unique_lock<std::recursive_mutex> g(mu_, std::try_to_lock);
+    if (!g.owns_lock()) return false;
+    rails_.poll_fds(out);
+    return true;
+  }
 
   /// Connects the rails with the delivery layer handling their frames (see
   /// Rails::connect); false with the rails' error() set on failure.

@@ -37,16 +37,29 @@ void ProgressThread::run() {
   const timespec idle{interval_ms_ / 1000, (interval_ms_ % 1000) * 1000 * 1000};
   Clock::time_point last_work{};
   std::uint64_t seen = served.load(std::memory_order_relaxed);
+  // Never waits for the engine's lock: the application holds it only inside
+  // an MMPI call, where it progresses by itself. Waiting for it made every
+  // call of an RMA loop hand the lock to this thread and back (a futex wake
+  // and a thread switch each way: about 40 us per flushed operation on the
+  // shaped emulation, docs/performance.md); a short nap instead costs the
+  // application nothing.
+  pollfd stop_only{wake_fd_, POLLIN, 0};
+  auto nap = [&] { ppoll(&stop_only, wake_fd_ >= 0 ? 1 : 0, &quick, nullptr); };
   while (!stop_.load()) {
-    engine_.poll_fds(&fds);
-    if (wake_fd_ >= 0) fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+    if (!engine_.try_poll_fds(&fds)) {
+      nap();
+      continue;
+    }
+    if (wake_fd_ >= 0) fds.push_back(stop_only);
     const bool burst = Clock::now() - last_work < kBurst;
     ppoll(fds.data(), fds.size(), burst ? &quick : &idle, nullptr);
     if (stop_.load()) break;
     {
-      // Blocks while the application is inside an MMPI call (it progresses
-      // then), so this never spins on a descriptor the application will read.
-      std::lock_guard<std::recursive_mutex> g(engine_.mutex());
+      std::unique_lock<std::recursive_mutex> g(engine_.mutex(), std::try_to_lock);
+      if (!g.owns_lock()) {
+        nap();
+        continue;
+      }
       engine_.progress();
     }
     rounds_.fetch_add(1, std::memory_order_relaxed);
