@@ -42,9 +42,17 @@ void ProgressThread::run() {
   // call of an RMA loop hand the lock to this thread and back (a futex wake
   // and a thread switch each way: about 40 us per flushed operation on the
   // shaped emulation, docs/performance.md); a short nap instead costs the
-  // application nothing.
+  // application nothing. Naps double from 50 us up to the interval while
+  // the application stays inside MMPI (a long blocking call must not cost
+  // 20 000 wake-ups a second), and start again at 50 us after a round.
   pollfd stop_only{wake_fd_, POLLIN, 0};
-  auto nap = [&] { ppoll(&stop_only, wake_fd_ >= 0 ? 1 : 0, &quick, nullptr); };
+  const long idle_ns = static_cast<long>(interval_ms_) * 1000 * 1000;
+  long nap_ns = quick.tv_nsec;
+  auto nap = [&] {
+    const timespec t{nap_ns / 1000000000L, nap_ns % 1000000000L};
+    ppoll(&stop_only, wake_fd_ >= 0 ? 1 : 0, &t, nullptr);
+    nap_ns = std::min(nap_ns * 2, idle_ns);
+  };
   while (!stop_.load()) {
     if (!engine_.try_poll_fds(&fds)) {
       nap();
@@ -62,6 +70,7 @@ void ProgressThread::run() {
       }
       engine_.progress();
     }
+    nap_ns = quick.tv_nsec;
     rounds_.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t now_served = served.load(std::memory_order_relaxed);
     if (now_served != seen) {

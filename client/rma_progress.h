@@ -9,8 +9,8 @@
 //     traffic inside the cluster, which Open MPI offers no descriptor for;
 //   - it progresses only while holding the engine's lock (engine.h), which
 //     every MMPI call into the engine holds: while the application is inside
-//     MMPI, the thread never waits for the lock (it naps 50 us and tries
-//     again), and the application serves by itself;
+//     MMPI, the thread never waits for the lock (it naps, 50 us doubling up
+//     to `interval`, and tries again), and the application serves by itself;
 //   - it runs only the async-safe rounds of the progress list (the engine's
 //     own and the windows'), never capi's schedules.
 // Open MPI is initialised with MPI_THREAD_MULTIPLE for it (runtime.cpp).
