@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "type_contents.h"
 #include "type_pieces.h"
 
 namespace zipper::client {
@@ -80,11 +81,11 @@ bool in_typemap_order(MPI_Datatype type) {
   if (comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP && comb != MPI_COMBINER_RESIZED &&
       comb != MPI_COMBINER_STRUCT && comb != MPI_COMBINER_HINDEXED && comb != MPI_COMBINER_HVECTOR)
     return false;
-  std::vector<int> I(static_cast<std::size_t>(std::max(ni, 1)));
-  std::vector<MPI_Aint> A(static_cast<std::size_t>(std::max(na, 1)));
-  std::vector<MPI_Datatype> T(static_cast<std::size_t>(std::max(nd, 1)), MPI_DATATYPE_NULL);
-  if (MPI_Type_get_contents(type, ni, na, nd, I.data(), A.data(), T.data()) != MPI_SUCCESS)
-    return false;
+  TypeContents c;
+  if (c.read(type) != MPI_SUCCESS) return false;
+  const std::vector<int>& I = c.ints;
+  const std::vector<MPI_Aint>& A = c.addrs;
+  const std::vector<MPI_Datatype>& T = c.types;
   bool ok = false;
   const auto one = [&](int) { return T[0]; };
   switch (comb) {
@@ -115,12 +116,6 @@ bool in_typemap_order(MPI_Datatype type) {
       break;
     default:
       break;
-  }
-  for (int i = 0; i < nd; ++i) {
-    int cni, cna, cnd, ccomb;
-    if (MPI_Type_get_envelope(T[i], &cni, &cna, &cnd, &ccomb) == MPI_SUCCESS &&
-        ccomb != MPI_COMBINER_NAMED)
-      MPI_Type_free(&T[i]);
   }
   return ok;
 }

@@ -4,54 +4,12 @@
 #include <climits>
 #include <vector>
 
+#include "type_contents.h"
+
 namespace zipper::client {
 namespace {
 
-/// The arguments of a derived type's constructor; frees the derived types
-/// MPI_Type_get_contents returned.
-struct Contents {
-  int combiner = MPI_COMBINER_NAMED;
-  std::vector<int> ints;
-  std::vector<MPI_Aint> addrs;
-  std::vector<MPI_Datatype> types;
-
-  Contents() = default;
-  Contents(const Contents&) = delete;
-  Contents& operator=(const Contents&) = delete;
-  ~Contents() {
-    for (MPI_Datatype& t : types) {
-      int ni, na, nd, comb = MPI_COMBINER_NAMED;
-      if (t != MPI_DATATYPE_NULL && MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-          comb != MPI_COMBINER_NAMED)
-        MPI_Type_free(&t);
-    }
-  }
-
-  int read(MPI_Datatype type) {
-    int ni = 0, na = 0, nd = 0;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return MPI_ERR_TYPE;
-    if (combiner == MPI_COMBINER_NAMED) return MPI_SUCCESS;
-    ints.resize(static_cast<std::size_t>(ni));
-    addrs.resize(static_cast<std::size_t>(na));
-    types.assign(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
-    // Open MPI wants non-null arrays even where a count is 0.
-    int i0 = 0;
-    MPI_Aint a0 = 0;
-    MPI_Datatype t0 = MPI_DATATYPE_NULL;
-    if (MPI_Type_get_contents(type, ni, na, nd, ni ? ints.data() : &i0, na ? addrs.data() : &a0,
-                              nd ? types.data() : &t0) != MPI_SUCCESS)
-      return MPI_ERR_TYPE;
-    // The parts may never have been committed by the application (only the
-    // whole was); MPI_Pack needs them committed.
-    for (MPI_Datatype& t : types) {
-      int ci, ca, cd, comb = MPI_COMBINER_NAMED;
-      if (MPI_Type_get_envelope(t, &ci, &ca, &cd, &comb) == MPI_SUCCESS &&
-          comb != MPI_COMBINER_NAMED && MPI_Type_commit(&t) != MPI_SUCCESS)
-        return MPI_ERR_TYPE;
-    }
-    return MPI_SUCCESS;
-  }
-};
+using Contents = TypeContents;
 
 /// A committed type freed on scope exit.
 struct TempType {
@@ -99,6 +57,7 @@ class Walker {
   int split(std::byte* base, MPI_Datatype type, MPI_Count size) {
     Contents c;
     if (int rc = c.read(type)) return rc;
+    if (int rc = c.commit_parts()) return rc;
     const auto& I = c.ints;
     const auto& A = c.addrs;
     switch (c.combiner) {
