@@ -9,7 +9,6 @@ usage: petsc_ex2_itest.py BIN_DIR WORK_DIR. Exit 77 (skipped, with the
 reason) when PETSc or its examples are not installed."""
 
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -17,6 +16,8 @@ import sys
 
 EXAMPLE = "/usr/share/petsc/3.18/share/petsc/examples/src/ksp/ksp/tutorials/ex2.c"
 ARGS = ["-m", "64", "-n", "64"]
+PORTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration",
+                     "loopback_ports.py")
 RESULT = re.compile(r"Norm of error (\S+),? iterations (\d+)")
 
 
@@ -54,7 +55,9 @@ def main():
     native = run(["mpirun", "-np", "4", "--oversubscribe", exe] + ARGS, work)
     print(f"native 4 ranks: error norm {native[0]}, {native[1]} iterations", flush=True)
     for x, y in ((2, 2), (1, 3)):
-        port = str(20000 + random.randrange(20000))
+        # Below the ephemeral range, free now (tests/integration/loopback_ports.py).
+        port = subprocess.run([sys.executable, PORTS], capture_output=True, text=True,
+                              check=True).stdout.strip()
         got = run([os.path.join(bin_dir, "zipper-run"), "--local", "--transparent", "-x", str(x),
                    "-y", str(y), "--port", port, "--timeout", "240", "--", exe] + ARGS, work)
         print(f"zipper {x}+{y}: error norm {got[0]}, {got[1]} iterations", flush=True)

@@ -17,7 +17,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d)
 trap 'kill -CONT $(cat "$dir"/pids 2>/dev/null) 2>/dev/null || true
       kill -TERM $(cat "$dir"/zipperd.*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
-port=$((20000 + RANDOM % 20000))
+# k ports that bind now, below the ephemeral range (loopback_ports.py).
+port=$("$(dirname "$0")/loopback_ports.py" "$k")
 # A short forwarder timeout so that a stopped zipperd is noticed quickly.
 t0=$(date +%s.%N)
 run_args=(--local --zippers "$k" --port "$port")

@@ -27,8 +27,10 @@ if [[ $mode == emulated ]]; then
     args+=(--emulated --nodes-a "$na" --nodes-b "$nb")
 else
     # A port of our own, so that it never meets an emulation's zipperd nor
-    # another run's on this shared host (zipper-run would use that one).
-    args+=(--local --port "$((20000 + RANDOM % 20000))")
+    # another run's on this shared host, and below the ephemeral range, where
+    # no outgoing connection holds it (loopback_ports.py says why).
+    port=$("$(dirname "$0")/loopback_ports.py" "${ITEST_ZIPPERS:-1}")
+    args+=(--local --port "$port")
 fi
 # k bridge nodes (issue 18): ranks stripe over ITEST_ZIPPERS forwarders.
 args+=(--zippers "${ITEST_ZIPPERS:-1}")

@@ -10,12 +10,16 @@ import random
 import re
 import shutil
 import signal
-import socket
+import sys
 import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "integration"))
+import loopback_ports  # noqa: E402  (tests/integration/loopback_ports.py)
 
 NO_ERRORS = re.compile(r"^\s*No [Ee]rrors\s*$", re.M)
 ERROR_HINT = re.compile(r"error|fail|abort|assert|signal|segmentation|expected|unsupported|"
@@ -72,22 +76,22 @@ def first_error(output, rc, timed_out):
 
 
 _port_lock = threading.Lock()
-_next_port = [20000 + random.randrange(0, 20000)]
+# Below the kernel's ephemeral range: a port an outgoing connection holds
+# (TIME_WAIT included) makes zipperd's bind fail though nothing listens
+# (tests/integration/loopback_ports.py).
+_PORT_LO, _PORT_HI = loopback_ports.candidate_range()
+_next_port = [_PORT_LO + random.randrange(0, _PORT_HI - _PORT_LO)]
 
 
 def free_port():
-    """A loopback TCP port nobody listens on now (zipper-run --local would
-    otherwise reuse a zipperd that already answers there)."""
+    """A loopback TCP port that binds now (zipper-run --local would otherwise
+    meet a zipperd that already answers there, or zipperd fail to bind)."""
     with _port_lock:
         for _ in range(200):
             p = _next_port[0]
-            _next_port[0] = 20000 + (p - 20000 + 7) % 20000
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    continue
-            return p
+            _next_port[0] = _PORT_LO + (p - _PORT_LO + 7) % (_PORT_HI - _PORT_LO)
+            if loopback_ports.binds(p):
+                return p
     raise RuntimeError("no free loopback port found")
 
 
