@@ -68,14 +68,21 @@ rc=0
 wait "$run" || rc=$?
 t_end=$(date +%s.%N)
 cat "$dir/out" | grep -v '^  |' | grep -v 'not authenticated' || true
+# On failure the zipperd logs zipper-run showed ("  |" lines, left out above)
+# too: whether a forwarder saw the PINGs, who closed what, when.
+fail() {
+    grep '^  |' "$dir/out" | tail -n 400 || true
+    echo "FAIL: $*"
+    exit 1
+}
 if [[ $fault == all ]]; then
     took=$(echo "$t_end - $t_all" | bc)
     echo "job ended with status $rc, $took s after every zipperd was killed"
-    [[ $rc -ne 0 ]] || { echo "FAIL: the job exited 0 with no forwarder left"; exit 1; }
-    (($(echo "$took < 10" | bc))) || { echo "FAIL: took $took s (limit 10 s)"; exit 1; }
+    [[ $rc -ne 0 ]] || fail "the job exited 0 with no forwarder left"
+    (($(echo "$took < 10" | bc))) || fail "took $took s (limit 10 s)"
     grep -q "no forwarder left\|link to zipperd failed" "$dir/out" ||
-        { echo "FAIL: no clear message"; exit 1; }
-    ! pgrep -f "$prog ${prog_args[*]}" >/dev/null || { echo "FAIL: ranks left running"; exit 1; }
+        fail "no clear message"
+    ! pgrep -f "$prog ${prog_args[*]}" >/dev/null || fail "ranks left running"
     echo "PASS failover_all"
     exit 0
 fi
@@ -83,11 +90,11 @@ if [[ $fault == drain ]]; then
     # The drained zipperd: no job left on it, and it says draining.
     "$bin/zipperctl" --socket "$dir/ctl.2" status
     "$bin/zipperctl" --socket "$dir/ctl.2" --json status | grep -q '"state": *"draining"' ||
-        { echo "FAIL: zipperd 2 does not say draining"; exit 1; }
-    grep -q "is draining for maintenance" "$dir/out" || { echo "FAIL: no rank moved off"; exit 1; }
+        fail "zipperd 2 does not say draining"
+    grep -q "is draining for maintenance" "$dir/out" || fail "no rank moved off"
     kill -TERM $(cat "$dir"/zipperd.*.pid) 2>/dev/null || true
 fi
-[[ $rc -eq 0 ]] || { echo "FAIL: zipper-run exited $rc"; exit 1; }
-grep -q "^PASS $pass" "$dir/out" || { echo "FAIL: no PASS line"; exit 1; }
-grep -q "is out of use" "$dir/out" || { echo "FAIL: no rank noticed the failed forwarder"; exit 1; }
+[[ $rc -eq 0 ]] || fail "zipper-run exited $rc"
+grep -q "^PASS $pass" "$dir/out" || fail "no PASS line"
+grep -q "is out of use" "$dir/out" || fail "no rank noticed the failed forwarder"
 echo "PASS failover_$fault"
