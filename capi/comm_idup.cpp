@@ -7,7 +7,10 @@
 // allreduce is a non-blocking schedule, and other communicators may be made
 // while it runs (blocking dups, splits, other idups: comm/comm_idup_comm),
 // so an agreed id may already be used on some member when the result
-// arrives. Each round therefore both proposes and confirms:
+// arrives. Idups draw from their own id space (the odd ids, CommTable), so
+// blocking constructors, whose single MAX round is right only when nothing
+// else takes ids meanwhile, never meet them. Each round both proposes and
+// confirms:
 //
 //   round k: MAX over the members of { proposal_k, rejected(candidate_{k-1}) }
 //
@@ -23,8 +26,16 @@
 // intra-communicator over both groups (`merged`, client/intercomm.h). Its
 // duplicate needs both anew: the agreement runs over `merged` and settles a
 // block of two ids (the new merged communicator's, the new
-// inter-communicator's), and three native duplicates are started (merged's
-// two, the inter-communicator's own).
+// inter-communicator's), and three native duplicates are made, one after
+// the other: the inter-communicator's own (its native communicator is an
+// Open MPI intra-communicator over both groups' members in this cluster,
+// client/intercomm.h), and of that merged's two.
+//
+// Open MPI 4.1's idups of one communicator must not be many at once where
+// other idups run beside them (see advance()): only the handle's duplicate
+// is started at the call (it gives the handle, and the attributes' copy
+// callbacks run onto it); the others duplicate a communicator that nothing
+// else duplicates.
 //
 // The operation advances from the runtime's progress list, not only when
 // the application tests its request: a rank that waits on something else
@@ -92,8 +103,6 @@ class IdupOp final : public zipper::client::Progressable {
     // intra-communicator its copy callbacks run a second time, onto that
     // private communicator, whose delete callbacks run when it is freed).
     if (int rc = idup_native(handle_of(*parent_))) return rc;
-    if (parent_->inter)
-      if (int rc = idup_native(over_->native())) return rc;
     // The handle is the native communicator, known now (as Open MPI's own
     // idup writes it at the call); it becomes usable at completion.
     *newcomm = native_[0].get();
@@ -118,12 +127,15 @@ class IdupOp final : public zipper::client::Progressable {
     return rc;
   }
 
+  // The i-th id of the block starting at `first` (idup ids are odd).
+  static unsigned id_of(unsigned first, unsigned i) { return first + 2 * i; }
+
   // Reserves a fresh block of ids_ proposals and starts the round carrying
   // its first and the verdict on the previous candidate.
   int propose(bool rejected) {
-    const unsigned p = rt_.comms().next_cid();
-    rt_.comms().take(p + ids_ - 1);
-    for (unsigned id = p; id < p + ids_; ++id) reserved_.push_back(id);
+    const unsigned p = rt_.comms().next_idup_cid();
+    rt_.comms().take_idup(id_of(p, ids_ - 1));
+    for (unsigned i = 0; i < ids_; ++i) reserved_.push_back(id_of(p, i));
     in_ = {p, rejected ? 1u : 0u};
     const zipper::coll::Topology t = zipper::coll::Topology::of(rt_.engine(), over_);
     // A finished round is kept: this may run inside Schedule::advance_all,
@@ -162,10 +174,12 @@ class IdupOp final : public zipper::client::Progressable {
         have_candidate_ = true;
         // Each id of the block must be this operation's or free here.
         bool ok = true;
-        for (unsigned id = candidate_; id < candidate_ + ids_; ++id)
+        for (unsigned i = 0; i < ids_; ++i) {
+          const unsigned id = id_of(candidate_, i);
           ok = ok && (std::find(reserved_.begin(), reserved_.end(), id) != reserved_.end() ||
-                      id >= rt_.comms().next_cid());
-        if (ok) rt_.comms().take(candidate_ + ids_ - 1);
+                      id >= rt_.comms().next_idup_cid());
+        }
+        if (ok) rt_.comms().take_idup(id_of(candidate_, ids_ - 1));
         if (int rc = propose(!ok)) return fail(rc);
         return false;
       }
@@ -176,15 +190,20 @@ class IdupOp final : public zipper::client::Progressable {
       if (int rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE)) return fail(rc);
       if (!flag) return false;
     }
-    // The collectives' native communicator is a duplicate of the new one,
-    // started only now. Duplicating the parent's own would run Open MPI's
-    // idup rounds (non-blocking allreduces, started whenever progress
-    // happens) on the communicator where libmmpi's collectives start their
-    // native non-blocking steps: the two would interleave differently on
-    // different ranks and mismatch (comm/comm_idup_comm hung so).
-    if (!coll_started_) {
-      coll_started_ = true;
-      if (int rc = idup_native(native_[parent_->inter ? 1 : 0].get())) return fail(rc);
+    // The other native communicators are duplicates of the new handle's,
+    // each started when the one before it is complete: an
+    // inter-communicator's merged one, then the collectives' one. A
+    // duplicate of a communicator nothing else duplicates: Open MPI 4.1
+    // orders the agreement rounds of concurrent idups of one communicator
+    // differently on different ranks when other idups hold back some of
+    // them (its lowest-id rule), and the job hangs (MPICH comm/comm_idup_nb
+    // at 3+3, where the merged ones of five idups of one inter-communicator
+    // ran at once). Duplicating the parent's collectives' communicator
+    // would also run Open MPI's idup rounds beside libmmpi's native
+    // collective steps there, in different orders on different ranks
+    // (comm/comm_idup_comm hung so).
+    if (native_.size() < (parent_->inter ? 3u : 2u)) {
+      if (int rc = idup_native(native_.back().get())) return fail(rc);
       return false;
     }
     finish();
@@ -204,9 +223,10 @@ class IdupOp final : public zipper::client::Progressable {
       info->merged = std::make_shared<Comm>(over_->map(), over_->rank(), candidate_,
                                             std::move(native_[1]), std::move(native_[2]));
       rt_.comms().add(handle_of(*info->merged), info->merged);
-      c = std::make_shared<Comm>(parent_->map(), parent_->rank(), candidate_ + 1,
+      c = std::make_shared<Comm>(parent_->map(), parent_->rank(), id_of(candidate_, 1),
                                  std::move(native_[0]), zipper::client::NativeComm());
       c->inter = std::move(info);
+      c->native_base = parent_->native_base;  // a duplicate: same members, same order
     } else {
       c = std::make_shared<Comm>(parent_->map(), parent_->rank(), candidate_, std::move(native_[0]),
                                  std::move(native_[1]));
@@ -235,7 +255,7 @@ class IdupOp final : public zipper::client::Progressable {
   int tag_;
   unsigned ids_;  // context ids agreed in one block
   // The new handle's native duplicate first, then the collectives' (intra),
-  // or merged's two (inter); the collectives' one is started last.
+  // or merged's two (inter), each a duplicate of the one before.
   std::vector<MPI_Request> native_reqs_;
   std::vector<zipper::client::NativeComm> native_;
   std::unique_ptr<zipper::coll::Schedule> round_;
@@ -244,7 +264,6 @@ class IdupOp final : public zipper::client::Progressable {
   std::vector<unsigned> reserved_;  // the ids of this operation's proposals, reserved here
   unsigned candidate_ = 0;
   bool have_candidate_ = false, cid_agreed_ = false, done_ = false, in_step_ = false;
-  bool coll_started_ = false;
   bool registered_ = false;
   zipper::client::ProgressList::Handle progress_;
   int error_ = MPI_SUCCESS;

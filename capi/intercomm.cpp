@@ -24,8 +24,8 @@ namespace zipper::capi {
 
 namespace {
 
-// Tags of the native creations made on a merged communicator (its own
-// communicator, so no other creation is in flight on it).
+// Tags of the native creations (Open MPI's MPI_Comm_create_group) of merged
+// communicators.
 constexpr int kNativeInterTag = 2929;
 
 // Allgather of `mine` (2 ints) over an intra-communicator.
@@ -79,27 +79,21 @@ int make_intercomm(Runtime& rt, const Comm& parent, const std::vector<int>& loca
   }
   rt.comms().take(cid);
 
-  // Native part: this cluster's local members (split of the merged native
-  // communicator by group), joined to this cluster's remote members when
-  // there are any.
+  // Native part: a duplicate of the merged native communicator (this
+  // cluster's members of both groups, the first group's first), where the
+  // remote group's members start at native_base. Not an Open MPI
+  // inter-communicator: Open MPI 4.1's MPI_Comm_idup of one hangs when
+  // other idups of the process overlap it (MMPI_Comm_idup duplicates this).
   client::RankMap remote_map(remote, rt.size(), lo, hi);
-  MPI_Comm local_native = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_split(merged->native(), local_first ? 0 : 1, local_rank, &local_native))
-    return rc;
-  client::NativeComm native(local_native);
-  if (!remote_map.local_members().empty()) {
-    const int first_remote = info->merged_of_remote(remote_map.local_members().front());
-    const int leader = merged->map().index_in_cluster(first_remote);
-    MPI_Comm ic = MPI_COMM_NULL;
-    if (int rc =
-            MPI_Intercomm_create(local_native, 0, merged->native(), leader, kNativeInterTag, &ic))
-      return rc;
-    native = client::NativeComm(ic);
-  }
+  const int native_base = local_first ? static_cast<int>(info->local.local_members().size()) : 0;
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_dup(merged->native(), &dup)) return rc;
+  client::NativeComm native(dup);
   MPI_Comm_set_errhandler(native.get(), MPI_ERRORS_RETURN);
   auto c = std::make_shared<Comm>(std::move(remote_map), local_rank, cid, std::move(native),
                                   client::NativeComm());
   c->inter = std::move(info);
+  c->native_base = native_base;
   inherit_errhandler(parent, *c);
   rt.comms().add(handle_of(*c), c);
   *out = std::move(c);

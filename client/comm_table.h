@@ -31,17 +31,25 @@ class CommTable {
   /// communicators, mpi4py's); re-entrant.
   void clear();
 
-  /// Context ids: the next id no communicator of this process uses; after
-  /// the members agreed on `cid` (MAX of their next_cid()), `take(cid)`.
-  /// Taking never lowers next_cid(): an MMPI_Comm_idup may take an id it
-  /// reserved before other communicators were made (capi/comm_idup.cpp).
-  std::uint32_t next_cid() const { return next_cid_; }
-  void take(std::uint32_t cid) { next_cid_ = std::max(next_cid_, cid + 1); }
+  /// Context ids, in two disjoint spaces. Blocking constructors (one at a
+  /// time in a process) use the even ids: the next one no communicator of
+  /// this process uses is next_cid(); after the members agreed on `cid` (MAX
+  /// of their next_cid()), `take(cid)`. MMPI_Comm_idup (capi/comm_idup.cpp)
+  /// uses the odd ids, next_idup_cid() and take_idup(): it reserves and
+  /// confirms ids while blocking constructors run, and a blocking agreement
+  /// could otherwise settle on an id an idup of one of its members took
+  /// meanwhile (the MAX is above that member's proposal). Taking never lowers
+  /// either next id.
+  std::uint32_t next_cid() const { return next_even_; }
+  void take(std::uint32_t cid) { next_even_ = std::max(next_even_, (cid + 2) & ~1u); }
+  std::uint32_t next_idup_cid() const { return next_odd_; }
+  void take_idup(std::uint32_t cid) { next_odd_ = std::max(next_odd_, (cid + 1) | 1u); }
 
  private:
   std::map<MPI_Comm, std::shared_ptr<Comm>> comms_;
-  std::vector<MPI_Comm> created_;  // handles in the order added (clear() frees in it)
-  std::uint32_t next_cid_ = kFirstFreeCid;
+  std::vector<MPI_Comm> created_;                // handles in the order added (clear() frees in it)
+  std::uint32_t next_even_ = kFirstFreeCid;      // blocking constructors
+  std::uint32_t next_odd_ = kFirstFreeCid | 1u;  // MMPI_Comm_idup
 };
 
 }  // namespace zipper::client

@@ -62,6 +62,14 @@ class Comm {
   std::uint32_t coll_context() const { return 2 * cid_ + 1; }
   MPI_Comm native() const { return native_.get(); }
   MPI_Comm native_coll() const { return native_coll_.get(); }
+  /// Rank `r`'s rank in native() (r local), and back. They differ only on an
+  /// inter-communicator, whose native communicator is an intra-communicator
+  /// over this cluster's members of both groups (client/intercomm.h): the
+  /// remote group's members sit there from `native_base` on.
+  int native_rank(int r) const { return native_base + map_.index_in_cluster(r); }
+  int rank_of_native(int n) const {
+    return map_.local_members()[static_cast<std::size_t>(n - native_base)];
+  }
   /// True when every member is in this cluster: Open MPI alone serves it.
   bool intra_cluster() const { return map_.remote_members().empty(); }
 
@@ -72,6 +80,9 @@ class Comm {
   /// Set on inter-communicators (client/intercomm.h): then map() is the
   /// remote group and rank() the rank in the local group.
   std::shared_ptr<const InterInfo> inter;
+  /// native_rank()'s offset: 0 but on an inter-communicator whose local
+  /// group comes first in the native communicator.
+  int native_base = 0;
   /// Non-blocking collectives started on this communicator. MPI has every
   /// member start them in the same order, so the count names the same
   /// operation on every rank (capi/nbc.cpp derives its tag from it).

@@ -72,8 +72,9 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
   const RankMap& m = c->map();
   if (m.is_local(dest)) {
     r->kind = RequestKind::kNative;
-    const MPI_Comm nc = tr == Traffic::kCollective ? c->native_coll() : c->native();
-    const int nd = m.index_in_cluster(dest);
+    const bool coll = tr == Traffic::kCollective;
+    const MPI_Comm nc = coll ? c->native_coll() : c->native();
+    const int nd = coll ? m.index_in_cluster(dest) : c->native_rank(dest);
     const int rc = mode == SendMode::kSynchronous
                        ? MPI_Issend(buf, count, type, nd, tag, nc, &r->native)
                        : MPI_Isend(buf, count, type, nd, tag, nc, &r->native);
@@ -169,7 +170,7 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
     const auto it = native_eligible_.find(c.get());
     if (!any && (it == native_eligible_.end() || it->second == 0)) {
       r->kind = RequestKind::kNative;
-      rc = MPI_Irecv(buf, count, type, m.index_in_cluster(source), tag, c->native(), &r->native);
+      rc = MPI_Irecv(buf, count, type, c->native_rank(source), tag, c->native(), &r->native);
       if (rc != MPI_SUCCESS) complete(r, rc);
       return rc;
     }
@@ -220,8 +221,7 @@ void Engine::pull_native(const Comm& c) {
     // _x: a message of 2 GiB and more has no int byte count.
     MPI_Count bytes = 0;
     MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
-    const Envelope env{m.world(m.local_members()[static_cast<std::size_t>(st.MPI_SOURCE)]),
-                       st.MPI_TAG, c.p2p_context()};
+    const Envelope env{m.world(c.rank_of_native(st.MPI_SOURCE)), st.MPI_TAG, c.p2p_context()};
     UnexpectedMsg um;
     um.kind = UnexpectedMsg::Kind::kNative;
     um.native = msg;
@@ -340,7 +340,7 @@ bool Engine::poll_native(Request& r) {
     if (flag || rc != MPI_SUCCESS) {
       if (r.kind == RequestKind::kNative || r.kind == RequestKind::kRecv) {
         if (st.MPI_SOURCE != MPI_PROC_NULL && st.MPI_SOURCE != MPI_ANY_SOURCE && r.comm)
-          r.status_source = r.comm->map().local_members()[static_cast<std::size_t>(st.MPI_SOURCE)];
+          r.status_source = r.comm->rank_of_native(st.MPI_SOURCE);
         r.status_tag = st.MPI_TAG;
         MPI_Count bytes = 0;
         MPI_Get_elements_x(&st, MPI_BYTE, &bytes);

@@ -3,9 +3,11 @@
 // world ranks, so point-to-point ranks, the engine's matching and the status
 // source are remote ranks with no change in the engine; its rank is the
 // caller's rank in the local group; its native communicator is an Open MPI
-// inter-communicator between the two groups' members in this cluster (or a
-// private intra-communicator of the local ones when the remote group has
-// none here). Collectives run as schedules on a hidden intra-communicator
+// intra-communicator over the two groups' members in this cluster, in the
+// merged order, the remote group's from Comm::native_base on (never an Open
+// MPI inter-communicator: Open MPI 4.1's MPI_Comm_idup of one hangs when
+// other idups of the process overlap it, and MMPI_Comm_idup duplicates the
+// native communicator). Collectives run as schedules on a hidden intra-communicator
 // over both groups (`merged`, with its own context id), which also serves
 // Intercomm_merge, Comm_dup and Comm_split of the inter-communicator.
 #pragma once
