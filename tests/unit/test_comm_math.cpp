@@ -1,14 +1,17 @@
 // Communicator arithmetic without MPI: rank maps (client/rank_map.h), groups
-// (client/group.h) and Cartesian grids (client/cart.h). Expected values are
-// worked out by hand from MPI-3.1 §6.3 and §7.5, not by the code under test.
+// (client/group.h), Cartesian grids (client/cart.h) and context ids
+// (client/comm_table.h). Expected values are worked out by hand from MPI-3.1
+// §6.3 and §7.5, not by the code under test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "client/cart.h"
+#include "client/comm_table.h"
 #include "client/group.h"
 #include "client/rank_map.h"
 
@@ -176,4 +179,42 @@ TEST(Cart, SubGridsPartitionTheRanks) {
   }
   EXPECT_EQ(by_color.size(), 4u);
   for (const auto& [color, ranks] : by_color) EXPECT_EQ(ranks.size(), 3u);
+}
+
+// Context ids (client/comm_table.h): blocking constructors and MMPI_Comm_idup
+// draw from disjoint spaces, so a blocking agreement (one MAX round) never
+// lands on an id an idup took while the agreement ran; taking never lowers.
+TEST(ContextIds, BlockingAndIdupSpacesNeverMeet) {
+  CommTable t;
+  std::set<std::uint32_t> blocking, idup;
+  std::mt19937 rng(29);
+  for (int i = 0; i < 2000; ++i) {
+    // Another member's proposal may lie above ours: the agreed id is the MAX.
+    const std::uint32_t skew = rng() % 7;
+    if (rng() % 2) {
+      const std::uint32_t before = t.next_cid();
+      const std::uint32_t cid = before + 2 * skew;
+      ASSERT_EQ(cid % 2, 0u);
+      t.take(cid);
+      ASSERT_GT(t.next_cid(), cid);
+      blocking.insert(cid);
+    } else {
+      const std::uint32_t before = t.next_idup_cid();
+      const std::uint32_t cid = before + 2 * skew;
+      ASSERT_EQ(cid % 2, 1u);
+      t.take_idup(cid);
+      ASSERT_GT(t.next_idup_cid(), cid);
+      idup.insert(cid);
+    }
+  }
+  for (std::uint32_t c : blocking) EXPECT_EQ(idup.count(c), 0u) << c;
+  EXPECT_GE(*blocking.begin(), kFirstFreeCid);
+  EXPECT_GE(*idup.begin(), kFirstFreeCid);
+  // An idup's confirmation may take an id below the next one (its own
+  // reservation): the next ids stay where they were.
+  const std::uint32_t nb = t.next_cid(), ni = t.next_idup_cid();
+  t.take(kFirstFreeCid);
+  t.take_idup(kFirstFreeCid + 1);
+  EXPECT_EQ(t.next_cid(), nb);
+  EXPECT_EQ(t.next_idup_cid(), ni);
 }
