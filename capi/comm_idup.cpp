@@ -193,10 +193,11 @@ class IdupOp final : public zipper::client::Progressable {
     // The other native communicators are duplicates of the new handle's,
     // each started when the one before it is complete: an
     // inter-communicator's merged one, then the collectives' one. A
-    // duplicate of a communicator nothing else duplicates: Open MPI 4.1
-    // orders the agreement rounds of concurrent idups of one communicator
-    // differently on different ranks when other idups hold back some of
-    // them (its lowest-id rule), and the job hangs (MPICH comm/comm_idup_nb
+    // duplicate of a communicator nothing else duplicates: Open MPI 4.1 can
+    // start the agreement rounds of concurrent idups of one communicator in
+    // different orders on different ranks when other idups hold back some
+    // of them (its lowest-id rule, docs/conformance.md), and the job hangs
+    // (MPICH comm/comm_idup_nb
     // at 3+3, where the merged ones of five idups of one inter-communicator
     // ran at once). Duplicating the parent's collectives' communicator
     // would also run Open MPI's idup rounds beside libmmpi's native
