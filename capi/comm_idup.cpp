@@ -197,9 +197,8 @@ class IdupOp final : public zipper::client::Progressable {
     // start the agreement rounds of concurrent idups of one communicator in
     // different orders on different ranks when other idups hold back some
     // of them (its lowest-id rule, docs/conformance.md), and the job hangs
-    // (MPICH comm/comm_idup_nb
-    // at 3+3, where the merged ones of five idups of one inter-communicator
-    // ran at once). Duplicating the parent's collectives' communicator
+    // (MPICH comm/comm_idup_nb at 3+3, where the merged ones of five idups
+    // of one inter-communicator ran at once). Duplicating the parent's collectives' communicator
     // would also run Open MPI's idup rounds beside libmmpi's native
     // collective steps there, in different orders on different ranks
     // (comm/comm_idup_comm hung so).
