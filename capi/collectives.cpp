@@ -9,6 +9,8 @@
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -155,7 +157,13 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
     for (int i = 0; i < t.size; ++i)
       if (recvcounts[i] > 0) span = std::max<MPI_Aint>(span, MPI_Aint{rdispls[i]} + recvcounts[i]);
     copy = TypedBuffer(span, recvtype);
-    if (int rc = copy_typed(recvbuf, copy.data(), static_cast<int>(span), recvtype)) return rc;
+    // span may pass INT_MAX elements (a displacement plus a count): in pieces.
+    for (MPI_Aint at = 0; at < span; at += INT_MAX) {
+      const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, span - at));
+      if (int rc =
+              copy_typed(elem(recvbuf, at, recvtype), elem(copy.data(), at, recvtype), n, recvtype))
+        return rc;
+    }
     sendbuf = copy.data();
     sendcounts = recvcounts;
     sdispls = rdispls;

@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "../client/datatype.h"
+#include "../collectives/byte_type.h"
 #include "../collectives/nbc_barrier_dissemination.h"
 #include "../collectives/nbc_bcast_binomial.h"
 #include "../collectives/nbc_direct.h"
@@ -40,6 +42,51 @@ Block at(const void* buf, MPI_Aint index, int count, MPI_Datatype type) {
 }
 
 int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_REQUEST : 0; }
+
+// Ialltoallw's schedule once the arguments are checked; displacements in
+// bytes as MPI_Aint, so that Ialltoallv's element displacements times the
+// extent may pass 2 GiB. With MPI_IN_PLACE (sendbuf), what recvbuf holds now
+// is snapshot packed per peer and sent as MPI_PACKED (which matches any type
+// signature); a block of 2 GiB and more as one element of a byte type.
+int start_alltoallw(const char* what, const Topology& t, const void* sendbuf,
+                    const int sendcounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                    MPI_Request* request) {
+  auto s = nbc_schedule(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  auto* out = static_cast<char*>(recvbuf);
+  for (int r = 0; r < t.size; ++r)
+    recvs[r] = Block{out + rdispls[r], recvcounts[r], recvtypes[r], true};
+  if (sendbuf == MPI_IN_PLACE) {
+    // Packed straight into the schedule's scratch: one snapshot, no copy.
+    // This rank's own block stays where it is (no self copy).
+    std::vector<MPI_Count> at(t.size + 1, 0);
+    for (int r = 0; r < t.size; ++r)
+      at[r + 1] =
+          at[r] + (r == t.rank ? 0 : zipper::coll::packed_size(recvcounts[r], recvtypes[r]));
+    recvs[t.rank].used = false;
+    auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(at[t.size]), MPI_BYTE));
+    for (int r = 0; r < t.size; ++r)
+      if (at[r + 1] > at[r])
+        if (int rc = zipper::client::pack_into(out + rdispls[r], recvcounts[r], recvtypes[r],
+                                               reinterpret_cast<std::byte*>(copy + at[r]),
+                                               at[r + 1] - at[r], MPI_COMM_SELF))
+          return rc;
+    for (int r = 0; r < t.size; ++r) {
+      const zipper::coll::ByteType block(static_cast<MPI_Count>(at[r + 1] - at[r]), MPI_PACKED);
+      if (int rc = block.status()) return rc;
+      // keep(): the schedule's own duplicate outlives `block`.
+      sends[r] = Block{copy + at[r], block.count(), s->keep(block.type()), r != t.rank};
+    }
+  } else {
+    const auto* in = static_cast<const char*>(sendbuf);
+    for (int r = 0; r < t.size; ++r)
+      sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
+  }
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return nbc_launch(what, std::move(s), request);
+}
 
 }  // namespace
 
@@ -127,37 +174,13 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
     if (!in_place)
       if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
   }
-  auto s = nbc_schedule(t);
-  std::vector<Block> sends(t.size), recvs(t.size);
-  auto* out = static_cast<char*>(recvbuf);
-  for (int r = 0; r < t.size; ++r)
-    recvs[r] = Block{out + rdispls[r], recvcounts[r], recvtypes[r], true};
-  if (in_place) {
-    // Snapshot what recvbuf holds now, packed per peer (MPI_PACKED matches
-    // any type signature).
-    std::vector<char> packed;
-    std::vector<std::size_t> at(t.size + 1, 0);
-    for (int r = 0; r < t.size; ++r) {
-      const int one = recvcounts[r], zero = 0;
-      int block = 0;  // a peer's block goes as an int count of MPI_PACKED
-      if (int rc = zipper::coll::int_bytes(zipper::coll::packed_size(one, recvtypes[r]), &block))
-        return rc;
-      if (int rc =
-              zipper::coll::pack_blocks(out + rdispls[r], &one, &zero, recvtypes[r], {0}, &packed))
-        return rc;
-      at[r + 1] = packed.size();
-    }
-    auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(packed.size()), MPI_BYTE));
-    if (!packed.empty()) std::copy(packed.begin(), packed.end(), copy);
-    for (int r = 0; r < t.size; ++r)
-      sends[r] = Block{copy + at[r], static_cast<int>(at[r + 1] - at[r]), MPI_PACKED, true};
-  } else {
-    const auto* in = static_cast<const char*>(sendbuf);
-    for (int r = 0; r < t.size; ++r)
-      sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
+  std::vector<MPI_Aint> sd(t.size, 0), rd(t.size);
+  for (int r = 0; r < t.size; ++r) {
+    rd[r] = rdispls[r];
+    if (!in_place) sd[r] = sdispls[r];
   }
-  zipper::coll::nbc_direct(*s, sends, recvs);
-  return nbc_launch("MMPI_Ialltoallw", std::move(s), request);
+  return start_alltoallw("MMPI_Ialltoallw", t, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf,
+                         recvcounts, rd.data(), recvtypes, request);
 }
 
 int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -180,14 +203,14 @@ int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int 
   // Byte displacements and per-peer types: the alltoallw case.
   const MPI_Aint rext = zipper::coll::extent_of(recvtype);
   const MPI_Aint sext = in_place ? 0 : zipper::coll::extent_of(sendtype);
-  std::vector<int> sd(t.size), rd(t.size);
+  std::vector<MPI_Aint> sd(t.size, 0), rd(t.size);
   std::vector<MPI_Datatype> st(t.size, sendtype), rt(t.size, recvtype);
   for (int r = 0; r < t.size; ++r) {
-    rd[r] = static_cast<int>(rdispls[r] * rext);
-    if (!in_place) sd[r] = static_cast<int>(sdispls[r] * sext);
+    rd[r] = rdispls[r] * rext;
+    if (!in_place) sd[r] = sdispls[r] * sext;
   }
-  return mmpi_impl_Ialltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
-                              rd.data(), rt.data(), comm, request);
+  return start_alltoallw("MMPI_Ialltoallv", t, sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                         recvcounts, rd.data(), rt.data(), request);
 }
 
 int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
