@@ -23,6 +23,7 @@
 #include "../collectives/schedule.h"
 #include "../collectives/tags.h"
 #include "../collectives/typed_buffer.h"
+#include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
@@ -34,6 +35,7 @@ using zipper::coll::Block;
 using zipper::coll::elem;
 using zipper::coll::Schedule;
 using zipper::coll::Topology;
+using zipper::coll::UniformBlocks;
 
 namespace {
 
@@ -225,13 +227,15 @@ int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (!in_place)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
-  std::vector<int> sc(t.size, sendcount), rc(t.size, recvcount), sd(t.size), rd(t.size);
-  for (int r = 0; r < t.size; ++r) {
-    sd[r] = r * sendcount;
-    rd[r] = r * recvcount;
-  }
-  return mmpi_impl_Ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
-                              rd.data(), recvtype, comm, request);
+  // t.size * count may pass INT_MAX elements: UniformBlocks (the schedule
+  // keeps its own duplicate of a block type).
+  const UniformBlocks sb(t.size, in_place ? 0 : sendcount, sendtype),
+      rb(t.size, recvcount, recvtype);
+  if (int rc = sb.status() ? sb.status() : rb.status()) return rc;
+  const std::vector<int> sc = sb.counts(), sd = sb.displacements(), rc = rb.counts(),
+                         rd = rb.displacements();
+  return mmpi_impl_Ialltoallv(sendbuf, sc.data(), sd.data(), sb.unit(), recvbuf, rc.data(),
+                              rd.data(), rb.unit(), comm, request);
 }
 
 int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -271,12 +275,14 @@ int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
-  std::vector<int> counts(t.size, recvcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
   const bool am_root = t.rank == root;
   if (am_root && recvcount < 0) return MPI_ERR_COUNT;
+  // Significant at the root only; t.size * recvcount may pass INT_MAX.
+  const UniformBlocks rb(t.size, am_root ? recvcount : 0, recvtype);
+  if (int rc = rb.status()) return rc;
+  const std::vector<int> counts = rb.counts(), displs = rb.displacements();
   return mmpi_impl_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                            recvtype, root, comm, request);
+                            rb.unit(), root, comm, request);
 }
 
 int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
@@ -317,9 +323,11 @@ int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
   if (t.rank == root && sendcount < 0) return MPI_ERR_COUNT;
-  std::vector<int> counts(t.size, sendcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * sendcount;
-  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+  // Significant at the root only; t.size * sendcount may pass INT_MAX.
+  const UniformBlocks sb(t.size, t.rank == root ? sendcount : 0, sendtype);
+  if (int rc = sb.status()) return rc;
+  const std::vector<int> counts = sb.counts(), displs = sb.displacements();
+  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sb.unit(), recvbuf, recvcount,
                              recvtype, root, comm, request);
 }
 
@@ -358,10 +366,13 @@ int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
                              recvtype, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
-  std::vector<int> counts(t.size, recvcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
+  if (recvcount < 0) return MPI_ERR_COUNT;
+  // t.size * recvcount may pass INT_MAX elements.
+  const UniformBlocks rb(t.size, recvcount, recvtype);
+  if (int rc = rb.status()) return rc;
+  const std::vector<int> counts = rb.counts(), displs = rb.displacements();
   return mmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                               recvtype, comm, request);
+                               rb.unit(), comm, request);
 }
 
 int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],

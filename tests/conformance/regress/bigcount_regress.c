@@ -20,6 +20,9 @@
  *   alltoallw    MPI_Alltoallw and MPI_Ialltoallw with MPI_IN_PLACE, a block
  *                of 2 GiB + 4 KiB to the other rank; MPI_Ialltoallv whose
  *                displacement times extent passes 2 GiB (int elements)
+ *   gather       MPI_Gather to rank 0, then MPI_Scatter back, 1 GiB + 2 MiB of
+ *                MPI_BYTE per rank: at 1+2 the other cluster's two blocks are
+ *                more than INT_MAX elements together (count x ranks)
  * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks. */
 #include <limits.h>
 #include <mpi.h>
@@ -381,6 +384,24 @@ static void ialltoallv_far_displacement(void) {
   free(rd);
 }
 
+/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements. */
+static void gather(void) {
+  const int count = (1 << 30) + (2 << 20); /* bytes per rank */
+  unsigned char* block = alloc((size_t)count);
+  unsigned char* all = rank == 0 ? alloc((size_t)count * size) : NULL;
+  fill_block(block, rank, (uint64_t)count);
+  if (rank == 0) memset(all, 0, (size_t)count * size);
+  MPI_Gather(block, count, MPI_BYTE, all, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    for (int r = 0; r < size; ++r)
+      check_block(all + (size_t)r * count, r, (uint64_t)count, "gather");
+  memset(block, 0, (size_t)count);
+  MPI_Scatter(all, count, MPI_BYTE, block, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+  check_block(block, rank, (uint64_t)count, "scatter");
+  free(all);
+  free(block);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -403,6 +424,8 @@ int main(int argc, char** argv) {
     bcast();
   else if (!strcmp(t, "gatherv"))
     gatherv();
+  else if (!strcmp(t, "gather"))
+    gather();
   else if (!strcmp(t, "allgatherv"))
     allgatherv();
   else if (!strcmp(t, "alltoallw")) {
