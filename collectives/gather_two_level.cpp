@@ -16,7 +16,8 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
     MemberBlocks far(t, false, am_root ? recvbuf : nullptr, recvcount, recvtype);
     if (int rc = near.stage()) return rc;  // the root's own block, for MPI_IN_PLACE
     {
-      const UniformBlocks fb(t.remote_size, recvcount, recvtype);  // past INT_MAX elements too
+      // Past INT_MAX elements too; recvcount and recvtype mean something at the root only.
+      const UniformBlocks fb(t.remote_size, am_root ? recvcount : 0, recvtype);
       if (int rc = fb.status()) return rc;
       Pending p(t);
       if (am_root && !t.standalone())
