@@ -17,8 +17,8 @@
  *                block at 1+1, about 1 GiB per rank at 1+2, so that a cluster
  *                aggregates 2 GiB from ranks below it)
  *   allgatherv   MPI_Allgatherv: the last rank's block is 2 GiB + 4 KiB
- *   alltoallw    MPI_Alltoallw and MPI_Ialltoallw with MPI_IN_PLACE, a block
- *                of 2 GiB + 4 KiB to the other rank; MPI_Ialltoallv whose
+ *   alltoallw    MPI_Alltoallw, then MPI_Ialltoallw (swapping back), with
+ *                MPI_IN_PLACE, a block of 2 GiB + 4 KiB each way; MPI_Ialltoallv whose
  *                displacement times extent passes 2 GiB (int elements)
  *   gather       MPI_Gather to rank 0, then MPI_Scatter back, 1 GiB + 2 MiB of
  *                MPI_BYTE per rank: at 1+2 the other cluster's two blocks are
@@ -56,6 +56,17 @@ static const int kBlocks = 2150000; /* 2,150,000,000 bytes of data > 2^31 */
 
 static unsigned char* alloc(size_t n) {
   unsigned char* p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return p;
+}
+
+/* Zeroed memory; calloc gets large blocks as fresh zero pages, without the
+ * memset pass over them. */
+static unsigned char* alloc0(size_t n) {
+  unsigned char* p = calloc(n, 1);
   if (!p) {
     fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -261,9 +272,8 @@ static void gatherv(void) {
   const MPI_Count total = vlayout(counts, displs);
   const uint64_t mine = (uint64_t)counts[rank] * 1024;
   unsigned char* block = alloc(mine);
-  unsigned char* all = rank == 0 ? alloc((size_t)total) : NULL;
+  unsigned char* all = rank == 0 ? alloc0((size_t)total) : NULL;
   fill_block(block, rank, mine);
-  if (rank == 0) memset(all, 0, (size_t)total);
   MPI_Gatherv(block, counts[rank], kib, all, counts, displs, kib, 0, MPI_COMM_WORLD);
   if (rank == 0)
     for (int r = 0; r < size; ++r)
@@ -289,8 +299,7 @@ static void allgatherv(void) {
   for (int r = 0; r < size; ++r) counts[r] = r == 0 ? 5 : r == size - 1 ? (1 << 21) + 4 : 0;
   for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
   const MPI_Count total = (MPI_Count)(displs[size - 1] + counts[size - 1]) * 1024;
-  unsigned char* all = alloc((size_t)total);
-  memset(all, 0, (size_t)total);
+  unsigned char* all = alloc0((size_t)total);
   /* In place on the last rank, from a send buffer on rank 0. */
   unsigned char* mine = rank == 0 ? alloc(5 * 1024) : NULL;
   if (rank == 0) fill_block(mine, 0, 5 * 1024);
@@ -310,9 +319,9 @@ static void allgatherv(void) {
 
 /* Alltoallw with MPI_IN_PLACE between rank 0 and the last rank: each holds
  * its own block (4 KiB, stays) at 0 and the block for the other (2 GiB +
- * 4 KiB) at 4096; after the call, that slot holds the other's block. */
-static void alltoallw_in_place(int nonblocking) {
-  const char* what = nonblocking ? "Ialltoallw in place" : "Alltoallw in place";
+ * 4 KiB) at 4096; after MPI_Alltoallw that slot holds the other's block,
+ * and MPI_Ialltoallw swaps them back (one fill for both calls). */
+static void alltoallw_in_place(void) {
   MPI_Datatype kib;
   MPI_Type_contiguous(1024, MPI_BYTE, &kib);
   kib = committed(kib);
@@ -331,17 +340,17 @@ static void alltoallw_in_place(int nonblocking) {
     fill_block(buf, rank + 8, 4096); /* own block: 8 + rank, never sent */
     fill_block(buf + 4096, rank, (uint64_t)big * 1024);
   }
-  if (nonblocking) {
-    MPI_Request req;
-    MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD,
-                   &req);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-  } else {
-    MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD);
-  }
+  MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD);
   if (peer >= 0) {
-    check_block(buf, rank + 8, 4096, what);
-    check_block(buf + 4096, peer, (uint64_t)big * 1024, what);
+    check_block(buf, rank + 8, 4096, "Alltoallw in place");
+    check_block(buf + 4096, peer, (uint64_t)big * 1024, "Alltoallw in place");
+  }
+  MPI_Request req;
+  MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  if (peer >= 0) {
+    check_block(buf, rank + 8, 4096, "Ialltoallw in place");
+    check_block(buf + 4096, rank, (uint64_t)big * 1024, "Ialltoallw in place");
   }
   free(buf);
   free(types);
@@ -388,9 +397,8 @@ static void ialltoallv_far_displacement(void) {
 static void gather(void) {
   const int count = (1 << 30) + (2 << 20); /* bytes per rank */
   unsigned char* block = alloc((size_t)count);
-  unsigned char* all = rank == 0 ? alloc((size_t)count * size) : NULL;
+  unsigned char* all = rank == 0 ? alloc0((size_t)count * size) : NULL;
   fill_block(block, rank, (uint64_t)count);
-  if (rank == 0) memset(all, 0, (size_t)count * size);
   MPI_Gather(block, count, MPI_BYTE, all, count, MPI_BYTE, 0, MPI_COMM_WORLD);
   if (rank == 0)
     for (int r = 0; r < size; ++r)
@@ -429,8 +437,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(t, "allgatherv"))
     allgatherv();
   else if (!strcmp(t, "alltoallw")) {
-    alltoallw_in_place(0);
-    alltoallw_in_place(1);
+    alltoallw_in_place();
     ialltoallv_far_displacement();
   } else {
     fprintf(stderr, "unknown test %s\n", t);
