@@ -13,8 +13,8 @@ namespace zipper::coll {
 int scatter_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   // The blocks that cross, past INT_MAX elements too; built only where the
-  // count and type are significant (declared before `p`, which outlives
-  // nothing that uses them).
+  // count and type are significant, and declared before `p` so that the type
+  // outlives its wait.
   std::optional<UniformBlocks> ub;
   if (t.rank == root)
     ub.emplace(t.remote_size, sendcount, sendtype);
