@@ -9,6 +9,8 @@
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -26,10 +28,13 @@
 #include "../collectives/gather_two_level.h"
 #include "../collectives/reduce_in_order.h"
 #include "../collectives/reduce_leaders.h"
+#include "../collectives/reduce_scatter_leaders.h"
 #include "../collectives/scatter_two_level.h"
 #include "../collectives/selection.h"
 #include "../collectives/topology.h"
 #include "../collectives/typed_buffer.h"
+#include "../collectives/uniform_blocks.h"
+#include "coll_checks.h"
 #include "coll_entry.h"
 #include "intercomm.h"
 
@@ -155,7 +160,13 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
     for (int i = 0; i < t.size; ++i)
       if (recvcounts[i] > 0) span = std::max<MPI_Aint>(span, MPI_Aint{rdispls[i]} + recvcounts[i]);
     copy = TypedBuffer(span, recvtype);
-    if (int rc = copy_typed(recvbuf, copy.data(), static_cast<int>(span), recvtype)) return rc;
+    // span may pass INT_MAX elements (a displacement plus a count): in pieces.
+    for (MPI_Aint at = 0; at < span; at += INT_MAX) {
+      const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, span - at));
+      if (int rc =
+              copy_typed(elem(recvbuf, at, recvtype), elem(copy.data(), at, recvtype), n, recvtype))
+        return rc;
+    }
     sendbuf = copy.data();
     sendcounts = recvcounts;
     sdispls = rdispls;
@@ -198,27 +209,29 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (!in_place)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
+  // Blocks as UniformBlocks: t.size * count may pass INT_MAX elements.
+  const UniformBlocks rb(t.size, recvcount, recvtype);
+  if (int rc = rb.status()) return rc;
   TypedBuffer copy;
   if (in_place) {
     copy = TypedBuffer(MPI_Aint{t.size} * recvcount, recvtype);
-    if (int rc = copy_typed(recvbuf, copy.data(), t.size * recvcount, recvtype)) return rc;
+    if (int rc = copy_typed(recvbuf, copy.data(), rb.elements(t.size), rb.unit())) return rc;
     sendbuf = copy.data();
     sendcount = recvcount;
     sendtype = recvtype;
   }
-  std::vector<int> sc(t.size, sendcount), rc(t.size, recvcount), sd(t.size), rd(t.size);
-  for (int i = 0; i < t.size; ++i) {
-    sd[i] = i * sendcount;
-    rd[i] = i * recvcount;
-  }
+  const UniformBlocks sb(t.size, sendcount, sendtype);
+  if (int rc = sb.status()) return rc;
+  const std::vector<int> sc = sb.counts(), sd = sb.displacements(), rc = rb.counts(),
+                         rd = rb.displacements();
   Choice ch = selection().choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   const int err =
       ch.algorithm == Algorithm::kAggregated
-          ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
-                                 rd.data(), recvtype, ch.inter_senders, true, ch.segment)
-          : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
-                             rd.data(), recvtype);
+          ? alltoallv_aggregated(t, sendbuf, sc.data(), sd.data(), sb.unit(), recvbuf, rc.data(),
+                                 rd.data(), rb.unit(), ch.inter_senders, true, ch.segment)
+          : alltoallv_direct(t, sendbuf, sc.data(), sd.data(), sb.unit(), recvbuf, rc.data(),
+                             rd.data(), rb.unit());
   return finish("MMPI_Alltoall", t, ch, err);
 }
 
@@ -297,13 +310,20 @@ int mmpi_impl_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvc
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(recvcount, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
+  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  // A vector past INT_MAX elements (an int count cannot describe it to the
+  // allreduce): reduce_scatter_leaders, which reduces it in slices.
+  if (MPI_Count{t.size} * recvcount > INT_MAX) {
+    const std::vector<int> counts(t.size, recvcount);
+    return finish_named("MMPI_Reduce_scatter_block", "reduce_scatter_leaders", t,
+                        reduce_scatter_leaders(t, in, recvbuf, counts.data(), datatype, op));
+  }
   // Algorithm via_allreduce: allreduce the whole vector (with the allreduce
   // selection), keep this rank's block.
   const int total = t.size * recvcount;
   Choice ch = selection().choose(Collective::kAllreduce, bytes_of(total, datatype), t.x, t.y);
   ch.inter_senders = senders(t, ch);
   TypedBuffer full(total, datatype);
-  const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   int rc = allreduce_with(t, ch, in, full.data(), total, datatype, op);
   if (rc == MPI_SUCCESS)
     rc = copy_typed(elem(full.data(), MPI_Aint{t.rank} * recvcount, datatype), recvbuf, recvcount,

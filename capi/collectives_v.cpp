@@ -14,8 +14,8 @@
 
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
+#include "../collectives/alltoallw_in_place.h"
 #include "../collectives/gatherv_two_level.h"
-#include "../collectives/packed_blocks.h"
 #include "../collectives/reduce_scatter_leaders.h"
 #include "../collectives/scatterv_two_level.h"
 #include "coll_checks.h"
@@ -137,29 +137,10 @@ int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int s
     if (!in_place)
       if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
   }
-  // In place: send what recvbuf holds now, packed per peer (MPI_PACKED
-  // matches any type signature).
-  std::vector<char> packed;
-  std::vector<int> counts(t.size), displs(t.size);
-  std::vector<MPI_Datatype> types(t.size, MPI_PACKED);
-  if (in_place) {
-    for (int r = 0; r < t.size; ++r) {
-      // Alltoallw's displacements are int bytes: MPI_ERR_COUNT past INT_MAX.
-      if (int rc = zipper::coll::int_bytes(static_cast<std::int64_t>(packed.size()), &displs[r]))
-        return rc;
-      if (int rc = zipper::coll::int_bytes(zipper::coll::packed_size(recvcounts[r], recvtypes[r]),
-                                           &counts[r]))
-        return rc;
-      const int one = recvcounts[r], zero = 0;
-      if (int rc = zipper::coll::pack_blocks(static_cast<char*>(recvbuf) + rdispls[r], &one, &zero,
-                                             recvtypes[r], {0}, &packed))
-        return rc;
-    }
-    sendbuf = packed.data();
-    sendcounts = counts.data();
-    sdispls = displs.data();
-    sendtypes = types.data();
-  }
+  if (in_place)
+    return finish_named(
+        "MMPI_Alltoallw", "alltoallw_in_place", t,
+        zipper::coll::alltoallw_in_place(t, recvbuf, recvcounts, rdispls, recvtypes));
   return finish_named("MMPI_Alltoallw", "alltoallw_direct", t,
                       zipper::coll::alltoallw_direct(t, sendbuf, sendcounts, sdispls, sendtypes,
                                                      recvbuf, recvcounts, rdispls, recvtypes));

@@ -313,14 +313,21 @@ int inter_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   std::shared_ptr<Comm> c;
   if (int rc = lookup(comm, &rt, &c)) return rc;
   if (sendcount < 0 || recvcount < 0) return MPI_ERR_COUNT;
+  if (int rc = check_type(sendtype)) return rc;
+  if (int rc = check_type(recvtype)) return rc;
   const int m = c->size();
-  std::vector<int> sc(static_cast<std::size_t>(m), sendcount),
-      rc(static_cast<std::size_t>(m), recvcount), sd(static_cast<std::size_t>(m)),
-      rd(static_cast<std::size_t>(m));
-  for (int j = 0; j < m; ++j) sd[static_cast<std::size_t>(j)] = j * sendcount;
-  for (int j = 0; j < m; ++j) rd[static_cast<std::size_t>(j)] = j * recvcount;
-  return inter_ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(),
-                          recvtype, comm, request);
+  // Byte displacements as MPI_Aint: j * count elements may pass INT_MAX.
+  const MPI_Aint se = extent_of(sendtype), re = extent_of(recvtype);
+  const auto n = static_cast<std::size_t>(m);
+  std::vector<int> sc(n, sendcount), rc(n, recvcount);
+  std::vector<MPI_Aint> sd(n), rd(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    sd[j] = static_cast<MPI_Aint>(j) * sendcount * se;
+    rd[j] = static_cast<MPI_Aint>(j) * recvcount * re;
+  }
+  std::vector<MPI_Datatype> st(n, sendtype), rtypes(n, recvtype);
+  return inter_ialltoallw(sendbuf, sc.data(), sd.data(), st.data(), recvbuf, rc.data(), rd.data(),
+                          rtypes.data(), comm, request);
 }
 
 int inter_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], int block,

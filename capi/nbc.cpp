@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "../client/datatype.h"
+#include "../collectives/byte_type.h"
 #include "../collectives/nbc_barrier_dissemination.h"
 #include "../collectives/nbc_bcast_binomial.h"
 #include "../collectives/nbc_direct.h"
@@ -21,6 +23,7 @@
 #include "../collectives/schedule.h"
 #include "../collectives/tags.h"
 #include "../collectives/typed_buffer.h"
+#include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
@@ -32,6 +35,7 @@ using zipper::coll::Block;
 using zipper::coll::elem;
 using zipper::coll::Schedule;
 using zipper::coll::Topology;
+using zipper::coll::UniformBlocks;
 
 namespace {
 
@@ -40,6 +44,51 @@ Block at(const void* buf, MPI_Aint index, int count, MPI_Datatype type) {
 }
 
 int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_REQUEST : 0; }
+
+// Ialltoallw's schedule once the arguments are checked; displacements in
+// bytes as MPI_Aint, so that Ialltoallv's element displacements times the
+// extent may pass 2 GiB. With MPI_IN_PLACE (sendbuf), what recvbuf holds now
+// is snapshot packed per peer and sent as MPI_PACKED (which matches any type
+// signature); a block of 2 GiB and more as one element of a byte type.
+int start_alltoallw(const char* what, const Topology& t, const void* sendbuf,
+                    const int sendcounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                    MPI_Request* request) {
+  auto s = nbc_schedule(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  auto* out = static_cast<char*>(recvbuf);
+  for (int r = 0; r < t.size; ++r)
+    recvs[r] = Block{out + rdispls[r], recvcounts[r], recvtypes[r], true};
+  if (sendbuf == MPI_IN_PLACE) {
+    // Packed straight into the schedule's scratch: one snapshot, no copy.
+    // This rank's own block stays where it is (no self copy).
+    std::vector<MPI_Count> at(t.size + 1, 0);
+    for (int r = 0; r < t.size; ++r)
+      at[r + 1] =
+          at[r] + (r == t.rank ? 0 : zipper::coll::packed_size(recvcounts[r], recvtypes[r]));
+    recvs[t.rank].used = false;
+    auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(at[t.size]), MPI_BYTE));
+    for (int r = 0; r < t.size; ++r)
+      if (at[r + 1] > at[r])
+        if (int rc = zipper::client::pack_into(out + rdispls[r], recvcounts[r], recvtypes[r],
+                                               reinterpret_cast<std::byte*>(copy + at[r]),
+                                               at[r + 1] - at[r], MPI_COMM_SELF))
+          return rc;
+    for (int r = 0; r < t.size; ++r) {
+      const zipper::coll::ByteType block(static_cast<MPI_Count>(at[r + 1] - at[r]), MPI_PACKED);
+      if (int rc = block.status()) return rc;
+      // keep(): the schedule's own duplicate outlives `block`.
+      sends[r] = Block{copy + at[r], block.count(), s->keep(block.type()), r != t.rank};
+    }
+  } else {
+    const auto* in = static_cast<const char*>(sendbuf);
+    for (int r = 0; r < t.size; ++r)
+      sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
+  }
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return nbc_launch(what, std::move(s), request);
+}
 
 }  // namespace
 
@@ -127,37 +176,13 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
     if (!in_place)
       if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
   }
-  auto s = nbc_schedule(t);
-  std::vector<Block> sends(t.size), recvs(t.size);
-  auto* out = static_cast<char*>(recvbuf);
-  for (int r = 0; r < t.size; ++r)
-    recvs[r] = Block{out + rdispls[r], recvcounts[r], recvtypes[r], true};
-  if (in_place) {
-    // Snapshot what recvbuf holds now, packed per peer (MPI_PACKED matches
-    // any type signature).
-    std::vector<char> packed;
-    std::vector<std::size_t> at(t.size + 1, 0);
-    for (int r = 0; r < t.size; ++r) {
-      const int one = recvcounts[r], zero = 0;
-      int block = 0;  // a peer's block goes as an int count of MPI_PACKED
-      if (int rc = zipper::coll::int_bytes(zipper::coll::packed_size(one, recvtypes[r]), &block))
-        return rc;
-      if (int rc =
-              zipper::coll::pack_blocks(out + rdispls[r], &one, &zero, recvtypes[r], {0}, &packed))
-        return rc;
-      at[r + 1] = packed.size();
-    }
-    auto* copy = static_cast<char*>(s->scratch(static_cast<MPI_Aint>(packed.size()), MPI_BYTE));
-    if (!packed.empty()) std::copy(packed.begin(), packed.end(), copy);
-    for (int r = 0; r < t.size; ++r)
-      sends[r] = Block{copy + at[r], static_cast<int>(at[r + 1] - at[r]), MPI_PACKED, true};
-  } else {
-    const auto* in = static_cast<const char*>(sendbuf);
-    for (int r = 0; r < t.size; ++r)
-      sends[r] = Block{const_cast<char*>(in) + sdispls[r], sendcounts[r], sendtypes[r], true};
+  std::vector<MPI_Aint> sd(t.size, 0), rd(t.size);
+  for (int r = 0; r < t.size; ++r) {
+    rd[r] = rdispls[r];
+    if (!in_place) sd[r] = sdispls[r];
   }
-  zipper::coll::nbc_direct(*s, sends, recvs);
-  return nbc_launch("MMPI_Ialltoallw", std::move(s), request);
+  return start_alltoallw("MMPI_Ialltoallw", t, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf,
+                         recvcounts, rd.data(), recvtypes, request);
 }
 
 int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -180,14 +205,14 @@ int mmpi_impl_Ialltoallv(const void* sendbuf, const int sendcounts[], const int 
   // Byte displacements and per-peer types: the alltoallw case.
   const MPI_Aint rext = zipper::coll::extent_of(recvtype);
   const MPI_Aint sext = in_place ? 0 : zipper::coll::extent_of(sendtype);
-  std::vector<int> sd(t.size), rd(t.size);
+  std::vector<MPI_Aint> sd(t.size, 0), rd(t.size);
   std::vector<MPI_Datatype> st(t.size, sendtype), rt(t.size, recvtype);
   for (int r = 0; r < t.size; ++r) {
-    rd[r] = static_cast<int>(rdispls[r] * rext);
-    if (!in_place) sd[r] = static_cast<int>(sdispls[r] * sext);
+    rd[r] = rdispls[r] * rext;
+    if (!in_place) sd[r] = sdispls[r] * sext;
   }
-  return mmpi_impl_Ialltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
-                              rd.data(), rt.data(), comm, request);
+  return start_alltoallw("MMPI_Ialltoallv", t, sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                         recvcounts, rd.data(), rt.data(), request);
 }
 
 int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -202,13 +227,15 @@ int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (!in_place)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
-  std::vector<int> sc(t.size, sendcount), rc(t.size, recvcount), sd(t.size), rd(t.size);
-  for (int r = 0; r < t.size; ++r) {
-    sd[r] = r * sendcount;
-    rd[r] = r * recvcount;
-  }
-  return mmpi_impl_Ialltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(),
-                              rd.data(), recvtype, comm, request);
+  // t.size * count may pass INT_MAX elements: UniformBlocks (the schedule
+  // keeps its own duplicate of a block type).
+  const UniformBlocks sb(t.size, in_place ? 0 : sendcount, sendtype),
+      rb(t.size, recvcount, recvtype);
+  if (int rc = sb.status() ? sb.status() : rb.status()) return rc;
+  const std::vector<int> sc = sb.counts(), sd = sb.displacements(), rc = rb.counts(),
+                         rd = rb.displacements();
+  return mmpi_impl_Ialltoallv(sendbuf, sc.data(), sd.data(), sb.unit(), recvbuf, rc.data(),
+                              rd.data(), rb.unit(), comm, request);
 }
 
 int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -248,12 +275,14 @@ int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
-  std::vector<int> counts(t.size, recvcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
   const bool am_root = t.rank == root;
   if (am_root && recvcount < 0) return MPI_ERR_COUNT;
+  // Significant at the root only; t.size * recvcount may pass INT_MAX.
+  const UniformBlocks rb(t.size, am_root ? recvcount : 0, recvtype);
+  if (int rc = rb.status()) return rc;
+  const std::vector<int> counts = rb.counts(), displs = rb.displacements();
   return mmpi_impl_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                            recvtype, root, comm, request);
+                            rb.unit(), root, comm, request);
 }
 
 int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
@@ -294,9 +323,11 @@ int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_root(t, root)) return rc;
   if (t.rank == root && sendcount < 0) return MPI_ERR_COUNT;
-  std::vector<int> counts(t.size, sendcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * sendcount;
-  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+  // Significant at the root only; t.size * sendcount may pass INT_MAX.
+  const UniformBlocks sb(t.size, t.rank == root ? sendcount : 0, sendtype);
+  if (int rc = sb.status()) return rc;
+  const std::vector<int> counts = sb.counts(), displs = sb.displacements();
+  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sb.unit(), recvbuf, recvcount,
                              recvtype, root, comm, request);
 }
 
@@ -335,10 +366,13 @@ int mmpi_impl_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
                              recvtype, comm, request);  // capi/intercomm_coll.cpp
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
-  std::vector<int> counts(t.size, recvcount), displs(t.size);
-  for (int r = 0; r < t.size; ++r) displs[r] = r * recvcount;
+  if (recvcount < 0) return MPI_ERR_COUNT;
+  // t.size * recvcount may pass INT_MAX elements.
+  const UniformBlocks rb(t.size, recvcount, recvtype);
+  if (int rc = rb.status()) return rc;
+  const std::vector<int> counts = rb.counts(), displs = rb.displacements();
   return mmpi_impl_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                               recvtype, comm, request);
+                               rb.unit(), comm, request);
 }
 
 int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],

@@ -1,7 +1,9 @@
 #include "allgatherv_two_level.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "byte_type.h"
 #include "packed_blocks.h"
 #include "pending.h"
 #include "tags.h"
@@ -29,19 +31,25 @@ int allgatherv_two_level(const Topology& t, const void* sendbuf, int sendcount,
   std::int64_t sum = 0, mine_sum = 0;
   for (int r : theirs) sum += packed_size(recvcounts[r], recvtype);
   for (int r : mine) mine_sum += packed_size(recvcounts[r], recvtype);
-  int bytes = 0, out_bytes = 0;
-  if (int rc = int_bytes(sum, &bytes)) return rc;
-  if (int rc = int_bytes(mine_sum, &out_bytes)) return rc;
-  std::vector<char> in(static_cast<std::size_t>(bytes)), out;
+  std::vector<char> in(static_cast<std::size_t>(sum)), out;
   if (t.local_rank == 0) {
     if (int rc = pack_blocks(recvbuf, recvcounts, displs, recvtype, mine, &out)) return rc;
+    // One message each way at any size (ByteType: 2 GiB and more as one element).
+    const ByteType in_type(sum, MPI_BYTE), out_type(mine_sum, MPI_BYTE);
+    if (int rc = in_type.status() ? in_type.status() : out_type.status()) return rc;
     Pending p(t);
-    p.irecv(in.data(), bytes, MPI_BYTE, t.remote_member(0), kTagAllgatherv);
-    p.isend(out.data(), out_bytes, MPI_BYTE, t.remote_member(0), kTagAllgatherv);
+    p.irecv(in.data(), in_type.count(), in_type.type(), t.remote_member(0), kTagAllgatherv);
+    p.isend(out.data(), out_type.count(), out_type.type(), t.remote_member(0), kTagAllgatherv);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = wait_native(t, MPI_Ibcast(in.data(), bytes, MPI_BYTE, 0, t.local, &req), &req))
-    return rc;
+  // Native broadcasts of at most kBytePiece each (every rank knows `sum`, so
+  // all make the same calls), outstanding together.
+  Pending p(t);
+  for (std::int64_t at = 0; at < sum; at += kBytePiece) {
+    const int n = static_cast<int>(std::min<std::int64_t>(kBytePiece, sum - at));
+    p.add(MPI_Ibcast(in.data() + at, n, MPI_BYTE, 0, t.local, &req), &req);
+  }
+  if (int rc = p.wait()) return rc;
   return unpack_blocks(in, recvbuf, recvcounts, displs, recvtype, theirs);
 }
 

@@ -4,6 +4,7 @@
 #include "pending.h"
 #include "tags.h"
 #include "typed_buffer.h"
+#include "uniform_blocks.h"
 
 namespace zipper::coll {
 
@@ -15,9 +16,12 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
     MemberBlocks far(t, false, am_root ? recvbuf : nullptr, recvcount, recvtype);
     if (int rc = near.stage()) return rc;  // the root's own block, for MPI_IN_PLACE
     {
+      // Past INT_MAX elements too; recvcount and recvtype mean something at the root only.
+      const UniformBlocks fb(t.remote_size, am_root ? recvcount : 0, recvtype);
+      if (int rc = fb.status()) return rc;
       Pending p(t);
       if (am_root && !t.standalone())
-        p.irecv(far.data(), t.remote_size * recvcount, recvtype, t.remote_member(0), kTagGather);
+        p.irecv(far.data(), fb.elements(t.remote_size), fb.unit(), t.remote_member(0), kTagGather);
       MPI_Request req = MPI_REQUEST_NULL;
       p.add(MPI_Igather(sendbuf, sendcount, sendtype, near.data(), recvcount, recvtype,
                         t.index_in_cluster(root), t.local, &req),
@@ -29,6 +33,8 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
   }
   // The far leader collects with its own send signature, which MPI requires
   // to match the root's receive signature.
+  const UniformBlocks lb(t.local_size, sendcount, sendtype);  // past INT_MAX elements too
+  if (int rc = lb.status()) return rc;
   Pending p(t);
   const bool leader = t.local_rank == 0;
   TypedBuffer block(leader ? MPI_Aint{t.local_size} * sendcount : 0, sendtype);
@@ -40,7 +46,7 @@ int gather_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI_
                            &r))
     return rc;
   if (!leader) return MPI_SUCCESS;
-  p.isend(block.data(), t.local_size * sendcount, sendtype, root, kTagGather);
+  p.isend(block.data(), lb.elements(t.local_size), lb.unit(), root, kTagGather);
   return p.wait();
 }
 

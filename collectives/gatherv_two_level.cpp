@@ -1,10 +1,12 @@
 #include "gatherv_two_level.h"
 
+#include <climits>
 #include <vector>
 
 #include "packed_blocks.h"
 #include "pending.h"
 #include "tags.h"
+#include "typed_buffer.h"
 
 namespace zipper::coll {
 
@@ -16,14 +18,24 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
     const bool am_root = t.rank == root;
     std::vector<int> far_ranks, counts, disps;
     std::vector<char> far;
+    bool packed_far = false;  // far blocks come packed from the far leader
     if (am_root) {
       for (int j = 0; j < t.remote_size; ++j) far_ranks.push_back(t.remote_member(j));
       std::int64_t sum = 0;
       for (int r : far_ranks) sum += packed_size(recvcounts[r], recvtype);
-      int bytes = 0;
-      if (int rc = int_bytes(sum, &bytes)) return rc;
-      far.resize(static_cast<std::size_t>(bytes));
-      if (!t.standalone()) p.irecv(far.data(), bytes, MPI_BYTE, t.remote_member(0), kTagGatherv);
+      if (sum > INT_MAX) {
+        // The far cluster's blocks total 2 GiB or more: each far rank sends
+        // its own straight to the root (the far side takes the same
+        // decision from the same sum), received in place.
+        for (int r : far_ranks)
+          if (packed_size(recvcounts[r], recvtype) > 0)
+            p.irecv(elem(recvbuf, displs[r], recvtype), recvcounts[r], recvtype, r, kTagGatherv);
+      } else {
+        packed_far = true;
+        far.resize(static_cast<std::size_t>(sum));
+        if (!t.standalone())
+          p.irecv(far.data(), static_cast<int>(sum), MPI_BYTE, t.remote_member(0), kTagGatherv);
+      }
       for (int i = 0; i < t.local_size; ++i) {
         counts.push_back(recvcounts[t.local_member(i)]);
         disps.push_back(displs[t.local_member(i)]);
@@ -34,33 +46,39 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
                        t.index_in_cluster(root), t.local, &req),
           &req);
     if (int rc = p.wait()) return rc;
-    return am_root ? unpack_blocks(far, recvbuf, recvcounts, displs, recvtype, far_ranks)
-                   : MPI_SUCCESS;
+    return packed_far ? unpack_blocks(far, recvbuf, recvcounts, displs, recvtype, far_ranks)
+                      : MPI_SUCCESS;
   }
-  // Far cluster: its members' sizes are known only to themselves.
+  // Far cluster: its members' sizes are known only to themselves; all of
+  // them learn the sum, which decides the path.
   const bool leader = t.local_rank == 0;
-  int mine = 0;
-  if (int rc = int_bytes(packed_size(sendcount, sendtype), &mine)) return rc;
-  std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
+  const std::int64_t mine = packed_size(sendcount, sendtype);
+  std::vector<std::int64_t> sizes(t.local_size);
   // Native steps wait through wait_native (pending.h): progress meanwhile.
   MPI_Request r = MPI_REQUEST_NULL;
   if (int rc = wait_native(
-          t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
+          t, MPI_Iallgather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, t.local, &r), &r))
     return rc;
   std::int64_t sum = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    offsets[i] = static_cast<int>(sum);
-    sum += sizes[i];
+  for (std::int64_t s : sizes) sum += s;
+  if (sum > INT_MAX) {
+    if (mine > 0) p.isend(sendbuf, sendcount, sendtype, root, kTagGatherv);
+    return p.wait();
   }
-  int total = 0;
-  if (int rc = int_bytes(sum, &total)) return rc;
-  std::vector<char> packed, block(total);
+  std::vector<int> counts(leader ? t.local_size : 0), offsets(counts.size());
+  for (std::size_t i = 0, at = 0; i < counts.size(); at += counts[i], ++i) {
+    counts[i] = static_cast<int>(sizes[i]);
+    offsets[i] = static_cast<int>(at);
+  }
+  const int total = static_cast<int>(sum);
+  std::vector<char> packed, block(leader ? total : 0);
   const int one = sendcount, zero = 0;
   if (int rc = pack_blocks(sendbuf, &one, &zero, sendtype, {0}, &packed)) return rc;
-  if (int rc = wait_native(t,
-                           MPI_Igatherv(packed.data(), mine, MPI_BYTE, block.data(), sizes.data(),
-                                        offsets.data(), MPI_BYTE, 0, t.local, &r),
-                           &r))
+  if (int rc =
+          wait_native(t,
+                      MPI_Igatherv(packed.data(), static_cast<int>(mine), MPI_BYTE, block.data(),
+                                   counts.data(), offsets.data(), MPI_BYTE, 0, t.local, &r),
+                      &r))
     return rc;
   if (!leader) return MPI_SUCCESS;
   p.isend(block.data(), total, MPI_BYTE, root, kTagGatherv);

@@ -1,7 +1,5 @@
 #include "packed_blocks.h"
 
-#include <climits>
-
 #include "../client/datatype.h"
 #include "typed_buffer.h"
 
@@ -10,12 +8,6 @@ namespace zipper::coll {
 std::int64_t packed_size(int count, MPI_Datatype type) {
   const MPI_Count size = client::type_size(type);
   return size > 0 && count > 0 ? std::int64_t{count} * size : 0;
-}
-
-int int_bytes(std::int64_t bytes, int* out) {
-  if (bytes < 0 || bytes > INT_MAX) return MPI_ERR_COUNT;
-  *out = static_cast<int>(bytes);
-  return MPI_SUCCESS;
 }
 
 int pack_blocks(const void* buf, const int counts[], const int displs[], MPI_Datatype type,

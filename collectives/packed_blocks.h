@@ -15,11 +15,6 @@ namespace zipper::coll {
 /// Bytes of `count` elements of `type` once packed.
 std::int64_t packed_size(int count, MPI_Datatype type);
 
-/// `bytes` as the int count of MPI_BYTE the transfers below take, or
-/// MPI_ERR_COUNT when an int cannot hold it (a cluster's blocks of 2 GiB and
-/// more: not carried by these two-level algorithms yet).
-int int_bytes(std::int64_t bytes, int* out);
-
 /// Appends the blocks of `ranks` (in that order) from `buf` to `out`.
 /// Returns an MPI error code.
 int pack_blocks(const void* buf, const int counts[], const int displs[], MPI_Datatype type,

@@ -5,6 +5,7 @@
 #include "rank_runs.h"
 #include "tags.h"
 #include "typed_buffer.h"
+#include "uniform_blocks.h"
 
 namespace zipper::coll {
 
@@ -53,9 +54,12 @@ int reduce_rank_order(const Topology& t, const void* sendbuf, void* result, int 
   const int nmine = count_runs(runs, true), ntheirs = count_runs(runs, false);
   TypedBuffer mine(MPI_Aint{nmine} * count, type), theirs(MPI_Aint{ntheirs} * count, type);
   if (int rc = reduce_local_runs(t, runs, all.data(), mine.data(), count, type, op)) return rc;
+  // Runs x count may pass INT_MAX elements: UniformBlocks.
+  const UniformBlocks in(ntheirs, count, type), out(nmine, count, type);
+  if (int rc = in.status() ? in.status() : out.status()) return rc;
   Pending p(t);
-  p.irecv(theirs.data(), ntheirs * count, type, t.remote_member(0), kTagReduceRuns);
-  p.isend(mine.data(), nmine * count, type, t.remote_member(0), kTagReduceRuns);
+  p.irecv(theirs.data(), in.elements(ntheirs), in.unit(), t.remote_member(0), kTagReduceRuns);
+  p.isend(mine.data(), out.elements(nmine), out.unit(), t.remote_member(0), kTagReduceRuns);
   if (int rc = p.wait()) return rc;
   return fold_runs(t, runs, mine.data(), theirs.data(), result, count, type, op);
 }

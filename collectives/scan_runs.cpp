@@ -4,6 +4,7 @@
 #include "rank_runs.h"
 #include "tags.h"
 #include "typed_buffer.h"
+#include "uniform_blocks.h"
 
 namespace zipper::coll {
 
@@ -25,9 +26,12 @@ int scan_runs(const Topology& t, const void* sendbuf, void* recvbuf, int count, 
       const int nmine = count_runs(runs, true);
       TypedBuffer mine(MPI_Aint{nmine} * count, type);
       if (int rc = reduce_local_runs(t, runs, all.data(), mine.data(), count, type, op)) return rc;
+      // Runs x count may pass INT_MAX elements: UniformBlocks.
+      const UniformBlocks in(ntheirs, count, type), out(nmine, count, type);
+      if (int rc = in.status() ? in.status() : out.status()) return rc;
       Pending p(t);
-      p.irecv(theirs.data(), ntheirs * count, type, t.remote_member(0), kTagScan);
-      p.isend(mine.data(), nmine * count, type, t.remote_member(0), kTagScan);
+      p.irecv(theirs.data(), in.elements(ntheirs), in.unit(), t.remote_member(0), kTagScan);
+      p.isend(mine.data(), out.elements(nmine), out.unit(), t.remote_member(0), kTagScan);
       if (int rc = p.wait()) return rc;
     }
     // acc = reduction of every rank before the one being visited.

@@ -1,10 +1,12 @@
 #include "scatterv_two_level.h"
 
+#include <climits>
 #include <vector>
 
 #include "packed_blocks.h"
 #include "pending.h"
 #include "tags.h"
+#include "typed_buffer.h"
 
 namespace zipper::coll {
 
@@ -18,11 +20,20 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
     std::vector<char> far;
     if (am_root) {
       for (int j = 0; j < t.remote_size; ++j) far_ranks.push_back(t.remote_member(j));
-      if (int rc = pack_blocks(sendbuf, sendcounts, displs, sendtype, far_ranks, &far)) return rc;
-      int far_bytes = 0;
-      if (int rc = int_bytes(static_cast<std::int64_t>(far.size()), &far_bytes)) return rc;
-      if (!t.standalone())
-        p.isend(far.data(), far_bytes, MPI_BYTE, t.remote_member(0), kTagScatterv);
+      std::int64_t sum = 0;
+      for (int r : far_ranks) sum += packed_size(sendcounts[r], sendtype);
+      if (sum > INT_MAX) {
+        // The far cluster's blocks total 2 GiB or more: straight to each far
+        // rank from the user's buffer (the far side decides alike from the
+        // same sum).
+        for (int r : far_ranks)
+          if (packed_size(sendcounts[r], sendtype) > 0)
+            p.isend(elem(sendbuf, displs[r], sendtype), sendcounts[r], sendtype, r, kTagScatterv);
+      } else {
+        if (int rc = pack_blocks(sendbuf, sendcounts, displs, sendtype, far_ranks, &far)) return rc;
+        if (!t.standalone())
+          p.isend(far.data(), static_cast<int>(sum), MPI_BYTE, t.remote_member(0), kTagScatterv);
+      }
       for (int i = 0; i < t.local_size; ++i) {
         counts.push_back(sendcounts[t.local_member(i)]);
         disps.push_back(displs[t.local_member(i)]);
@@ -34,31 +45,37 @@ int scatterv_two_level(const Topology& t, const void* sendbuf, const int sendcou
           &req);
     return p.wait();
   }
+  // Far cluster: all members learn the sum of their sizes, which decides the path.
   const bool leader = t.local_rank == 0;
-  int mine = 0;
-  if (int rc = int_bytes(packed_size(recvcount, recvtype), &mine)) return rc;
-  std::vector<int> sizes(leader ? t.local_size : 0), offsets(sizes.size());
+  const std::int64_t mine = packed_size(recvcount, recvtype);
+  std::vector<std::int64_t> sizes(t.local_size);
   // Native steps wait through wait_native (pending.h): progress meanwhile.
   MPI_Request r = MPI_REQUEST_NULL;
   if (int rc = wait_native(
-          t, MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, t.local, &r), &r))
+          t, MPI_Iallgather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, t.local, &r), &r))
     return rc;
   std::int64_t sum = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    offsets[i] = static_cast<int>(sum);
-    sum += sizes[i];
+  for (std::int64_t s : sizes) sum += s;
+  if (sum > INT_MAX) {
+    if (mine > 0) p.irecv(recvbuf, recvcount, recvtype, root, kTagScatterv);
+    return p.wait();
   }
-  int total = 0;
-  if (int rc = int_bytes(sum, &total)) return rc;
-  std::vector<char> block(total), packed(mine);
+  std::vector<int> counts(leader ? t.local_size : 0), offsets(counts.size());
+  for (std::size_t i = 0, at = 0; i < counts.size(); at += counts[i], ++i) {
+    counts[i] = static_cast<int>(sizes[i]);
+    offsets[i] = static_cast<int>(at);
+  }
+  const int total = static_cast<int>(sum);
+  std::vector<char> block(leader ? total : 0), packed(static_cast<std::size_t>(mine));
   if (leader) {
     p.irecv(block.data(), total, MPI_BYTE, root, kTagScatterv);
     if (int rc = p.wait()) return rc;
   }
-  if (int rc = wait_native(t,
-                           MPI_Iscatterv(block.data(), sizes.data(), offsets.data(), MPI_BYTE,
-                                         packed.data(), mine, MPI_BYTE, 0, t.local, &r),
-                           &r))
+  if (int rc = wait_native(
+          t,
+          MPI_Iscatterv(block.data(), counts.data(), offsets.data(), MPI_BYTE, packed.data(),
+                        static_cast<int>(mine), MPI_BYTE, 0, t.local, &r),
+          &r))
     return rc;
   const int one = recvcount, zero = 0;
   return unpack_blocks(packed, recvbuf, &one, &zero, recvtype, {0});

@@ -19,6 +19,7 @@ inline constexpr int kTagAllgatherv = 22;
 inline constexpr int kTagReduceRuns = 23;
 inline constexpr int kTagScan = 24;
 inline constexpr int kTagAlltoallw = 25;
+inline constexpr int kTagReduceScatter = 26;
 
 // Non-blocking collectives take kTagNbcBase + (per-communicator sequence
 // number mod kNbcTagSpan): MPI requires every rank to start them in the same

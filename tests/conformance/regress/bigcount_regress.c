@@ -12,7 +12,18 @@
  *                with gaps (unpacked in pieces); the gaps stay untouched
  *   bcast        MPI_Bcast of 2 GiB + 5 KiB (count of a 1 KiB type) from rank 0
  *                to every rank, every byte checked
- * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 ranks. */
+ *   gatherv      MPI_Gatherv to rank 0, then MPI_Scatterv of the same blocks
+ *                back: the other cluster's blocks total 2 GiB + some KiB (one
+ *                block at 1+1, about 1 GiB per rank at 1+2, so that a cluster
+ *                aggregates 2 GiB from ranks below it)
+ *   allgatherv   MPI_Allgatherv: the last rank's block is 2 GiB + 4 KiB
+ *   alltoallw    MPI_Alltoallw, then MPI_Ialltoallw (swapping back), with
+ *                MPI_IN_PLACE, a block of 2 GiB + 4 KiB each way; MPI_Ialltoallv whose
+ *                displacement times extent passes 2 GiB (int elements)
+ *   gather       MPI_Gather to rank 0, then MPI_Scatter back, 1 GiB + 2 MiB of
+ *                MPI_BYTE per rank: at 1+2 the other cluster's two blocks are
+ *                more than INT_MAX elements together (count x ranks)
+ * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -45,6 +56,17 @@ static const int kBlocks = 2150000; /* 2,150,000,000 bytes of data > 2^31 */
 
 static unsigned char* alloc(size_t n) {
   unsigned char* p = malloc(n);
+  if (!p) {
+    fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return p;
+}
+
+/* Zeroed memory; calloc gets large blocks as fresh zero pages, without the
+ * memset pass over them. */
+static unsigned char* alloc0(size_t n) {
+  unsigned char* p = calloc(n, 1);
   if (!p) {
     fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -202,6 +224,192 @@ static void vector(int send_vector) {
   MPI_Type_free(&blk);
 }
 
+/* Rank r's block in the v-collectives: KiB elements; rank 0's is small, the
+ * other cluster's (ranks 1..size-1) total 2 GiB + some KiB. */
+static int vblock(int r) { return r == 0 ? 5 : (1 << 21) / (size - 1) + 3 + r; }
+
+/* Word o/8 of rank r's block (8-byte words: cheap enough for 2 GiB twice a
+ * second): the offset and the rank mixed by one multiply, so a chunk
+ * delivered at another offset or from another rank shows. Blocks are whole
+ * words, 8-byte aligned. */
+static inline uint64_t vword(int r, uint64_t o) {
+  return ((o >> 3) + ((uint64_t)r << 40) + 1) * 0x9E3779B97F4A7C15ull;
+}
+
+static void fill_block(unsigned char* p, int r, uint64_t n) {
+  uint64_t* w = (uint64_t*)p;
+  for (uint64_t o = 0; o < n; o += 8) w[o >> 3] = vword(r, o);
+}
+
+static void check_block(const unsigned char* p, int r, uint64_t n, const char* what) {
+  const uint64_t* w = (const uint64_t*)p;
+  uint64_t bad = 0;
+  for (uint64_t o = 0; o < n; o += 8)
+    if (w[o >> 3] != vword(r, o) && bad++ < 5)
+      CHECK(0, "%s: rank %d's block: word at byte %llu is %llx, expected %llx", what, r,
+            (unsigned long long)o, (unsigned long long)w[o >> 3], (unsigned long long)vword(r, o));
+  CHECK(bad == 0, "%s: rank %d's block: %llu wrong words of %llu", what, r, (unsigned long long)bad,
+        (unsigned long long)(n / 8));
+}
+
+/* Counts and displacements (KiB elements) of every rank's block, back to back. */
+static MPI_Count vlayout(int* counts, int* displs) {
+  MPI_Count at = 0;
+  for (int r = 0; r < size; ++r) {
+    counts[r] = vblock(r);
+    displs[r] = (int)at;
+    at += counts[r];
+  }
+  return at * 1024;
+}
+
+static void gatherv(void) {
+  MPI_Datatype kib;
+  MPI_Type_contiguous(1024, MPI_BYTE, &kib);
+  kib = committed(kib);
+  int* counts = calloc(size, sizeof(int));
+  int* displs = calloc(size, sizeof(int));
+  const MPI_Count total = vlayout(counts, displs);
+  const uint64_t mine = (uint64_t)counts[rank] * 1024;
+  unsigned char* block = alloc(mine);
+  unsigned char* all = rank == 0 ? alloc0((size_t)total) : NULL;
+  fill_block(block, rank, mine);
+  MPI_Gatherv(block, counts[rank], kib, all, counts, displs, kib, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    for (int r = 0; r < size; ++r)
+      check_block(all + (size_t)displs[r] * 1024, r, (uint64_t)counts[r] * 1024, "gatherv");
+  /* Back out: every rank gets its own block again. */
+  memset(block, 0, mine);
+  MPI_Scatterv(all, counts, displs, kib, block, counts[rank], kib, 0, MPI_COMM_WORLD);
+  check_block(block, rank, mine, "scatterv");
+  free(all);
+  free(block);
+  free(counts);
+  free(displs);
+  MPI_Type_free(&kib);
+}
+
+static void allgatherv(void) {
+  MPI_Datatype kib;
+  MPI_Type_contiguous(1024, MPI_BYTE, &kib);
+  kib = committed(kib);
+  int* counts = calloc(size, sizeof(int));
+  int* displs = calloc(size, sizeof(int));
+  /* Rank 0 and the last rank only: 2 GiB + 4 KiB from the last one. */
+  for (int r = 0; r < size; ++r) counts[r] = r == 0 ? 5 : r == size - 1 ? (1 << 21) + 4 : 0;
+  for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const MPI_Count total = (MPI_Count)(displs[size - 1] + counts[size - 1]) * 1024;
+  unsigned char* all = alloc0((size_t)total);
+  /* In place on the last rank, from a send buffer on rank 0. */
+  unsigned char* mine = rank == 0 ? alloc(5 * 1024) : NULL;
+  if (rank == 0) fill_block(mine, 0, 5 * 1024);
+  if (rank == size - 1)
+    fill_block(all + (size_t)displs[rank] * 1024, rank, (uint64_t)counts[rank] * 1024);
+  MPI_Allgatherv(rank == 0 ? (void*)mine : MPI_IN_PLACE, counts[rank], kib, all, counts, displs,
+                 kib, MPI_COMM_WORLD);
+  for (int r = 0; r < size; ++r)
+    if (counts[r] > 0)
+      check_block(all + (size_t)displs[r] * 1024, r, (uint64_t)counts[r] * 1024, "allgatherv");
+  free(mine);
+  free(all);
+  free(counts);
+  free(displs);
+  MPI_Type_free(&kib);
+}
+
+/* Alltoallw with MPI_IN_PLACE between rank 0 and the last rank: each holds
+ * its own block (4 KiB, stays) at 0 and the block for the other (2 GiB +
+ * 4 KiB) at 4096; after MPI_Alltoallw that slot holds the other's block,
+ * and MPI_Ialltoallw swaps them back (one fill for both calls). */
+static void alltoallw_in_place(void) {
+  MPI_Datatype kib;
+  MPI_Type_contiguous(1024, MPI_BYTE, &kib);
+  kib = committed(kib);
+  const int peer = rank == 0 ? size - 1 : rank == size - 1 ? 0 : -1;
+  const int big = (1 << 21) + 4;
+  int* counts = calloc(size, sizeof(int));
+  int* displs = calloc(size, sizeof(int));
+  MPI_Datatype* types = malloc(size * sizeof(MPI_Datatype));
+  for (int r = 0; r < size; ++r) types[r] = kib;
+  const size_t n = peer >= 0 ? 4096 + (size_t)big * 1024 : 0;
+  unsigned char* buf = peer >= 0 ? alloc(n) : NULL;
+  if (peer >= 0) {
+    counts[rank] = 4;
+    counts[peer] = big;
+    displs[peer] = 4096;
+    fill_block(buf, rank + 8, 4096); /* own block: 8 + rank, never sent */
+    fill_block(buf + 4096, rank, (uint64_t)big * 1024);
+  }
+  MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD);
+  if (peer >= 0) {
+    check_block(buf, rank + 8, 4096, "Alltoallw in place");
+    check_block(buf + 4096, peer, (uint64_t)big * 1024, "Alltoallw in place");
+  }
+  MPI_Request req;
+  MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, buf, counts, displs, types, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  if (peer >= 0) {
+    check_block(buf, rank + 8, 4096, "Ialltoallw in place");
+    check_block(buf + 4096, rank, (uint64_t)big * 1024, "Ialltoallw in place");
+  }
+  free(buf);
+  free(types);
+  free(counts);
+  free(displs);
+  MPI_Type_free(&kib);
+}
+
+/* MPI_Ialltoallv of MPI_INT whose receive displacement (elements, an int) is
+ * past 2 GiB in bytes: 1 MiB from the other rank lands at 2 GiB + 1 MiB.
+ * The buffer is mostly never touched (no memory). */
+static void ialltoallv_far_displacement(void) {
+  const int peer = rank == 0 ? size - 1 : rank == size - 1 ? 0 : -1;
+  const int n = 1 << 18;                 /* ints: 1 MiB */
+  const int far = (1 << 29) + (1 << 18); /* ints: 2 GiB + 1 MiB */
+  int* sc = calloc(size, sizeof(int));
+  int* sd = calloc(size, sizeof(int));
+  int* rc = calloc(size, sizeof(int));
+  int* rd = calloc(size, sizeof(int));
+  int* out = malloc((size_t)n * sizeof(int));
+  int* in = peer >= 0 ? malloc(((size_t)far + n) * sizeof(int)) : NULL;
+  if (peer >= 0) {
+    if (!in || !out) MPI_Abort(MPI_COMM_WORLD, 3);
+    sc[peer] = rc[peer] = n;
+    rd[peer] = far;
+    fill_block((unsigned char*)out, rank, (uint64_t)n * sizeof(int));
+    memset(in + far, 0, (size_t)n * sizeof(int));
+  }
+  MPI_Request req;
+  MPI_Ialltoallv(out, sc, sd, MPI_INT, in, rc, rd, MPI_INT, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  if (peer >= 0)
+    check_block((unsigned char*)(in + far), peer, (uint64_t)n * sizeof(int),
+                "Ialltoallv far displacement");
+  free(in);
+  free(out);
+  free(sc);
+  free(sd);
+  free(rc);
+  free(rd);
+}
+
+/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements. */
+static void gather(void) {
+  const int count = (1 << 30) + (2 << 20); /* bytes per rank */
+  unsigned char* block = alloc((size_t)count);
+  unsigned char* all = rank == 0 ? alloc0((size_t)count * size) : NULL;
+  fill_block(block, rank, (uint64_t)count);
+  MPI_Gather(block, count, MPI_BYTE, all, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    for (int r = 0; r < size; ++r)
+      check_block(all + (size_t)r * count, r, (uint64_t)count, "gather");
+  memset(block, 0, (size_t)count);
+  MPI_Scatter(all, count, MPI_BYTE, block, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+  check_block(block, rank, (uint64_t)count, "scatter");
+  free(all);
+  free(block);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -222,7 +430,16 @@ int main(int argc, char** argv) {
     vector(0);
   else if (!strcmp(t, "bcast"))
     bcast();
-  else {
+  else if (!strcmp(t, "gatherv"))
+    gatherv();
+  else if (!strcmp(t, "gather"))
+    gather();
+  else if (!strcmp(t, "allgatherv"))
+    allgatherv();
+  else if (!strcmp(t, "alltoallw")) {
+    alltoallw_in_place();
+    ialltoallv_far_displacement();
+  } else {
     fprintf(stderr, "unknown test %s\n", t);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
