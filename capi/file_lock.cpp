@@ -5,19 +5,12 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 
 #include "file_state.h"
 
 namespace zipper::capi {
 
 namespace {
-
-std::chrono::seconds lock_timeout() {
-  const char* v = std::getenv("MMPI_FILE_LOCK_TIMEOUT");
-  const long s = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
-  return std::chrono::seconds(s > 0 ? s : 300);
-}
 
 bool set_lock(int fd, short type, off_t start, off_t len) {
   struct flock fl {};
@@ -30,12 +23,12 @@ bool set_lock(int fd, short type, off_t start, off_t len) {
 
 }  // namespace
 
-RangeLock::RangeLock(int fd, off_t start, off_t len, bool exclusive)
+RangeLock::RangeLock(int fd, off_t start, off_t len, bool exclusive, std::chrono::seconds timeout)
     : fd_(fd), start_(start), len_(len) {
   // Polled, not F_OFD_SETLKW: a peer that hangs holding the lock must not
   // hang this rank forever. Backoff from 2 us to 1 ms keeps an uncontended
   // lock at one system call and a contended one cheap.
-  const auto deadline = std::chrono::steady_clock::now() + lock_timeout();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   long pause_ns = 2000;
   for (;;) {
     if (set_lock(fd_, exclusive ? F_WRLCK : F_RDLCK, start_, len_)) {
@@ -58,7 +51,7 @@ AtomicSection::AtomicSection(const FileState* s, bool collective, bool write)
     : s_(s), collective_(collective) {
   if (s_ == nullptr || !s_->atomic) return;
   if (!collective_) {
-    lock_.emplace(s_->aux.get(), kAuxAtomicLock, 1, write);
+    lock_.emplace(s_->aux.get(), kAuxAtomicLock, 1, write, s_->lock_timeout);
     if (!lock_->ok()) rc_ = MPI_ERR_IO;
     return;
   }
@@ -70,7 +63,7 @@ AtomicSection::AtomicSection(const FileState* s, bool collective, bool write)
   MPI_Comm_rank(s_->native_comm, &me);
   int ok = 1;
   if (me == 0) {
-    lock_.emplace(s_->aux.get(), kAuxAtomicLock, 1, true);
+    lock_.emplace(s_->aux.get(), kAuxAtomicLock, 1, true, s_->lock_timeout);
     ok = lock_->ok() ? 1 : 0;
   }
   // Everyone learns whether the cluster holds the lock (and waits for it).

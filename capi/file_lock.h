@@ -8,16 +8,18 @@
 #include <mpi.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 
 namespace zipper::capi {
 
 /// Holds an F_WRLCK (or F_RDLCK) on [start, start+len) of fd until destroyed.
-/// Waits at most MMPI_FILE_LOCK_TIMEOUT seconds (default 300); ok() is false
-/// when it gave up or fcntl failed (the caller returns MPI_ERR_IO).
+/// Waits at most `timeout` (FileState::lock_timeout, MMPI_FILE_LOCK_TIMEOUT);
+/// ok() is false when it gave up or fcntl failed (the caller returns
+/// MPI_ERR_IO).
 class RangeLock {
  public:
-  RangeLock(int fd, off_t start, off_t len, bool exclusive);
+  RangeLock(int fd, off_t start, off_t len, bool exclusive, std::chrono::seconds timeout);
   ~RangeLock();
   RangeLock(const RangeLock&) = delete;
   RangeLock& operator=(const RangeLock&) = delete;

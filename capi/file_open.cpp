@@ -171,6 +171,7 @@ int MMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
   s->path = filename;
   s->amode = amode;
   s->spans = !c->intra_cluster();
+  s->lock_timeout = rt->settings().calls.file_lock_timeout;
   rc = mmpi_impl_Comm_dup(comm, &s->comm);
   if (rc != MPI_SUCCESS) return capi::file_error(MPI_FILE_NULL, rc);
   std::shared_ptr<client::Comm> dup;

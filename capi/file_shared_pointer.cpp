@@ -41,7 +41,8 @@ bool write_pointer(const FileState& s, SharedPointer p) {
 
 // Moves the pointer by n etypes; *at gets where it was.
 int fetch_add(const FileState& s, MPI_Offset n, MPI_Offset* at) {
-  RangeLock lock(s.aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), true);
+  RangeLock lock(s.aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), true,
+                 s.lock_timeout);
   SharedPointer p{};
   if (!lock.ok() || !read_pointer(s, &p)) return MPI_ERR_IO;
   *at = p.offset;
@@ -178,7 +179,8 @@ int MMPI_File_write_ordered_end(MPI_File fh, const void* buf, MPI_Status* status
 int MMPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
   FileState* s = zipper::capi::spanning_file(fh);
   if (s == nullptr) return MPI_File_get_position_shared(fh, offset);
-  RangeLock lock(s->aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), false);
+  RangeLock lock(s->aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), false,
+                 s->lock_timeout);
   SharedPointer p{};
   if (!lock.ok() || !read_pointer(*s, &p)) return zipper::capi::file_error(fh, MPI_ERR_IO);
   *offset = p.offset;
@@ -196,7 +198,8 @@ int MMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
   mmpi_impl_Comm_rank(s->comm, &me);
   int result = MPI_SUCCESS;
   if (me == 0) {
-    RangeLock lock(s->aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), true);
+    RangeLock lock(s->aux.get(), zipper::capi::kAuxSharedPointer, sizeof(SharedPointer), true,
+                   s->lock_timeout);
     SharedPointer p{};
     if (!lock.ok() || !read_pointer(*s, &p)) {
       result = MPI_ERR_IO;

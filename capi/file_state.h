@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -37,6 +38,9 @@ struct FileState {
   std::string path;                      // as given to MPI_File_open
   int amode = 0;                         // as given (the native file lacks DELETE_ON_CLOSE)
   proto::UniqueFd aux;
+  /// The longest wait for a lock on aux (file_lock.h): MMPI_FILE_LOCK_TIMEOUT
+  /// as read at MMPI_Init (client/settings.h).
+  std::chrono::seconds lock_timeout{300};
   bool atomic = false;
   /// Views set so far (MPI_File_set_view is collective, so every rank counts
   /// alike); a shared pointer stored under an older epoch reads as 0.

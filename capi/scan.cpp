@@ -4,10 +4,7 @@
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
-#include <cstdio>
-#include <cstring>
-
-#include "../client/environment.h"
+#include "../client/runtime.h"
 #include "../collectives/rank_runs.h"
 #include "../collectives/scan_carry.h"
 #include "../collectives/scan_runs.h"
@@ -17,20 +14,6 @@ using namespace zipper::capi;
 using zipper::coll::Topology;
 
 namespace {
-
-// MMPI_SCAN_ALGORITHM (scan and exscan): "carry" (default; used only where
-// each cluster is one run of ranks) or "runs" (any layout). Read at each
-// call (a program may change it between scans; client/environment.h).
-// Returns false, printing why, on a bad value.
-bool scan_wants_runs(bool* runs) {
-  const char* v = zipper::client::Environment::live("MMPI_SCAN_ALGORITHM");
-  *runs = v != nullptr && std::strcmp(v, "runs") == 0;
-  if (v == nullptr || *v == '\0' || *runs || std::strcmp(v, "carry") == 0) return true;
-  std::fprintf(
-      stderr, "mmpi: MMPI_SCAN_ALGORITHM='%s' is not an algorithm for scan (one of: carry, runs)\n",
-      v);
-  return false;
-}
 
 int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
@@ -42,8 +25,9 @@ int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
   // In place: the input is recvbuf, which the leaders' gather reads before
   // the final scatter writes it.
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  bool runs = false;
-  if (!scan_wants_runs(&runs)) return MPI_ERR_ARG;
+  // MMPI_SCAN_ALGORITHM=runs (client/settings.h) asks for the run-wise fold
+  // whatever the layout.
+  const bool runs = zipper::client::Runtime::get()->settings().calls.scan_runs;
   // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
   // interleaved clusters: the run-wise fold at the leaders.
   if (!runs && zipper::coll::rank_runs(t).size() <= 2)

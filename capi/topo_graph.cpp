@@ -8,11 +8,8 @@
 #include <mmpi_impl_generated.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-#include "../client/environment.h"
 #include "comm_create.h"
 #include "handles.h"
 #include "topo_reorder.h"
@@ -69,13 +66,11 @@ int allgather_ints(MPI_Comm comm, int size, const std::vector<int>& mine, std::v
 bool is_unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 
 // Whether reorder = true moves dist-graph vertices between processes
-// (MMPI_DIST_GRAPH_REORDER=1). Off by default: MPICH and Open MPI's default
-// component keep every process's own adjacency under reorder, and programs
-// (MPICH's test suite among them) rely on it; a graph's vertex i is rank i.
-bool dist_graph_reorder() {
-  const char* v = zipper::client::Environment::live("MMPI_DIST_GRAPH_REORDER");
-  return v != nullptr && std::strcmp(v, "1") == 0;
-}
+// (MMPI_DIST_GRAPH_REORDER=1, client/settings.h). Off by default: MPICH and
+// Open MPI's default component keep every process's own adjacency under
+// reorder, and programs (MPICH's test suite among them) rely on it; a
+// graph's vertex i is rank i.
+bool dist_graph_reorder(const Runtime& rt) { return rt.settings().calls.dist_graph_reorder; }
 
 // Creates the dist-graph communicator: vertex v's adjacency is adj[v]
 // (neighbours as vertices = new ranks), every member holds all of adj.
@@ -89,7 +84,7 @@ int finish_dist_graph(Runtime& rt, const std::shared_ptr<Comm>& c, std::vector<D
       edges.push_back({v, a.destinations[k], a.weighted ? a.dest_weights[k] : 1});
   }
   const int key =
-      reordered_rank(rt, *c, n, edges, reorder && dist_graph_reorder(), c->rank(), what);
+      reordered_rank(rt, *c, n, edges, reorder && dist_graph_reorder(rt), c->rank(), what);
   std::shared_ptr<Comm> nc;
   if (int rc = split(rt, c, 0, key, &nc)) return rc;
   nc->dist_graph = std::move(adj[static_cast<std::size_t>(nc->rank())]);

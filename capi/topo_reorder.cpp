@@ -4,21 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-
-#include "../client/environment.h"
 
 namespace zipper::capi {
-
-namespace {
-
-bool debug_log() {
-  const char* v = client::Environment::live("MMPI_LOG_LEVEL");
-  return v != nullptr && std::strcmp(v, "debug") == 0;
-}
-
-}  // namespace
 
 int reordered_rank(const client::Runtime& rt, const client::Comm& c, int n,
                    const std::vector<client::TopoEdge>& edges, bool reorder, int rank,
@@ -32,7 +19,7 @@ int reordered_rank(const client::Runtime& rt, const client::Comm& c, int n,
   for (int p = 0; p < n; ++p)
     cluster[static_cast<std::size_t>(p)] = c.map().world(p) < low_size ? 0 : 1;
   const client::TopoMapResult m = client::map_to_clusters(n, edges, cluster);
-  if (rank == 0 && debug_log()) {
+  if (rank == 0 && rt.settings().calls.debug_log) {
     const int x = static_cast<int>(std::count(cluster.begin(), cluster.end(), 0));
     std::fprintf(stderr,
                  "mmpi[rank %d]: debug: %s reorder at %d+%d: edge weight across the clusters "

@@ -16,11 +16,6 @@ class Environment {
   /// Reads the process environment: the one place libmmpi does. Keeps the
   /// variables settings.h's table names.
   static Environment capture();
-  /// The value of `name` (a variable of the table) in the process
-  /// environment now, nullptr when unset: for the one setting a program may
-  /// change while it runs (MMPI_SCAN_ALGORITHM, read at each scan, which
-  /// mmpi_ops_itest relies on; the topology switches, read at each call).
-  static const char* live(std::string_view name);
   /// Exactly `values` (tests).
   static Environment of(std::map<std::string, std::string, std::less<>> values);
   /// The value of `name`, nullptr when unset.

@@ -70,6 +70,13 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
     return MPI_ERR_OTHER;
   }
   rt->settings_.client = std::move(*client);
+  auto calls = call_settings_from(rt->settings_.env, &why);
+  if (!calls) {
+    rt->report("bad environment: " + why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
+  }
+  rt->settings_.calls = *calls;
   rt->settings_.env.forget("MMPI_JOB_SECRET");
   const ClientConfig* cfg = &rt->settings_.client;
   if (cfg->forwarder) {

@@ -4,7 +4,7 @@
 
 #include <array>
 #include <charconv>
-#include <cstdlib>
+#include <initializer_list>
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 27> kTable = {{
+constexpr std::array<SettingInfo, 28> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
     {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
@@ -44,8 +44,12 @@ constexpr std::array<SettingInfo, 27> kTable = {{
      "an algorithm of that collective (docs/collectives.md)"},
     {"MMPI_SCAN_ALGORITHM", "text", "carry", "carry or runs"},
     // Topologies (capi/topo_graph.cpp, capi/topo_reorder.cpp).
-    {"MMPI_DIST_GRAPH_REORDER", "text", "0", "1 lets reorder move dist-graph vertices"},
-    {"MMPI_LOG_LEVEL", "text", "", "debug logs topology reordering"},
+    {"MMPI_DIST_GRAPH_REORDER", "text", "0", "0, or 1: reorder may move dist-graph vertices"},
+    {"MMPI_LOG_LEVEL", "text", "off",
+     "trace, debug (both log topology reordering), info, warn, error, critical or off"},
+    // MPI-IO across the clusters (capi/file_lock.h, docs/io.md).
+    {"MMPI_FILE_LOCK_TIMEOUT", "seconds", "300",
+     "1 .. 86400: the longest wait for the aux file's byte-range lock"},
     // One-sided communication (client/rma_progress.h, docs/rma.md).
     {"MMPI_RMA_PROGRESS", "text", "thread",
      "thread (a progress thread while a window exists; Open MPI initialised with "
@@ -63,6 +67,25 @@ bool named(std::string_view name) {
          name.starts_with(kFamilyPrefix) && name.ends_with(kFamilySuffix);
 }
 
+// `name`'s value as an integer in lo .. hi into *out; unset or empty keeps
+// *out. Anything else: false, `why` names the variable.
+bool integer_in(const Environment& env, std::string_view name, int lo, int hi,
+                std::string_view unit, int* out, std::string* why) {
+  const char* v = env.get(name);
+  if (v == nullptr || *v == '\0') return true;
+  int x = 0;
+  const std::string_view text(v);
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+  if (ec != std::errc{} || end != text.data() + text.size() || x < lo || x > hi) {
+    if (why)
+      *why = std::string(name) + " must be an integer from " + std::to_string(lo) + " to " +
+             std::to_string(hi) + " (" + std::string(unit) + "), not '" + std::string(text) + "'";
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
 }  // namespace
 
 std::span<const SettingInfo> settings_table() { return kTable; }
@@ -77,19 +100,46 @@ std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string
     }
     r.progress_thread = mode == "thread";
   }
-  if (const char* v = env.get("MMPI_RMA_PROGRESS_INTERVAL_MS"); v != nullptr && *v != '\0') {
-    int ms = 0;
-    const std::string_view text(v);
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec != std::errc{} || end != text.data() + text.size() || ms < 1 || ms > 1000) {
-      if (why)
-        *why = "MMPI_RMA_PROGRESS_INTERVAL_MS must be an integer from 1 to 1000, not '" +
-               std::string(text) + "'";
-      return std::nullopt;
-    }
-    r.interval = std::chrono::milliseconds(ms);
-  }
+  int ms = static_cast<int>(r.interval.count());
+  if (!integer_in(env, "MMPI_RMA_PROGRESS_INTERVAL_MS", 1, 1000, "ms", &ms, why))
+    return std::nullopt;
+  r.interval = std::chrono::milliseconds(ms);
   return r;
+}
+
+std::optional<CallSettings> call_settings_from(const Environment& env, std::string* why) {
+  CallSettings c;
+  // One of `allowed`, or nullptr when unset or empty; a value outside them
+  // fails with a line naming the variable.
+  bool ok = true;
+  auto choice = [&](std::string_view name,
+                    std::initializer_list<std::string_view> allowed) -> const char* {
+    const char* v = env.get(name);
+    if (!ok || v == nullptr || *v == '\0') return nullptr;
+    for (std::string_view a : allowed) {
+      if (a == v) return v;
+    }
+    if (why) {
+      std::string list;
+      for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      *why = std::string(name) + " must be one of " + list + ", not '" + v + "'";
+    }
+    ok = false;
+    return nullptr;
+  };
+  if (const char* v = choice("MMPI_SCAN_ALGORITHM", {"carry", "runs"}))
+    c.scan_runs = std::string_view(v) == "runs";
+  if (const char* v = choice("MMPI_DIST_GRAPH_REORDER", {"0", "1"}))
+    c.dist_graph_reorder = std::string_view(v) == "1";
+  if (const char* v =
+          choice("MMPI_LOG_LEVEL", {"trace", "debug", "info", "warn", "error", "critical", "off"}))
+    c.debug_log = std::string_view(v) == "trace" || std::string_view(v) == "debug";
+  if (!ok) return std::nullopt;
+  int lock_s = static_cast<int>(c.file_lock_timeout.count());
+  if (!integer_in(env, "MMPI_FILE_LOCK_TIMEOUT", 1, 86400, "seconds", &lock_s, why))
+    return std::nullopt;
+  c.file_lock_timeout = std::chrono::seconds(lock_s);
+  return c;
 }
 
 Environment Environment::capture() {
@@ -103,11 +153,6 @@ Environment Environment::capture() {
       e.values_.emplace(std::string(name), std::string(kv.substr(eq + 1)));
   }
   return e;
-}
-
-const char* Environment::live(std::string_view name) {
-  if (!named(name)) return nullptr;
-  return std::getenv(std::string(name).c_str());
 }
 
 Environment Environment::of(std::map<std::string, std::string, std::less<>> values) {

@@ -43,12 +43,34 @@ struct RmaSettings {
 /// An empty value keeps the default.
 std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string* why);
 
+/// The settings the MPI calls read (capi/): once at MMPI_Init like the rest,
+/// so that a bad value stops the job there, not at the call.
+struct CallSettings {
+  /// MMPI_SCAN_ALGORITHM: "carry" (false, the default; used only where each
+  /// cluster is one run of ranks) or "runs" (true; any layout).
+  bool scan_runs = false;
+  /// MMPI_DIST_GRAPH_REORDER: "1" lets reorder move dist-graph vertices
+  /// between processes; "0" (the default) keeps vertex i at rank i.
+  bool dist_graph_reorder = false;
+  /// MMPI_LOG_LEVEL: debug or trace log topology reordering on rank 0;
+  /// info, warn, error, critical and off (the default) log nothing more.
+  bool debug_log = false;
+  /// MMPI_FILE_LOCK_TIMEOUT: the longest wait for an aux-file byte-range
+  /// lock (capi/file_lock.h), 1 .. 86400 s.
+  std::chrono::seconds file_lock_timeout{300};
+};
+
+/// The calls' part of `env`. A bad value: nullopt, `why` names the variable.
+/// An empty value keeps the default.
+std::optional<CallSettings> call_settings_from(const Environment& env, std::string* why);
+
 /// libmmpi's configuration for this process, made once at MMPI_Init
 /// (Runtime::init) and passed down.
 struct Settings {
   Environment env;      // the values as read (collectives/selection.h takes its part)
   ClientConfig client;  // the link (config.h)
   RmaSettings rma;      // one-sided communication
+  CallSettings calls;   // the MPI calls' switches (scan, topologies, MPI-IO locks)
 };
 
 }  // namespace zipper::client

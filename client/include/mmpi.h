@@ -269,8 +269,8 @@ int MMPI_Op_free(MPI_Op* op);
  *     each cluster's ranks are consecutive; otherwise (or with
  *     MMPI_SCAN_ALGORITHM=runs) the leaders fold the clusters' runs of
  *     consecutive ranks in rank order (two-level scan, Sanders & Traeff 2006
- *     §2). Exscan leaves rank 0's recvbuf untouched; MPI_ERR_ARG for an
- *     unknown MMPI_SCAN_ALGORITHM;
+ *     §2). Exscan leaves rank 0's recvbuf untouched (MMPI_Init refuses an
+ *     unknown MMPI_SCAN_ALGORITHM);
  *   Alltoallw: direct exchange (Thakur et al. 2005 §4.6). */
 int MMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,

@@ -24,6 +24,9 @@ using zipper::capi::kAuxSharedPointer;
 using zipper::capi::RangeLock;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+// The wait a rank's MMPI_FILE_LOCK_TIMEOUT gives (FileState::lock_timeout):
+// short, so that giving up is seen within the test.
+constexpr std::chrono::seconds kTimeout{1};
 
 // An aux-like file, unlinked at once, and a second description of it.
 class FileLockTest : public ::testing::Test {
@@ -35,13 +38,11 @@ class FileLockTest : public ::testing::Test {
     fd_b_ = ::open(path, O_RDWR | O_CLOEXEC);  // another description: another "rank"
     ASSERT_GE(fd_b_, 0);
     path_ = path;
-    ::setenv("MMPI_FILE_LOCK_TIMEOUT", "1", 1);
   }
   void TearDown() override {
     ::close(fd_a_);
     ::close(fd_b_);
     ::unlink(path_.c_str());
-    ::unsetenv("MMPI_FILE_LOCK_TIMEOUT");
   }
   // True when description `fd` could take a write lock on [start, start+len) now.
   static bool free_now(int fd, off_t start, off_t len) {
@@ -60,7 +61,7 @@ class FileLockTest : public ::testing::Test {
 
 TEST_F(FileLockTest, HeldForItsLifetimeAndReleasedAfter) {
   {
-    RangeLock lock(fd_a_, kAuxSharedPointer, 16, true);
+    RangeLock lock(fd_a_, kAuxSharedPointer, 16, true, kTimeout);
     ASSERT_TRUE(lock.ok());
     EXPECT_FALSE(free_now(fd_b_, kAuxSharedPointer, 16));
     // The atomic-mode byte is another range: not held by the pointer's lock.
@@ -71,14 +72,14 @@ TEST_F(FileLockTest, HeldForItsLifetimeAndReleasedAfter) {
 
 // A contended lock is taken once its holder lets go (within the timeout).
 TEST_F(FileLockTest, ContendedLockIsTakenWhenReleased) {
-  auto holder = std::make_unique<RangeLock>(fd_a_, kAuxAtomicLock, 1, true);
+  auto holder = std::make_unique<RangeLock>(fd_a_, kAuxAtomicLock, 1, true, kTimeout);
   ASSERT_TRUE(holder->ok());
   std::thread release([&] {
     std::this_thread::sleep_for(milliseconds(200));
     holder.reset();
   });
   const auto t0 = Clock::now();
-  RangeLock waiter(fd_b_, kAuxAtomicLock, 1, true);
+  RangeLock waiter(fd_b_, kAuxAtomicLock, 1, true, kTimeout);
   const auto waited = Clock::now() - t0;
   release.join();
   EXPECT_TRUE(waiter.ok());
@@ -86,13 +87,13 @@ TEST_F(FileLockTest, ContendedLockIsTakenWhenReleased) {
 }
 
 // A holder that never lets go: the waiter gives up after
-// MMPI_FILE_LOCK_TIMEOUT (1 s here) with ok() false (the caller's MPI_ERR_IO),
+// its timeout (1 s here) with ok() false (the caller's MPI_ERR_IO),
 // never hangs, and holds nothing.
 TEST_F(FileLockTest, GivesUpAfterTheTimeout) {
-  RangeLock holder(fd_a_, kAuxAtomicLock, 1, true);
+  RangeLock holder(fd_a_, kAuxAtomicLock, 1, true, kTimeout);
   ASSERT_TRUE(holder.ok());
   const auto t0 = Clock::now();
-  RangeLock waiter(fd_b_, kAuxAtomicLock, 1, true);
+  RangeLock waiter(fd_b_, kAuxAtomicLock, 1, true, kTimeout);
   const auto waited = Clock::now() - t0;
   EXPECT_FALSE(waiter.ok());
   EXPECT_GE(waited, milliseconds(900));
@@ -101,14 +102,14 @@ TEST_F(FileLockTest, GivesUpAfterTheTimeout) {
 
 // Readers of the shared pointer share; a writer waits for them.
 TEST_F(FileLockTest, ReadersShareAWriterWaits) {
-  RangeLock r1(fd_a_, kAuxSharedPointer, 16, false);
-  RangeLock r2(fd_b_, kAuxSharedPointer, 16, false);
+  RangeLock r1(fd_a_, kAuxSharedPointer, 16, false, kTimeout);
+  RangeLock r2(fd_b_, kAuxSharedPointer, 16, false, kTimeout);
   EXPECT_TRUE(r1.ok());
   EXPECT_TRUE(r2.ok());
   const int fd_c = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(fd_c, 0);
   {
-    RangeLock w(fd_c, kAuxSharedPointer, 16, true);
+    RangeLock w(fd_c, kAuxSharedPointer, 16, true, kTimeout);
     EXPECT_FALSE(w.ok());
   }
   ::close(fd_c);
@@ -124,7 +125,7 @@ TEST_F(FileLockTest, ALockHeldByADeadProcessIsFree) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     const int fd = ::open(path_.c_str(), O_RDWR);
-    RangeLock lock(fd, kAuxAtomicLock, 1, true);
+    RangeLock lock(fd, kAuxAtomicLock, 1, true, kTimeout);
     const char c = lock.ok() ? 'y' : 'n';
     [[maybe_unused]] auto w = ::write(ready[1], &c, 1);
     ::pause();
@@ -134,13 +135,13 @@ TEST_F(FileLockTest, ALockHeldByADeadProcessIsFree) {
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   ASSERT_EQ(c, 'y');
   {
-    RangeLock blocked(fd_a_, kAuxAtomicLock, 1, true);
+    RangeLock blocked(fd_a_, kAuxAtomicLock, 1, true, kTimeout);
     EXPECT_FALSE(blocked.ok()) << "the child's lock did not hold";
   }
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   const auto t0 = Clock::now();
-  RangeLock after(fd_a_, kAuxAtomicLock, 1, true);
+  RangeLock after(fd_a_, kAuxAtomicLock, 1, true, kTimeout);
   EXPECT_TRUE(after.ok());
   EXPECT_LT(Clock::now() - t0, milliseconds(500)) << "waited on a dead holder";
   ::close(ready[0]);
@@ -150,7 +151,7 @@ TEST_F(FileLockTest, ALockHeldByADeadProcessIsFree) {
 // Not a lockable descriptor: ok() false at once (EBADF is not retried).
 TEST_F(FileLockTest, BadDescriptorFailsAtOnce) {
   const auto t0 = Clock::now();
-  RangeLock bad(-1, kAuxAtomicLock, 1, true);
+  RangeLock bad(-1, kAuxAtomicLock, 1, true, kTimeout);
   EXPECT_FALSE(bad.ok());
   EXPECT_LT(Clock::now() - t0, milliseconds(500));
 }

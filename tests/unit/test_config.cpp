@@ -9,6 +9,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "client/chunking.h"
 #include "client/config.h"
@@ -411,5 +413,91 @@ TEST(RmaSettings, BadValuesAreRefusedByName) {
     EXPECT_FALSE(rma_settings_from(Environment::of({{"MMPI_RMA_PROGRESS_INTERVAL_MS", ms}}), &why))
         << ms;
     EXPECT_NE(why.find("MMPI_RMA_PROGRESS_INTERVAL_MS"), std::string::npos) << why;
+  }
+}
+
+// The MPI calls' settings (client/settings.h, CallSettings): defaults, every
+// accepted value, and every malformed value refused by name.
+TEST(CallSettings, DefaultsAndValues) {
+  using zipper::client::call_settings_from;
+  using zipper::client::Environment;
+  std::string why;
+  auto d = call_settings_from(Environment::of({}), &why);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->scan_runs);
+  EXPECT_FALSE(d->dist_graph_reorder);
+  EXPECT_FALSE(d->debug_log);
+  EXPECT_EQ(d->file_lock_timeout.count(), 300);
+  auto empty = call_settings_from(Environment::of({{"MMPI_SCAN_ALGORITHM", ""},
+                                                   {"MMPI_DIST_GRAPH_REORDER", ""},
+                                                   {"MMPI_LOG_LEVEL", ""},
+                                                   {"MMPI_FILE_LOCK_TIMEOUT", ""}}),
+                                  &why);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_FALSE(empty->scan_runs);
+  EXPECT_EQ(empty->file_lock_timeout.count(), 300);
+  auto on = call_settings_from(Environment::of({{"MMPI_SCAN_ALGORITHM", "runs"},
+                                                {"MMPI_DIST_GRAPH_REORDER", "1"},
+                                                {"MMPI_LOG_LEVEL", "debug"},
+                                                {"MMPI_FILE_LOCK_TIMEOUT", "86400"}}),
+                               &why);
+  ASSERT_TRUE(on.has_value()) << why;
+  EXPECT_TRUE(on->scan_runs);
+  EXPECT_TRUE(on->dist_graph_reorder);
+  EXPECT_TRUE(on->debug_log);
+  EXPECT_EQ(on->file_lock_timeout.count(), 86400);
+  auto off = call_settings_from(Environment::of({{"MMPI_SCAN_ALGORITHM", "carry"},
+                                                 {"MMPI_DIST_GRAPH_REORDER", "0"},
+                                                 {"MMPI_LOG_LEVEL", "warn"},
+                                                 {"MMPI_FILE_LOCK_TIMEOUT", "1"}}),
+                                &why);
+  ASSERT_TRUE(off.has_value()) << why;
+  EXPECT_FALSE(off->scan_runs);
+  EXPECT_FALSE(off->dist_graph_reorder);
+  EXPECT_FALSE(off->debug_log);
+  EXPECT_EQ(off->file_lock_timeout.count(), 1);
+  for (const char* level : {"trace", "debug"}) {
+    auto l = call_settings_from(Environment::of({{"MMPI_LOG_LEVEL", level}}), &why);
+    ASSERT_TRUE(l.has_value()) << level;
+    EXPECT_TRUE(l->debug_log) << level;
+  }
+  for (const char* level : {"info", "error", "critical", "off"}) {
+    auto l = call_settings_from(Environment::of({{"MMPI_LOG_LEVEL", level}}), &why);
+    ASSERT_TRUE(l.has_value()) << level;
+    EXPECT_FALSE(l->debug_log) << level;
+  }
+}
+
+TEST(CallSettings, BadValuesAreRefusedByName) {
+  using zipper::client::call_settings_from;
+  using zipper::client::Environment;
+  const std::pair<const char*, std::vector<const char*>> bad[] = {
+      {"MMPI_SCAN_ALGORITHM", {"bogus", "Runs", "carry ", "1"}},
+      {"MMPI_DIST_GRAPH_REORDER", {"yes", "true", "2", " 1"}},
+      {"MMPI_LOG_LEVEL", {"DEBUG", "verbose", "5"}},
+      {"MMPI_FILE_LOCK_TIMEOUT", {"0", "-1", "86401", "10s", "abc", " 5", "99999999999"}},
+  };
+  for (const auto& [name, values] : bad) {
+    for (const char* v : values) {
+      std::string why;
+      EXPECT_FALSE(call_settings_from(Environment::of({{name, v}}), &why)) << name << "=" << v;
+      EXPECT_NE(why.find(name), std::string::npos) << why;
+      EXPECT_NE(why.find(v), std::string::npos) << "the line shows the value: " << why;
+    }
+  }
+}
+
+// Every variable CallSettings reads is a row of the one table, so that
+// MMPI_Init's Environment::capture keeps it from the process environment.
+TEST(CallSettings, CaptureKeepsEveryVariable) {
+  using zipper::client::Environment;
+  const char* names[] = {"MMPI_SCAN_ALGORITHM", "MMPI_DIST_GRAPH_REORDER", "MMPI_LOG_LEVEL",
+                         "MMPI_FILE_LOCK_TIMEOUT"};
+  for (const char* name : names) ::setenv(name, "7", 1);
+  const Environment env = Environment::capture();
+  for (const char* name : names) {
+    ::unsetenv(name);
+    ASSERT_NE(env.get(name), nullptr) << name;
+    EXPECT_STREQ(env.get(name), "7") << name;
   }
 }
