@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "datatype.h"
+#include "type_contents.h"
 
 namespace zipper::client::rma {
 
@@ -86,13 +87,6 @@ int index_in(const std::vector<T>& table, V v) {
   return it == table.end() ? -1 : static_cast<int>(it - table.begin());
 }
 
-// Frees a datatype MPI_Type_get_contents returned (predefined ones are not freed).
-void release(MPI_Datatype t) {
-  int ni, na, nd, comb;
-  if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
-    MPI_Type_free(&t);
-}
-
 }  // namespace
 
 int elem_index(MPI_Datatype t) { return index_in(elems(), t); }
@@ -107,30 +101,23 @@ int replace_index() { return op_index(MPI_REPLACE); }
 int no_op_index() { return op_index(MPI_NO_OP); }
 
 int basic_element(MPI_Datatype t, MPI_Datatype* out) {
-  int ni = 0, na = 0, nd = 0, comb = 0;
-  if (t == MPI_DATATYPE_NULL || MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
-    return MPI_ERR_TYPE;
-  if (comb == MPI_COMBINER_NAMED) {
+  if (t == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  TypeContents c;  // frees the parts MPI returned on every path
+  if (c.read(t) != MPI_SUCCESS) return MPI_ERR_TYPE;
+  if (c.combiner == MPI_COMBINER_NAMED) {
     *out = t;
     return MPI_SUCCESS;
   }
-  std::vector<int> ints(std::max(ni, 1));
-  std::vector<MPI_Aint> addrs(std::max(na, 1));
-  std::vector<MPI_Datatype> types(std::max(nd, 1));
-  if (MPI_Type_get_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) != MPI_SUCCESS)
-    return MPI_ERR_TYPE;
-  int rc = MPI_SUCCESS;
   MPI_Datatype found = MPI_DATATYPE_NULL;
-  for (int i = 0; i < nd; ++i) {
+  for (MPI_Datatype part : c.types) {
     MPI_Datatype e = MPI_DATATYPE_NULL;
-    if (rc == MPI_SUCCESS) rc = basic_element(types[i], &e);
-    if (rc == MPI_SUCCESS && found != MPI_DATATYPE_NULL && e != found) rc = MPI_ERR_TYPE;
-    if (rc == MPI_SUCCESS) found = e;
-    release(types[i]);
+    if (basic_element(part, &e) != MPI_SUCCESS) return MPI_ERR_TYPE;
+    if (found != MPI_DATATYPE_NULL && e != found) return MPI_ERR_TYPE;
+    found = e;
   }
-  if (rc == MPI_SUCCESS && found == MPI_DATATYPE_NULL) rc = MPI_ERR_TYPE;
-  if (rc == MPI_SUCCESS) *out = found;
-  return rc;
+  if (found == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  *out = found;
+  return MPI_SUCCESS;
 }
 
 int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* bytes) {

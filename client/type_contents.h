@@ -2,7 +2,8 @@
 // MPI_Type_get_envelope/MPI_Type_get_contents (MPI-3.1 §4.1.13), with the
 // derived types that call returned freed on scope exit (the standard makes
 // the caller free them). Shared by packing in pieces (type_pieces.cpp) and
-// the typemap-order check (datatype.cpp).
+// the typemap-order check (datatype.cpp), and RMA's element-type check
+// (rma_types.cpp).
 #pragma once
 
 #include <mpi.h>
