@@ -59,6 +59,12 @@ def _parse_param(text, fn):
     ctype = _norm_type(base) + ("[]" * arr.count("[") if arr else "")
     if arr.count("[") > 1:  # int ranges[][3]
         ctype = _norm_type(base) + arr.replace(" ", "")
+    if name.endswith("weights") and arr == "[]":
+        # Dist-graph weights may be the sentinels MPI_UNWEIGHTED ((int *) 2) and
+        # MPI_WEIGHTS_EMPTY: declared as a pointer (the same type), not an array,
+        # which GCC 12 takes to point at readable ints (-Wstringop-overread on
+        # every call that passes a sentinel).
+        text = f"{_norm_type(base)}* {name}"
     return Param(text=text, ctype=ctype, name=name)
 
 

@@ -4,6 +4,7 @@ source tree. usage: test_gen_api.py MPI_H SOURCE_ROOT"""
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -133,6 +134,32 @@ class GenApiTest(unittest.TestCase):
         hdr = gen_c.header(PROTOS, entries)
         declared = re.findall(r"^[\w ]+\bMMPI_(\w+)\(", hdr, re.M)
         self.assertEqual(sorted(declared), sorted(PROTOS))  # every function, once
+
+    def test_weights_take_the_sentinels(self):
+        # Dist-graph weights are declared as pointers: a program passing
+        # MPI_UNWEIGHTED ((int *) 2) or MPI_WEIGHTS_EMPTY compiles without
+        # GCC 12's -Wstringop-overread, which an array parameter draws.
+        entries, _ = self.classify()
+        hdr = gen_c.header(PROTOS, entries)
+        cc = shutil.which("gcc") or shutil.which("cc")
+        if cc is None:
+            self.skipTest("no C compiler")
+        with open(os.path.join(self.tmp, "mmpi_generated.h"), "w") as f:
+            f.write(hdr)
+        prog = os.path.join(self.tmp, "weights.c")
+        with open(prog, "w") as f:
+            f.write('#include "mmpi_generated.h"\n'
+                    "int f(MPI_Comm c, MPI_Comm* d) {\n"
+                    "  int s[1] = {0};\n"
+                    "  return MMPI_Dist_graph_create_adjacent(c, 1, s, MPI_UNWEIGHTED, 1, s,\n"
+                    "             MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, d) +\n"
+                    "         MMPI_Dist_graph_create(c, 1, s, s, s, MPI_UNWEIGHTED,\n"
+                    "             MPI_INFO_NULL, 0, d);\n"
+                    "}\n")
+        r = subprocess.run([cc, "-O2", "-Wall", "-Werror", "-I", os.path.dirname(MPI_H), "-c",
+                            prog, "-o", os.devnull], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue("const int* sourceweights" in hdr, "weights declared as arrays")
 
     def test_fortran_unknown_argument_type(self):
         # A hand-written MMPI_Comm_spawn would need argv (char*[]) converted.
