@@ -163,13 +163,18 @@ static inline int coll_parse_sizes(const char* arg, struct coll_opts* o) {
  * parses the same argv; only rank 0 prints. */
 static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int rank,
                              struct coll_opts* o) {
-  int i, iters_large_set = 0, skip_large_set = 0;
-  const char *bad = NULL, *badval = NULL;
+  /* 'L' / 'K' / 'A' / 'N': long-only options */
+  static const struct osu_option opts[] = {
+      {'h', 'h', "--help", 0},         {'f', 'f', "--full", 0},
+      {'m', 'm', "--message-size", 1}, {'i', 'i', "--iterations", 1},
+      {'x', 'x', "--warmup", 1},       {'L', 0, "--iterations-large", 1},
+      {'K', 0, "--warmup-large", 1},   {'A', 0, "--algorithm", 1},
+      {'N', 0, "--inter-senders", 1},  {0, 0, NULL, 0}};
+  struct osu_args args;
+  int opt, iters_large_set = 0, skip_large_set = 0;
+  const char *bad = NULL, *badval = NULL, *val = NULL;
 
-  if (argc > 0 && argv[0] != NULL) {
-    const char* slash = strrchr(argv[0], '/');
-    coll_prog = slash ? slash + 1 : argv[0];
-  }
+  coll_prog = osu_prog_name(argc, argv, coll_prog);
   memset(o, 0, sizeof *o);
   o->min_size = COLL_MIN_MSG_SIZE_DEFAULT;
   o->max_size = COLL_MAX_MSG_SIZE_DEFAULT;
@@ -178,65 +183,20 @@ static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int ran
   o->skip = COLL_SKIP_SMALL;
   o->skip_large = COLL_SKIP_LARGE;
 
-  for (i = 1; i < argc && bad == NULL; i++) {
-    const char* a = argv[i];
-    const char* val = NULL;
-    int opt = 0; /* short letter, or 'L' / 'K' / 'A' / 'N' for long-only ones */
+  osu_args_init(&args, argc, argv);
+  while (bad == NULL && (opt = osu_next_option(&args, opts, &val, &bad)) != 0) {
     long v;
-
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      if (rank == 0) coll_usage(stdout, kind);
-      return 1;
-    }
-    if (!strcmp(a, "-f") || !strcmp(a, "--full")) {
-      o->full = 1;
-      continue;
-    }
-    if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
-      /* --opt=value */
-      static char name[64];
-      size_t n = (size_t)(strchr(a, '=') - a);
-      if (n >= sizeof name) {
-        bad = "unknown option";
-        badval = a;
-        break;
-      }
-      memcpy(name, a, n);
-      name[n] = '\0';
-      val = a + n + 1;
-      a = name;
-    }
-    if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
-      opt = 'm';
-    else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
-      opt = 'i';
-    else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
-      opt = 'x';
-    else if (!strcmp(a, "--iterations-large"))
-      opt = 'L';
-    else if (!strcmp(a, "--warmup-large"))
-      opt = 'K';
-    else if (!strcmp(a, "--algorithm"))
-      opt = 'A';
-    else if (!strcmp(a, "--inter-senders"))
-      opt = 'N';
-    else if (val == NULL && a[0] == '-' && a[1] != '\0' && strchr("mix", a[1]) && a[2] != '\0') {
-      opt = a[1]; /* attached value: -m1:64 */
-      val = a + 2;
-    } else {
-      bad = "unknown option";
-      badval = a;
+    if (opt < 0) {
+      badval = args.word;
       break;
     }
-    if (val == NULL) {
-      if (i + 1 >= argc) {
-        bad = "missing value for";
-        badval = a;
-        break;
-      }
-      val = argv[++i];
-    }
     switch (opt) {
+      case 'h':
+        if (rank == 0) coll_usage(stdout, kind);
+        return 1;
+      case 'f':
+        o->full = 1;
+        break;
       case 'm':
         if (coll_parse_sizes(val, o)) {
           bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
@@ -286,9 +246,6 @@ static inline int coll_parse(int argc, char** argv, enum coll_kind kind, int ran
           o->inter_senders = (int)v;
         }
         break;
-      default:
-        bad = "unknown option";
-        badval = a;
     }
   }
   if (bad != NULL) {

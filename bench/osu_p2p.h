@@ -128,14 +128,15 @@ static int p2p_parse_sizes(const char* arg, struct p2p_opts* o) {
 /* Returns 0 to run, 1 when --help was shown, -1 on a usage error. Every rank
  * parses the same argv; only rank 0 prints. */
 static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct p2p_opts* o) {
+  static const struct osu_option opts[] = {
+      {'h', 'h', "--help", 0},   {'m', 'm', "--message-size", 1}, {'i', 'i', "--iterations", 1},
+      {'x', 'x', "--warmup", 1}, {'W', 'W', "--window-size", 1},  {0, 0, NULL, 0}};
   int lat = kind == P2P_LATENCY;
-  int i;
-  const char *bad = NULL, *badval = NULL;
+  int opt;
+  struct osu_args args;
+  const char *bad = NULL, *badval = NULL, *val = NULL;
 
-  if (argc > 0 && argv[0] != NULL) {
-    const char* slash = strrchr(argv[0], '/');
-    p2p_prog = slash ? slash + 1 : argv[0];
-  }
+  p2p_prog = osu_prog_name(argc, argv, p2p_prog);
   o->min_size = P2P_MIN_MSG_SIZE_DEFAULT;
   o->max_size = P2P_MAX_MSG_SIZE_DEFAULT;
   o->iters = lat ? P2P_LAT_LOOP_SMALL : P2P_BW_LOOP_SMALL;
@@ -144,41 +145,18 @@ static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct
   o->skip_large = lat ? P2P_LAT_SKIP_LARGE : P2P_BW_SKIP_LARGE;
   o->window = P2P_WINDOW_SIZE_DEFAULT;
 
-  for (i = 1; i < argc && bad == NULL; i++) {
-    const char* a = argv[i];
-    const char* val = NULL;
-    char opt = 0;
+  osu_args_init(&args, argc, argv);
+  while (bad == NULL && (opt = osu_next_option(&args, opts, &val, &bad)) != 0) {
     long v;
-
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      if (rank == 0) p2p_usage(stdout, kind);
-      return 1;
-    }
-    if (!strcmp(a, "-m") || !strcmp(a, "--message-size"))
-      opt = 'm';
-    else if (!strcmp(a, "-i") || !strcmp(a, "--iterations"))
-      opt = 'i';
-    else if (!strcmp(a, "-x") || !strcmp(a, "--warmup"))
-      opt = 'x';
-    else if (!lat && (!strcmp(a, "-W") || !strcmp(a, "--window-size")))
-      opt = 'W';
-    else if (a[0] == '-' && strchr(lat ? "mix" : "mixW", a[1]) && a[1] != '\0' && a[2] != '\0') {
-      opt = a[1]; /* attached value: -m1:64 */
-      val = a + 2;
-    } else {
-      bad = "unknown option";
-      badval = a;
+    if (opt == 'W' && lat) bad = "unknown option"; /* latency has no window */
+    if (bad != NULL) {
+      badval = args.word;
       break;
     }
-    if (val == NULL) {
-      if (i + 1 >= argc) {
-        bad = "missing value for";
-        badval = a;
-        break;
-      }
-      val = argv[++i];
-    }
     switch (opt) {
+      case 'h':
+        if (rank == 0) p2p_usage(stdout, kind);
+        return 1;
       case 'm':
         if (p2p_parse_sizes(val, o)) {
           bad = "bad message sizes (want [MIN:]MAX, 0 <= MIN <= MAX <= 2^30)";
@@ -210,9 +188,6 @@ static int p2p_parse(int argc, char** argv, enum p2p_kind kind, int rank, struct
           o->window = (int)v;
         }
         break;
-      default:
-        bad = "unknown option";
-        badval = a;
     }
   }
   if (bad != NULL) {

@@ -195,12 +195,19 @@ static int rma_parse_list(const char* arg, const char* const* names, int n, unsi
 /* Returns 0 to run, 1 after --help, -1 on a usage error (rank 0 prints). */
 static int rma_parse(int argc, char** argv, const struct rma_bench* b, int rank,
                      struct rma_opts* o) {
-  int lat = b->kind == RMA_LATENCY, i;
-  const char *bad = NULL, *badval = NULL;
-  if (argc > 0 && argv[0] != NULL) {
-    const char* slash = strrchr(argv[0], '/');
-    rma_prog = slash ? slash + 1 : argv[0];
-  }
+  static const struct osu_option opts[] = {{'h', 'h', "--help", 0},
+                                           {'c', 'c', "--validation", 0},
+                                           {'w', 'w', "--win-option", 1},
+                                           {'s', 's', "--sync-option", 1},
+                                           {'m', 'm', "--message-size", 1},
+                                           {'i', 'i', "--iterations", 1},
+                                           {'x', 'x', "--warmup", 1},
+                                           {'W', 'W', "--window-size", 1},
+                                           {0, 0, NULL, 0}};
+  int lat = b->kind == RMA_LATENCY, opt;
+  struct osu_args args;
+  const char *bad = NULL, *badval = NULL, *val = NULL;
+  rma_prog = osu_prog_name(argc, argv, rma_prog);
   o->min_size = b->fixed_size ? b->fixed_size : 1;
   o->max_size = b->fixed_size ? b->fixed_size : RMA_MAX_MSG_SIZE_DEFAULT;
   o->iters = lat ? RMA_LAT_LOOP_SMALL : RMA_BW_LOOP_SMALL;
@@ -212,45 +219,23 @@ static int rma_parse(int argc, char** argv, const struct rma_bench* b, int rank,
   o->syncs = 1u << b->default_sync;
   o->validate = 0;
 
-  for (i = 1; i < argc && bad == NULL; i++) {
-    const char* a = argv[i];
-    const char* val = NULL;
-    char opt = 0;
+  osu_args_init(&args, argc, argv);
+  while (bad == NULL && (opt = osu_next_option(&args, opts, &val, &bad)) != 0) {
     long v;
-    static const char* const longs[][2] = {{"--win-option", "w"},   {"--sync-option", "s"},
-                                           {"--message-size", "m"}, {"--iterations", "i"},
-                                           {"--warmup", "x"},       {"--window-size", "W"}};
-    size_t k;
-
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      if (rank == 0) rma_usage(stdout, b);
-      return 1;
-    }
-    if (!strcmp(a, "-c") || !strcmp(a, "--validation")) {
-      o->validate = 1;
-      continue;
-    }
-    for (k = 0; k < sizeof longs / sizeof longs[0]; k++)
-      if (!strcmp(a, longs[k][0])) opt = longs[k][1][0];
-    if (opt == 0 && a[0] == '-' && a[1] != '\0' && strchr("wsmixW", a[1])) {
-      opt = a[1];
-      if (a[2] != '\0') val = a + 2; /* attached value: -sflush */
-    }
-    if (opt == 0 || (opt == 'W' && lat) || (opt == 'm' && b->fixed_size)) {
-      bad = "unknown option";
-      badval = a;
+    /* latency has no window; fixed-size ones no sizes */
+    if ((opt == 'W' && lat) || (opt == 'm' && b->fixed_size)) bad = "unknown option";
+    if (bad != NULL) {
+      badval = args.word;
       break;
-    }
-    if (val == NULL) {
-      if (i + 1 >= argc) {
-        bad = "missing value for";
-        badval = a;
-        break;
-      }
-      val = argv[++i];
     }
     badval = val;
     switch (opt) {
+      case 'h':
+        if (rank == 0) rma_usage(stdout, b);
+        return 1;
+      case 'c':
+        o->validate = 1;
+        break;
       case 'w':
         if (rma_parse_list(val, rma_flavour_opt, RMA_N_FLAVOURS, (1u << RMA_N_FLAVOURS) - 1,
                            &o->flavours))

@@ -1,6 +1,7 @@
-/* osu_util.h — helpers shared by the OSU-style point-to-point (osu_p2p.h) and
- * collective (osu_coll.h) benchmarks: option parsing, page-aligned buffers
- * and the verification byte pattern. Include after mmpi.h / mmpi_native.h. */
+/* osu_util.h — helpers shared by the OSU-style point-to-point (osu_p2p.h),
+ * collective (osu_coll.h) and one-sided (osu_rma.h) benchmarks: option
+ * parsing, page-aligned buffers and the verification byte pattern. Include
+ * after mmpi.h / mmpi_native.h. */
 #ifndef ZIPPER_BENCH_OSU_UTIL_H
 #define ZIPPER_BENCH_OSU_UTIL_H
 
@@ -41,6 +42,91 @@ static inline int osu_parse_sizes(const char* arg, long limit, long* min, long* 
   *min = lo;
   *max = hi;
   return 0;
+}
+
+/* One command-line option of a benchmark: `code` is what osu_next_option
+ * returns for it; `letter` its short form ("-m"; 0: none), `name` its long
+ * form ("--message-size"; NULL: none); `value` is 1 when it takes an
+ * argument. Tables end with a zero code. */
+struct osu_option {
+  int code;
+  char letter;
+  const char* name;
+  int value;
+};
+
+/* Where osu_next_option is in argv. */
+struct osu_args {
+  int argc;
+  char** argv;
+  int next;         /* the next word to read (argv[0] is the program) */
+  const char* word; /* the option word just read, as given */
+  char name[64];    /* the long name of a --name=value word */
+};
+
+static inline void osu_args_init(struct osu_args* a, int argc, char** argv) {
+  memset(a, 0, sizeof *a);
+  a->argc = argc;
+  a->argv = argv;
+  a->next = 1;
+}
+
+/* The program's name for messages: argv[0] without its directory, or `fallback`. */
+static inline const char* osu_prog_name(int argc, char** argv, const char* fallback) {
+  const char* slash;
+  if (argc <= 0 || argv[0] == NULL) return fallback;
+  slash = strrchr(argv[0], '/');
+  return slash ? slash + 1 : argv[0];
+}
+
+/* The next option of `opts` in argv: returns its code with *val its argument
+ * (NULL for a flag), 0 once argv is done, or -1 with *why set ("unknown
+ * option", "missing value for"; a->word is the offending word). A short
+ * option's argument may be attached (-m1:64) or the next word; a long one's
+ * the next word or after '=' (--iterations=10). */
+static inline int osu_next_option(struct osu_args* a, const struct osu_option* opts,
+                                  const char** val, const char** why) {
+  const char* w;
+  const struct osu_option* o;
+  *val = NULL;
+  if (a->next >= a->argc) return 0;
+  w = a->word = a->argv[a->next++];
+  if (strncmp(w, "--", 2) == 0 && w[2] != '\0') {
+    const char* eq = strchr(w, '=');
+    if (eq != NULL) {
+      size_t n = (size_t)(eq - w);
+      if (n >= sizeof a->name) {
+        *why = "unknown option";
+        return -1;
+      }
+      memcpy(a->name, w, n);
+      a->name[n] = '\0';
+      *val = eq + 1;
+      w = a->name;
+    }
+    for (o = opts; o->code != 0; o++)
+      if (o->name != NULL && strcmp(w, o->name) == 0) break;
+    if (o->code == 0 || (*val != NULL && !o->value)) {
+      *why = "unknown option";
+      return -1;
+    }
+  } else {
+    for (o = opts; o->code != 0; o++)
+      if (o->letter != 0 && w[0] == '-' && w[1] == o->letter) break;
+    if (o->code == 0 || (w[2] != '\0' && !o->value)) {
+      *why = "unknown option";
+      return -1;
+    }
+    if (w[2] != '\0') *val = w + 2; /* attached: -m1:64 */
+  }
+  if (o->value && *val == NULL) {
+    if (a->next >= a->argc) {
+      *why = "missing value for";
+      return -1;
+    }
+    *val = a->argv[a->next++];
+  }
+  return o->code;
 }
 
 /* Zeroed, page-aligned buffer of `bytes` (at least 1); aborts the job with a
