@@ -394,8 +394,8 @@ static void test_v_errors(void) {
   EXPECT_RC(MPI_ERR_OP, MMPI_Scan(&x, &x, 1, MPI_INT, MPI_OP_NULL, MMPI_COMM_WORLD));
   EXPECT_RC(MPI_ERR_OP, MMPI_Exscan(&x, &x, 1, MPI_INT, MPI_OP_NULL, MMPI_COMM_WORLD));
   EXPECT_RC(MPI_ERR_COUNT, MMPI_Scan(&x, &x, -2, MPI_INT, MPI_SUM, MMPI_COMM_WORLD));
-  /* A bad MMPI_SCAN_ALGORITHM stops the job at MMPI_Init (CallSettings in
-     tests/unit/test_config.cpp). */
+  /* A bad MMPI_SCAN_ALGORITHM stops the job at MMPI_Init (ctest
+     settings_bad_value_stops_init; CallSettings in tests/unit/test_config.cpp). */
   counts[size - 1] = -1;
   EXPECT_RC(MPI_ERR_COUNT, MMPI_Reduce_scatter(&x, &x, counts, MPI_INT, MPI_SUM, MMPI_COMM_WORLD));
   EXPECT_RC(MPI_ERR_COUNT,
