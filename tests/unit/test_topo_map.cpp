@@ -99,7 +99,9 @@ TEST(TopoMap, RingAt2Plus2IsOptimal) {
       const TopoMapResult r = map_to_clusters(4, e, cl, TopoMapOptions{limit});
       check_consistent(4, e, cl, r);
       EXPECT_EQ(r.cut_after, brute_force(4, 2, e));
-      if (cl[1] == 0) EXPECT_EQ(r.vertex, (std::vector<int>{0, 1, 2, 3}));
+      if (cl[1] == 0) {
+        EXPECT_EQ(r.vertex, (std::vector<int>{0, 1, 2, 3}));
+      }
     }
 }
 
