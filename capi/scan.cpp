@@ -4,6 +4,8 @@
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
+#include <cstdio>
+
 #include "../client/runtime.h"
 #include "../collectives/rank_runs.h"
 #include "../collectives/scan_carry.h"
@@ -27,10 +29,17 @@ int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   // MMPI_SCAN_ALGORITHM=runs (client/settings.h) asks for the run-wise fold
   // whatever the layout.
-  const bool runs = zipper::client::Runtime::get()->settings().calls.scan_runs;
+  const zipper::client::Runtime* rt = zipper::client::Runtime::get();
+  const auto& calls = rt->settings().calls;
   // One run per cluster (MMPI_COMM_WORLD): native scans plus one carry;
   // interleaved clusters: the run-wise fold at the leaders.
-  if (!runs && zipper::coll::rank_runs(t).size() <= 2)
+  const bool carry = !calls.scan_runs && zipper::coll::rank_runs(t).size() <= 2;
+  // MMPI_LOG_LEVEL=debug: the choice, on the communicator's rank 0, so that
+  // a run (and the itests) can see which algorithm the settings gave.
+  if (t.rank == 0 && calls.debug_log)
+    std::fprintf(stderr, "mmpi[rank %d]: debug: %s algorithm %s\n", rt->rank(), what,
+                 carry ? "scan_carry" : "scan_runs");
+  if (carry)
     return finish_named(what, "scan_carry", t,
                         zipper::coll::scan_carry(t, in, recvbuf, count, datatype, op, exclusive));
   return finish_named(what, "scan_runs", t,

@@ -46,7 +46,8 @@ constexpr std::array<SettingInfo, 28> kTable = {{
     // Topologies (capi/topo_graph.cpp, capi/topo_reorder.cpp).
     {"MMPI_DIST_GRAPH_REORDER", "text", "0", "0, or 1: reorder may move dist-graph vertices"},
     {"MMPI_LOG_LEVEL", "text", "off",
-     "trace, debug (both log topology reordering), info, warn, error, critical or off"},
+     "trace, debug (both log topology reordering and the scan algorithm), info, warn, error, "
+     "critical or off"},
     // MPI-IO across the clusters (capi/file_lock.h, docs/io.md).
     {"MMPI_FILE_LOCK_TIMEOUT", "seconds", "300",
      "1 .. 86400: the longest wait for the aux file's byte-range lock"},

@@ -52,7 +52,8 @@ struct CallSettings {
   /// MMPI_DIST_GRAPH_REORDER: "1" lets reorder move dist-graph vertices
   /// between processes; "0" (the default) keeps vertex i at rank i.
   bool dist_graph_reorder = false;
-  /// MMPI_LOG_LEVEL: debug or trace log topology reordering on rank 0;
+  /// MMPI_LOG_LEVEL: debug or trace log topology reordering on rank 0 and
+  /// each scan/exscan's algorithm on the communicator's rank 0 (stderr);
   /// info, warn, error, critical and off (the default) log nothing more.
   bool debug_log = false;
   /// MMPI_FILE_LOCK_TIMEOUT: the longest wait for an aux-file byte-range

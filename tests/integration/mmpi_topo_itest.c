@@ -4,7 +4,11 @@
  *                  Topo_test, Cart_map/Graph_map, reorder 0 and 1; with
  *                  reorder, the new order's cut (edges whose ends lie in
  *                  different clusters) is checked against a brute-force
- *                  minimum over every placement, and never above the identity's
+ *                  minimum over every placement, and never above the identity's;
+ *                  dist-graph vertices stay put under reorder
+ *   topo_graph_distreorder: the same, run with MMPI_DIST_GRAPH_REORDER=1:
+ *                  reorder must bring the dist-graph's weighted cut to the
+ *                  brute-force minimum, below the identity's
  *   topo_neighbor: the ten neighbourhood collectives on a 2-D periodic
  *                  Cartesian communicator and on a dist-graph whose edges
  *                  cross the bridge, counts below and above the rendezvous
@@ -85,6 +89,28 @@ static void check_cut(MPI_Comm comm, int n, int ne, const int* eu, const int* ev
   if (!reorder) EXPECT(now == before, "reorder=0 changed the order");
 }
 
+/* The dist-graph of suite_graph: v -> v+1 (weight 1), v -> v+nlow (weight
+ * 1+nlow), mod n. Its weighted cut with vertex v in cluster part[v]. */
+static long dist_cut(int n, const int* part) {
+  long c = 0;
+  for (int v = 0; v < n; ++v)
+    c += (part[v] != part[(v + 1) % n]) + (long)(1 + nlow) * (part[v] != part[(v + nlow) % n]);
+  return c;
+}
+
+/* Its least weighted cut over every placement of n vertices with x in cluster 0. */
+static long dist_best_cut(int n, int x) {
+  long best = -1;
+  int part[32];
+  for (unsigned m = 0; m < (1u << n); ++m) {
+    if (__builtin_popcount(m) != x) continue;
+    for (int v = 0; v < n; ++v) part[v] = (m >> v) & 1u ? 0 : 1;
+    long c = dist_cut(n, part);
+    if (best < 0 || c < best) best = c;
+  }
+  return best;
+}
+
 /* ---------------------------------------------------------- topo_graph -- */
 
 static void check_permutation(MPI_Comm comm, int newrank, int n) {
@@ -102,7 +128,9 @@ static void check_permutation(MPI_Comm comm, int newrank, int n) {
   free(all);
 }
 
-static void suite_graph(void) {
+/* dist_reorder: the job runs with MMPI_DIST_GRAPH_REORDER=1 (suite
+ * topo_graph_distreorder), so reorder must move dist-graph vertices. */
+static void suite_graph(int dist_reorder) {
   int n = size;
   /* A ring with chords to the rank half-way round: edges cross the bridge. */
   int index[64], edges[256], ne = 0, eu[256], ev[256];
@@ -214,16 +242,25 @@ static void suite_graph(void) {
     int has = (s[0] == ei[0] && s[1] == ei[1]) || (s[0] == ei[1] && s[1] == ei[0]);
     EXPECT(has, "sources %d %d, expected %d %d", s[0], s[1], ei[0], ei[1]);
     if (adjacent) EXPECT(s[0] == ei[0] && sw[0] == 1, "source order");
-    /* Weighted cut never above the identity's. */
-    int cl[64], id[64];
+    /* The weighted cut of the new order (vertex v at new rank v, in the
+     * cluster of the process that holds it) against the identity's. */
+    int cl[64], id[64], x = 0;
     clusters_of(d, n, cl);
-    long wnow = 0, wbefore = 0;
-    for (int v = 0; v < n; ++v) {
-      id[v] = v < nlow ? 0 : 1;
-      wnow += (cl[v] != cl[(v + 1) % n]) + (1 + nlow) * (cl[v] != cl[(v + nlow) % n]);
-      wbefore += (id[v] != id[(v + 1) % n]) + (1 + nlow) * (id[v] != id[(v + nlow) % n]);
+    for (int v = 0; v < n; ++v) x += (id[v] = v < nlow ? 0 : 1) == 0;
+    long wnow = dist_cut(n, cl), wbefore = dist_cut(n, id);
+    if (reorder && dist_reorder) {
+      /* Reordering must reach the least weighted cut over every placement,
+       * and this graph's least is below the identity's (3+5: 14 < 26), so
+       * keeping the identity fails here. */
+      long best = dist_best_cut(n, x);
+      EXPECT(best < wbefore, "graph has no better placement (%ld, identity %ld)", best, wbefore);
+      EXPECT(wnow == best, "reordered weighted cut %ld, the least is %ld (identity %ld)", wnow,
+             best, wbefore);
+    } else {
+      /* reorder=0, or MMPI_DIST_GRAPH_REORDER off: vertex v stays at rank v. */
+      EXPECT(!memcmp(cl, id, sizeof(int) * n), "vertices moved (weighted cut %ld, identity %ld)",
+             wnow, wbefore);
     }
-    EXPECT(wnow <= wbefore, "weighted cut %ld above identity %ld", wnow, wbefore);
     CHECK_MPI(MMPI_Comm_free(&d));
   }
   CASE("Topo_test on world");
@@ -426,7 +463,7 @@ static void suite_neighbor(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s topo_graph|topo_neighbor\n", argv[0]);
+    fprintf(stderr, "usage: %s topo_graph|topo_graph_distreorder|topo_neighbor\n", argv[0]);
     return 2;
   }
   MMPI_Init(&argc, &argv);
@@ -441,7 +478,9 @@ int main(int argc, char** argv) {
     MMPI_Abort(MMPI_COMM_WORLD, 2);
   }
   if (!strcmp(argv[1], "topo_graph"))
-    suite_graph();
+    suite_graph(0);
+  else if (!strcmp(argv[1], "topo_graph_distreorder"))
+    suite_graph(1);
   else if (!strcmp(argv[1], "topo_neighbor"))
     suite_neighbor();
   else

@@ -54,6 +54,17 @@ if ! grep -q "^PASS $test " "$log"; then
     echo "run_itest: no 'PASS $test' line (zipper-run exit status $rc)"
     exit 1
 fi
+# ITEST_LOG_REQUIRE / ITEST_LOG_REJECT (extended regular expressions): a line
+# of the job's output must / must not match, e.g. a debug line naming the
+# algorithm that a setting chose.
+if [[ -n ${ITEST_LOG_REQUIRE:-} ]] && ! grep -qE -- "$ITEST_LOG_REQUIRE" "$log"; then
+    echo "run_itest: no output line matches '$ITEST_LOG_REQUIRE'"
+    exit 1
+fi
+if [[ -n ${ITEST_LOG_REJECT:-} ]] && grep -E -- "$ITEST_LOG_REJECT" "$log" | head -3 | grep .; then
+    echo "run_itest: output lines (above) match '$ITEST_LOG_REJECT'"
+    exit 1
+fi
 if [[ $test != peerdeath && $rc -ne 0 ]]; then
     echo "run_itest: zipper-run exited with status $rc"
     exit 1
