@@ -10,26 +10,66 @@ namespace zipper::client::rma {
 
 namespace {
 
-// Bytes of origin data in (buf, count, type), appended to `out` (packed when
-// the layout is not contiguous).
-int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype type) {
-  Layout l;
-  if (int rc = describe(buf, count, type, &l)) return rc;
-  const std::size_t at = out->size();
-  out->resize(at + l.bytes);
-  if (l.bytes == 0) return MPI_SUCCESS;
-  if (l.contiguous) {
-    std::memcpy(out->data() + at, l.base, l.bytes);
-    return MPI_SUCCESS;
-  }
-  return pack_into(buf, count, type, out->data() + at, static_cast<MPI_Count>(l.bytes),
-                   MPI_COMM_SELF);
-}
-
 std::uint64_t type_bytes(int count, MPI_Datatype type) {
   const MPI_Count size = type_size(type);
   if (count < 0 || size < 0) return 0;
   return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+
+// The bytes of origin data in (buf, count, type): the buffer itself when
+// contiguous, else packed into `keep`.
+int origin_bytes(const void* buf, int count, MPI_Datatype type, std::vector<std::byte>* keep,
+                 const std::byte** out) {
+  Layout l;
+  if (int rc = describe(buf, count, type, &l)) return rc;
+  *out = l.base;
+  if (l.bytes == 0 || l.contiguous) return MPI_SUCCESS;
+  keep->resize(l.bytes);
+  *out = keep->data();
+  return pack_into(buf, count, type, keep->data(), static_cast<MPI_Count>(l.bytes), MPI_COMM_SELF);
+}
+
+// Bytes of origin data appended to `out` (compare-and-swap's two elements).
+int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype type) {
+  std::vector<std::byte> keep;
+  const std::byte* d = nullptr;
+  if (int rc = origin_bytes(buf, count, type, &keep, &d)) return rc;
+  const std::uint64_t n = type_bytes(count, type);
+  if (n > 0) out->insert(out->end(), d, d + n);
+  return MPI_SUCCESS;
+}
+
+// One request of a split operation: its blocks and the range [at, at + bytes)
+// of the packed origin data they take.
+struct Piece {
+  std::vector<Block> blocks;
+  std::uint64_t at = 0, bytes = 0;
+};
+
+// Cuts `blocks` into pieces of at most kPieceData bytes, in typemap order,
+// only at packed offsets that are multiples of `unit` (an element boundary in
+// the packed data, even for pair types with a hole).
+std::vector<Piece> split(const std::vector<Block>& blocks, std::uint64_t unit) {
+  const std::uint64_t most = kPieceData - kPieceData % unit;
+  std::vector<Piece> out(1);
+  std::uint64_t at = 0;
+  for (Block b : blocks) {
+    while (b.len > 0) {
+      Piece& cur = out.back();
+      const bool full = cur.bytes == most || (cur.blocks.size() == kMaxBlocks && at % unit == 0);
+      if (full) {
+        out.push_back(Piece{{}, at, 0});
+        continue;
+      }
+      const std::uint64_t take = std::min(b.len, most - cur.bytes);
+      cur.blocks.push_back(Block{b.offset, take});
+      cur.bytes += take;
+      at += take;
+      b.offset += static_cast<std::int64_t>(take);
+      b.len -= take;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -139,14 +179,16 @@ int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MP
   if (type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;  // signatures differ
   if (tbytes == 0) return done_at_once(st);
   if (int rc = check_range(target, disp, blocks)) return rc;
-  std::vector<std::byte> data;
-  if (int rc = append(&data, obuf, ocount, otype)) return rc;
+  std::vector<std::byte> keep;
+  const std::byte* data = nullptr;
+  if (int rc = origin_bytes(obuf, ocount, otype, &keep, &data)) return rc;
   RequestHeader h;
   h.kind = Kind::kPut;
   h.disp = disp;
+  if (tbytes > kPieceData) return issue_pieces(target, h, blocks, data, 1, std::move(st), nullptr);
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
-  return issue(target, h, blocks, data.data(), data.size(), std::move(p), 0);
+  return issue(target, h, blocks, data, tbytes, std::move(p), 0);
 }
 
 int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
@@ -163,6 +205,11 @@ int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
   RequestHeader h;
   h.kind = Kind::kGet;
   h.disp = disp;
+  if (tbytes > kPieceData) {
+    std::shared_ptr<Gather> gather;
+    if (int rc = gather_for(obuf, ocount, otype, tbytes, &gather)) return rc;
+    return issue_pieces(target, h, blocks, nullptr, 1, std::move(st), std::move(gather));
+  }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
   p->rbuf = obuf;
@@ -199,14 +246,22 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   if (fetch && type_bytes(rcount, rtype) != tbytes) return MPI_ERR_TYPE;
   if (tbytes == 0) return done_at_once(st);
   if (int rc = check_range(target, disp, blocks)) return rc;
-  std::vector<std::byte> data;
+  std::vector<std::byte> keep;
+  const std::byte* data = nullptr;
   if (!no_op)
-    if (int rc = append(&data, obuf, ocount, otype)) return rc;
+    if (int rc = origin_bytes(obuf, ocount, otype, &keep, &data)) return rc;
   RequestHeader h;
   h.kind = fetch ? Kind::kGetAcc : Kind::kAcc;
   h.op = static_cast<std::uint8_t>(opi);
   h.elem = static_cast<std::int16_t>(ei);
   h.disp = disp;
+  if (tbytes > kPieceData) {
+    std::shared_ptr<Gather> gather;
+    if (fetch)
+      if (int rc = gather_for(rbuf, rcount, rtype, tbytes, &gather)) return rc;
+    const auto unit = static_cast<std::uint64_t>(type_size(elem));
+    return issue_pieces(target, h, blocks, data, unit, std::move(st), std::move(gather));
+  }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
   if (fetch) {
@@ -214,7 +269,7 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
     p->rcount = rcount;
     p->rtype = rtype;
   }
-  return issue(target, h, blocks, data.data(), data.size(), std::move(p), fetch ? tbytes : 0);
+  return issue(target, h, blocks, data, no_op ? 0 : tbytes, std::move(p), fetch ? tbytes : 0);
 }
 
 int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
@@ -240,6 +295,49 @@ int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI
   p->rcount = 1;
   p->rtype = type;
   return issue(target, h, blocks, data.data(), data.size(), std::move(p), tbytes);
+}
+
+int Window::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
+                       std::shared_ptr<Gather>* out) {
+  Layout l;
+  if (int rc = describe(buf, count, type, &l)) return rc;
+  auto g = std::make_shared<Gather>();
+  g->bytes = bytes;
+  if (l.contiguous) {
+    g->dest = l.base;
+  } else {
+    g->staging.resize(bytes);
+    g->dest = g->staging.data();
+    g->rbuf = buf;
+    g->rcount = count;
+    g->rtype = type;
+  }
+  *out = std::move(g);
+  return MPI_SUCCESS;
+}
+
+int Window::issue_pieces(int target, const RequestHeader& h, const std::vector<Block>& blocks,
+                         const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
+                         std::shared_ptr<Gather> gather) {
+  const std::vector<Piece> pieces = split(blocks, unit);
+  for (const Piece& pc : pieces)
+    if (pc.blocks.size() > kMaxBlocks) return MPI_ERR_COUNT;  // before any piece leaves
+  if (st) st->parts = static_cast<int>(pieces.size());
+  if (gather) gather->left = pieces.size();
+  // In order, each after the one before (issue() sends what it held first):
+  // one origin's operations to one target stay in order, and a lock not sent
+  // yet rides on the first piece.
+  for (const Piece& pc : pieces) {
+    auto p = std::make_unique<Pending>();
+    p->st = st;
+    p->gather = gather;
+    p->gather_at = pc.at;
+    const std::uint64_t n = data != nullptr ? pc.bytes : 0;
+    if (int rc = issue(target, h, pc.blocks, data != nullptr ? data + pc.at : nullptr, n,
+                       std::move(p), gather ? pc.bytes : 0))
+      return rc;  // not reached: every piece is within the limits checked above
+  }
+  return MPI_SUCCESS;
 }
 
 int Window::done_at_once(const std::shared_ptr<OpState>& st) {
@@ -287,6 +385,12 @@ void Window::finish(Pending& p) {
         err = MPI_ERR_OTHER;
       else if (rh.error != MPI_SUCCESS)
         err = rh.error;
+      else if (p.gather && rh.data_len > 0)
+        err = rh.data_len <= p.gather->bytes - p.gather_at
+                  ? (std::memcpy(p.gather->dest + p.gather_at, p.reply.data() + sizeof rh,
+                                 rh.data_len),
+                     MPI_SUCCESS)
+                  : MPI_ERR_OTHER;
       else if (p.rbuf != nullptr && rh.data_len > 0)
         err = unpack(p.reply.data() + sizeof rh, rh.data_len, p.rbuf, p.rcount, p.rtype,
                      MPI_COMM_SELF);
@@ -294,13 +398,16 @@ void Window::finish(Pending& p) {
       err = MPI_ERR_OTHER;
     }
   }
+  if (p.gather && --p.gather->left == 0 && p.gather->rbuf != nullptr && err == MPI_SUCCESS)
+    err = unpack(p.gather->staging.data(), p.gather->bytes, p.gather->rbuf, p.gather->rcount,
+                 p.gather->rtype, MPI_COMM_SELF);
   if (err != MPI_SUCCESS) {
     int& te = target_error_[static_cast<std::size_t>(p.target)];
     if (te == MPI_SUCCESS) te = err;
   }
   if (p.st) {
-    p.st->error = err;
-    p.st->done = true;
+    if (p.st->error == MPI_SUCCESS) p.st->error = err;
+    if (--p.st->parts <= 0) p.st->done = true;
   }
 }
 

@@ -54,7 +54,8 @@ __extension__ typedef __int128 Wide;
 /// the MPI_Request that reports it.
 struct OpState {
   bool done = false;
-  int error = MPI_SUCCESS;
+  int error = MPI_SUCCESS;  // the first error of its requests
+  int parts = 1;            // requests still to complete (a split operation has several)
 };
 
 /// Every public call holds the engine's lock (engine.h): the progress thread
@@ -140,6 +141,18 @@ class Window {
  private:
   using Guard = std::lock_guard<std::recursive_mutex>;
   /// One operation (or synchronisation request) in flight from this origin.
+  /// Where the replies of a split fetching operation land: straight in the
+  /// origin buffer when it is contiguous, else in `staging`, unpacked once
+  /// the last piece is in.
+  struct Gather {
+    std::byte* dest = nullptr;
+    std::uint64_t bytes = 0;
+    std::vector<std::byte> staging;
+    void* rbuf = nullptr;
+    int rcount = 0;
+    TypeRef rtype;
+    std::size_t left = 0;  // pieces still to arrive
+  };
   struct Pending {
     int target = -1;
     RequestPtr send;
@@ -150,6 +163,8 @@ class Window {
     int rcount = 0;
     TypeRef rtype;
     std::shared_ptr<OpState> st;
+    std::shared_ptr<Gather> gather;  // a split fetching operation: reply data goes here
+    std::uint64_t gather_at = 0;     // at this offset of the packed origin data
     bool sent = false, answered = true;
     Kind kind = Kind::kPut;  // of the request (held requests are patched)
     std::uint8_t flags = 0;
@@ -166,6 +181,13 @@ class Window {
   int check_range(int target, MPI_Aint disp, const std::vector<Block>& blocks) const;
   int issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
             std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes);
+  // An operation of more than kPieceData bytes as several requests (cut at
+  // multiples of `unit` bytes of packed data: whole elements for accumulates).
+  int issue_pieces(int target, const RequestHeader& h, const std::vector<Block>& blocks,
+                   const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
+                   std::shared_ptr<Gather> gather);
+  int gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
+                 std::shared_ptr<Gather>* out);
   /// Gives `p` (its message built) a reply tag and posts the reply's receive.
   void expect_reply(Pending& p, std::uint64_t reply_bytes);
   void send(std::unique_ptr<Pending> p);

@@ -34,6 +34,10 @@ inline constexpr int kReplyTags = 1 << 20;
 /// ones are refused (MPI_ERR_COUNT at the origin, counted at the target).
 inline constexpr std::uint32_t kMaxBlocks = 1u << 24;
 inline constexpr std::uint64_t kMaxData = std::uint64_t{1} << 31;
+/// The origin splits an operation carrying more data than this into several
+/// requests of at most this much each, sent in order (rma_origin.cpp), so the
+/// MPI API's counts (INT_MAX elements of a large type) are never refused.
+inline constexpr std::uint64_t kPieceData = std::uint64_t{1} << 30;
 /// Requests up to this size (bytes, whole message) are held at the origin so
 /// that the synchronisation after them rides on them; larger ones go at once.
 inline constexpr std::uint64_t kHoldMax = 64 * 1024;

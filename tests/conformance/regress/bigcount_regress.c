@@ -23,6 +23,12 @@
  *   gather       MPI_Gather to rank 0, then MPI_Scatter back, 1 GiB + 2 MiB of
  *                MPI_BYTE per rank: at 1+2 the other cluster's two blocks are
  *                more than INT_MAX elements together (count x ranks)
+ *   rma          one-sided, rank 0 to the last rank's window of 2 GiB + 12 KiB:
+ *                MPI_Put of 2 GiB + 4 KiB (count of a 4 KiB type) at
+ *                displacement 4 KiB, MPI_Rget of it back; libmmpi splits each
+ *                into requests of 1 GiB. The window's first and last 4 KiB stay 0.
+ *   rma_acc      rma, then MPI_Accumulate (MPI_SUM, MPI_INT) of the same data
+ *                once more, every word checked at the target (not in CI: time)
  * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks. */
 #include <limits.h>
 #include <mpi.h>
@@ -410,6 +416,75 @@ static void gather(void) {
   free(block);
 }
 
+/* 4-byte word i of the pattern stream, doubled (what MPI_SUM of the stream
+ * onto itself leaves, as unsigned: wraps like the target's int). */
+static uint32_t doubled_word(uint64_t i) {
+  uint32_t w = 0;
+  unsigned char b[4];
+  for (int k = 0; k < 4; ++k) b[k] = pattern(4 * i + (uint64_t)k);
+  memcpy(&w, b, 4);
+  return 2u * w;
+}
+
+static void rma(int accumulate) {
+  const int target = size - 1;
+  MPI_Datatype page, ipage;
+  MPI_Type_contiguous(4096, MPI_BYTE, &page);
+  MPI_Type_contiguous(1024, MPI_INT, &ipage);
+  page = committed(page);
+  ipage = committed(ipage);
+  const int count = (1 << 19) + 1;
+  const uint64_t bytes = (uint64_t)count * 4096, wsize = bytes + 3 * 4096;
+  unsigned char* mem = NULL;
+  if (rank == target) mem = alloc0(wsize);
+  MPI_Win win;
+  MPI_Win_create(mem, rank == target ? (MPI_Aint)wsize : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  unsigned char* buf = NULL;
+  if (rank == 0) {
+    buf = alloc(bytes);
+    fill_stream(buf, bytes);
+    /* The lock is lazy: it rides on the first of the Put's requests. */
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+    int rc = MPI_Put(buf, count, page, target, 4096, count, page, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Put of %llu bytes: error %d", (unsigned long long)bytes, rc);
+    MPI_Win_unlock(target, win);
+    memset(buf, 0, bytes);
+    MPI_Request req;
+    MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+    rc = MPI_Rget(buf, count, page, target, 4096, count, page, win, &req);
+    CHECK(rc == MPI_SUCCESS, "MPI_Rget: error %d", rc);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    check_stream(buf, bytes, "rma Rget");
+    MPI_Win_unlock(target, win);
+    if (accumulate) {
+      MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+      rc = MPI_Accumulate(buf, count, ipage, target, 4096, count, ipage, MPI_SUM, win);
+      CHECK(rc == MPI_SUCCESS, "MPI_Accumulate: error %d", rc);
+      MPI_Win_unlock(target, win);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == target) {
+    uint64_t bad = 0;
+    for (uint64_t o = 0; o < 4096; ++o) bad += mem[o] != 0 || mem[4096 + bytes + o] != 0;
+    CHECK(bad == 0, "rma: %llu bytes outside the target range changed", (unsigned long long)bad);
+    bad = 0;
+    for (uint64_t i = 0; accumulate && i < bytes / 4; ++i) {
+      uint32_t w;
+      memcpy(&w, mem + 4096 + 4 * i, 4);
+      if (w != doubled_word(i) && bad++ < 5)
+        CHECK(0, "rma: word %llu is %u, expected %u", (unsigned long long)i, w, doubled_word(i));
+    }
+    CHECK(bad == 0, "rma: %llu wrong words of %llu after Put + Accumulate", (unsigned long long)bad,
+          (unsigned long long)(bytes / 4));
+  }
+  MPI_Win_free(&win);
+  free(mem);
+  free(buf);
+  MPI_Type_free(&page);
+  MPI_Type_free(&ipage);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -436,6 +511,10 @@ int main(int argc, char** argv) {
     gather();
   else if (!strcmp(t, "allgatherv"))
     allgatherv();
+  else if (!strcmp(t, "rma"))
+    rma(0);
+  else if (!strcmp(t, "rma_acc"))
+    rma(1);
   else if (!strcmp(t, "alltoallw")) {
     alltoallw_in_place();
     ialltoallv_far_displacement();
