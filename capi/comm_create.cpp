@@ -20,24 +20,47 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
   const coll::Topology t = coll::Topology::of(rt.engine(), parent);
   const int n = parent->size();
-  std::vector<std::array<int, 2>> all(static_cast<std::size_t>(n));
-  const std::array<int, 2> mine{color, key};
-  if (int rc = coll::allgather_two_level(t, mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT))
-    return rc;
-  // The context id: no member of the parent uses it yet.
-  const unsigned next = rt.comms().next_cid();
+  // One cross-cluster round per new communicator: each rank's context-id
+  // proposal (its next_cid()) travels with its colour and key, and the id is
+  // the largest proposal, free on every member. A separate MAX allreduce
+  // after the allgather was a second round trip through zipperd, about half
+  // the cost of a split across the clusters (MPICH comm/ctxsplit).
+  // A duplicate needs no colours or keys: the MAX allreduce alone.
+  std::vector<int> members;  // parent ranks, in new rank order
   unsigned cid = 0;
-  if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
+  bool colours_apart = false;  // no two members in this cluster share a colour
+  if (dup_of != MPI_COMM_NULL) {
+    const unsigned next = rt.comms().next_cid();
+    if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
+    for (int r = 0; r < n; ++r) members.push_back(r);
+  } else {
+    // (colour, key, proposal) per rank, as unsigned: the conversions both
+    // ways are exact in C++20.
+    std::vector<std::array<unsigned, 3>> all(static_cast<std::size_t>(n));
+    const std::array<unsigned, 3> mine{static_cast<unsigned>(color), static_cast<unsigned>(key),
+                                       rt.comms().next_cid()};
+    if (int rc =
+            coll::allgather_two_level(t, mine.data(), 3, MPI_UNSIGNED, all.data(), 3, MPI_UNSIGNED))
+      return rc;
+    for (const auto& a : all) cid = std::max(cid, a[2]);
+    std::vector<unsigned> local_colours;
+    for (int r : parent->map().local_members())
+      if (static_cast<int>(all[static_cast<std::size_t>(r)][0]) != MPI_UNDEFINED)
+        local_colours.push_back(all[static_cast<std::size_t>(r)][0]);
+    std::sort(local_colours.begin(), local_colours.end());
+    colours_apart =
+        std::adjacent_find(local_colours.begin(), local_colours.end()) == local_colours.end();
+    if (color != MPI_UNDEFINED) {
+      for (int r = 0; r < n; ++r)
+        if (static_cast<int>(all[static_cast<std::size_t>(r)][0]) == color) members.push_back(r);
+      std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+        return static_cast<int>(all[static_cast<std::size_t>(a)][1]) <
+               static_cast<int>(all[static_cast<std::size_t>(b)][1]);
+      });
+    }
+  }
   rt.comms().take(cid);
 
-  std::vector<int> members;  // parent ranks, in new rank order
-  if (color != MPI_UNDEFINED) {
-    for (int r = 0; r < n; ++r)
-      if (all[static_cast<std::size_t>(r)][0] == color) members.push_back(r);
-    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
-      return all[static_cast<std::size_t>(a)][1] < all[static_cast<std::size_t>(b)][1];
-    });
-  }
   const int new_rank =
       color == MPI_UNDEFINED
           ? 0
@@ -47,6 +70,14 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   MPI_Comm native = MPI_COMM_NULL;
   if (dup_of != MPI_COMM_NULL) {
     if (int rc = MPI_Comm_dup(dup_of, &native)) return rc;
+  } else if (colours_apart) {
+    // Each native part has one member: a communicator over MPI_COMM_SELF,
+    // made without the cluster. Every member here knows all colours, so all
+    // skip Open MPI's split together; it is a collective over the cluster
+    // (an allgather and three allreduces), the largest cost of a split
+    // across the clusters after the allgather above.
+    if (color == MPI_UNDEFINED) return MPI_SUCCESS;
+    if (int rc = MPI_Comm_split(MPI_COMM_SELF, 0, 0, &native)) return rc;
   } else if (int rc = MPI_Comm_split(parent->native(), color, new_rank, &native)) {
     return rc;
   }

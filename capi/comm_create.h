@@ -11,17 +11,20 @@
 namespace zipper::capi {
 
 /// MPI_Comm_split over `parent`: members with the same `color` form one
-/// communicator, ranked by (key, parent rank). Steps: an allgather of
-/// (color, key) over the parent, a MAX allreduce agreeing on the context id,
-/// and a native split of the parent's native communicator (this cluster's
-/// members, ranked as in the new communicator). *out is null for
+/// communicator, ranked by (key, parent rank). Steps: one allgather of
+/// (color, key, context-id proposal) over the parent (the id is the largest
+/// proposal: one cross-cluster round), and a native split of the parent's
+/// native communicator (this cluster's members, ranked as in the new
+/// communicator), or a split of MPI_COMM_SELF where no two members in this
+/// cluster share a colour. *out is null for
 /// color == MPI_UNDEFINED; else the new communicator, registered in the
 /// table under its handle (its native communicator). Returns MPI_ERR_ARG for
 /// a negative colour other than MPI_UNDEFINED (checked before communicating;
 /// every rank must pass a valid colour), or an error from the collectives.
 /// `dup_of`: for MPI_Comm_dup, the parent's handle; the native
 /// communicator is then Open MPI's duplicate of it (same members, same
-/// order), so the attribute copy callbacks run as MPI-3.1 section 6.7.2 asks.
+/// order), so the attribute copy callbacks run as MPI-3.1 section 6.7.2 asks;
+/// the context id then comes from a MAX allreduce alone.
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
           std::shared_ptr<client::Comm>* out, MPI_Comm dup_of = MPI_COMM_NULL);
 
