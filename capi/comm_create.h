@@ -24,7 +24,7 @@ namespace zipper::capi {
 /// `dup_of`: for MPI_Comm_dup, the parent's handle; the native
 /// communicator is then Open MPI's duplicate of it (same members, same
 /// order), so the attribute copy callbacks run as MPI-3.1 section 6.7.2 asks;
-/// the context id then comes from a MAX allreduce alone.
+/// the context id then comes from a barrier and a MAX allreduce.
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
           std::shared_ptr<client::Comm>* out, MPI_Comm dup_of = MPI_COMM_NULL);
 
