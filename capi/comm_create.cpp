@@ -82,7 +82,7 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
     // Each native part has one member: a communicator over MPI_COMM_SELF,
     // made without the cluster. Every member here knows all colours, so all
     // skip Open MPI's split together; it is a collective over the cluster
-    // (an allgather and three allreduces), the largest cost of a split
+    // (an allgather and its own context-id agreement), the largest cost of a split
     // across the clusters after the allgather above.
     if (color == MPI_UNDEFINED) return MPI_SUCCESS;
     if (int rc = MPI_Comm_split(MPI_COMM_SELF, 0, 0, &native)) return rc;
