@@ -7,6 +7,7 @@
 #include "../collectives/allgather_two_level.h"
 #include "../collectives/allreduce_two_tier.h"
 #include "../collectives/barrier_two_level.h"
+#include "comm_idup.h"
 #include "errhandler.h"
 
 namespace zipper::capi {
@@ -19,6 +20,8 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
           std::shared_ptr<client::Comm>* out, MPI_Comm dup_of) {
   out->reset();
   if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
+  // The parent's idups started before this call finish first (comm_idup.h).
+  complete_idups_of(rt, *parent);
   const coll::Topology t = coll::Topology::of(rt.engine(), parent);
   const int n = parent->size();
   // One cross-cluster round per new communicator: each rank's context-id
@@ -30,13 +33,10 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   unsigned cid = 0;
   bool colours_apart = false;  // no two members in this cluster share a colour
   if (dup_of != MPI_COMM_NULL) {
-    // Comm_dup keeps its two rounds (a barrier, then the MAX allreduce): with
-    // one, MPICH comm/comm_idup_comm hung at 1+3 in 2 of 32 runs (0 of 43
-    // with two). Open MPI's blocking duplicate of the handle then overlaps
-    // the context-id rounds of the application's idups of the same
-    // handle, which libmmpi's progress has advanced to different points on
-    // different ranks, and Open MPI 4.1 matches them out of order. The fix
-    // is to let those idups finish first (capi/comm_idup.cpp); not done.
+    // Comm_dup keeps its two rounds (a barrier, then the MAX allreduce):
+    // with one, and before complete_idups_of() above, MPICH
+    // comm/comm_idup_comm hung at 1+3 in 2 of 32 runs (Open MPI's blocking
+    // duplicate of the handle overlapping the application's idups of it).
     if (int rc = coll::barrier_two_level(t)) return rc;
     const unsigned next = rt.comms().next_cid();
     if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;

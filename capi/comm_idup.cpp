@@ -41,6 +41,8 @@
 // the application tests its request: a rank that waits on something else
 // (a receive another rank sends after its own idup completed) still drives
 // the agreement, as MPI's progress rule asks.
+#include "comm_idup.h"
+
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
@@ -65,6 +67,10 @@ using namespace zipper::capi;
 
 namespace {
 
+class IdupOp;
+// The operations not yet destroyed, for complete_idups_of().
+std::vector<const IdupOp*> g_idups;
+
 /// One MMPI_Comm_idup in flight: the request's Progressable. Owns the
 /// native duplicates (two, or three for an inter-communicator) until the
 /// new communicator takes them.
@@ -79,11 +85,14 @@ class IdupOp final : public zipper::client::Progressable {
         parent_(std::move(parent)),
         over_(std::move(over)),
         tag_(tag),
-        ids_(parent_->inter ? 2u : 1u) {}
+        ids_(parent_->inter ? 2u : 1u) {
+    g_idups.push_back(this);
+  }
 
   // The request is destroyed when collected (or reaped after
   // MMPI_Request_free), never inside this operation's own progress round.
   ~IdupOp() override {
+    g_idups.erase(std::find(g_idups.begin(), g_idups.end(), this));
     if (registered_ && Runtime::get() == &rt_) rt_.progress().remove(progress_);
     // A native duplicate still in flight cannot be freed: Open MPI owns it
     // until its request completes (only reached when the job is failing).
@@ -110,6 +119,12 @@ class IdupOp final : public zipper::client::Progressable {
     progress_ = rt_.progress().add([this] { return !step(); });
     registered_ = true;
     return MPI_SUCCESS;
+  }
+
+  /// Not finished, and of `c` (its parent, or the communicator the
+  /// agreement runs over).
+  bool pending_on(const Runtime& rt, const Comm& c) const {
+    return !done_ && &rt_ == &rt && (parent_.get() == &c || over_.get() == &c);
   }
 
   bool poll(zipper::client::Request& outer) override {
@@ -270,6 +285,22 @@ class IdupOp final : public zipper::client::Progressable {
 };
 
 }  // namespace
+
+namespace zipper::capi {
+
+void complete_idups_of(Runtime& rt, const Comm& parent) {
+  auto pending = [&] {
+    return std::any_of(g_idups.begin(), g_idups.end(),
+                       [&](const IdupOp* op) { return op->pending_on(rt, parent); });
+  };
+  if (!pending()) return;
+  // Each runs in the progress list (and fails there like any request, its
+  // error kept for its own request); their native idups have no file
+  // descriptor to sleep on, so the wait polls.
+  rt.engine().wait_until([&] { return !pending(); }, true);
+}
+
+}  // namespace zipper::capi
 
 extern "C" {
 
