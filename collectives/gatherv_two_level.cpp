@@ -53,31 +53,22 @@ int gatherv_two_level(const Topology& t, const void* sendbuf, int sendcount, MPI
   // them learn the sum, which decides the path.
   const bool leader = t.local_rank == 0;
   const std::int64_t mine = packed_size(sendcount, sendtype);
-  std::vector<std::int64_t> sizes(t.local_size);
-  // Native steps wait through wait_native (pending.h): progress meanwhile.
-  MPI_Request r = MPI_REQUEST_NULL;
-  if (int rc = wait_native(
-          t, MPI_Iallgather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, t.local, &r), &r))
-    return rc;
-  std::int64_t sum = 0;
-  for (std::int64_t s : sizes) sum += s;
-  if (sum > INT_MAX) {
+  ClusterBlocks cb;
+  if (int rc = cluster_blocks(t, mine, &cb)) return rc;
+  if (cb.sum > INT_MAX) {
     if (mine > 0) p.isend(sendbuf, sendcount, sendtype, root, kTagGatherv);
     return p.wait();
   }
-  std::vector<int> counts(leader ? t.local_size : 0), offsets(counts.size());
-  for (std::size_t i = 0, at = 0; i < counts.size(); at += counts[i], ++i) {
-    counts[i] = static_cast<int>(sizes[i]);
-    offsets[i] = static_cast<int>(at);
-  }
-  const int total = static_cast<int>(sum);
+  const int total = static_cast<int>(cb.sum);
+  // Native steps wait through wait_native (pending.h): progress meanwhile.
+  MPI_Request r = MPI_REQUEST_NULL;
   std::vector<char> packed, block(leader ? total : 0);
   const int one = sendcount, zero = 0;
   if (int rc = pack_blocks(sendbuf, &one, &zero, sendtype, {0}, &packed)) return rc;
   if (int rc =
           wait_native(t,
                       MPI_Igatherv(packed.data(), static_cast<int>(mine), MPI_BYTE, block.data(),
-                                   counts.data(), offsets.data(), MPI_BYTE, 0, t.local, &r),
+                                   cb.counts.data(), cb.offsets.data(), MPI_BYTE, 0, t.local, &r),
                       &r))
     return rc;
   if (!leader) return MPI_SUCCESS;

@@ -1,6 +1,9 @@
 #include "packed_blocks.h"
 
+#include <climits>
+
 #include "../client/datatype.h"
+#include "pending.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
@@ -43,6 +46,27 @@ int unpack_blocks(const std::vector<char>& in, void* buf, const int counts[], co
                                 counts[r], type, MPI_COMM_SELF))
       return rc;
     pos += static_cast<std::size_t>(n);
+  }
+  return MPI_SUCCESS;
+}
+
+int cluster_blocks(const Topology& t, std::int64_t mine, ClusterBlocks* out) {
+  out->sizes.assign(static_cast<std::size_t>(t.local_size), 0);
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (int rc = wait_native(
+          t, MPI_Iallgather(&mine, 1, MPI_INT64_T, out->sizes.data(), 1, MPI_INT64_T, t.local, &r),
+          &r))
+    return rc;
+  out->sum = 0;
+  for (std::int64_t s : out->sizes) out->sum += s;
+  out->counts.clear();
+  out->offsets.clear();
+  if (out->sum > INT_MAX) return MPI_SUCCESS;
+  int at = 0;
+  for (std::int64_t s : out->sizes) {
+    out->counts.push_back(static_cast<int>(s));
+    out->offsets.push_back(at);
+    at += static_cast<int>(s);
   }
   return MPI_SUCCESS;
 }
