@@ -112,11 +112,3 @@ TEST(UniformBlocks, KeepsAResizedTypesStride) {
   }
   MPI_Type_free(&padded);
 }
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  const int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
-}

@@ -239,11 +239,3 @@ TEST(TypePieces, ContiguousFromChunks) {
   MPI_Type_free(&chunks);
   MPI_Type_free(&rest);
 }
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  const int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
-}
