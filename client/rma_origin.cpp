@@ -39,39 +39,6 @@ int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype
   return MPI_SUCCESS;
 }
 
-// One request of a split operation: its blocks and the range [at, at + bytes)
-// of the packed origin data they take.
-struct Piece {
-  std::vector<Block> blocks;
-  std::uint64_t at = 0, bytes = 0;
-};
-
-// Cuts `blocks` into pieces of at most kPieceData bytes, in typemap order,
-// only at packed offsets that are multiples of `unit` (an element boundary in
-// the packed data, even for pair types with a hole).
-std::vector<Piece> split(const std::vector<Block>& blocks, std::uint64_t unit) {
-  const std::uint64_t most = kPieceData - kPieceData % unit;
-  std::vector<Piece> out(1);
-  std::uint64_t at = 0;
-  for (Block b : blocks) {
-    while (b.len > 0) {
-      Piece& cur = out.back();
-      const bool full = cur.bytes == most || (cur.blocks.size() == kMaxBlocks && at % unit == 0);
-      if (full) {
-        out.push_back(Piece{{}, at, 0});
-        continue;
-      }
-      const std::uint64_t take = std::min(b.len, most - cur.bytes);
-      cur.blocks.push_back(Block{b.offset, take});
-      cur.bytes += take;
-      at += take;
-      b.offset += static_cast<std::int64_t>(take);
-      b.len -= take;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int Window::check_access(int target) const {
@@ -84,24 +51,23 @@ int Window::check_access(int target) const {
   return MPI_ERR_RMA_SYNC;
 }
 
-int Window::check_range(int target, MPI_Aint disp, const std::vector<Block>& blocks) const {
+int Window::check_range(int target, MPI_Aint disp, const TypeMap& tm) const {
   if (dynamic()) return MPI_SUCCESS;  // addresses: only the target knows what is attached
+  // The blocks' hull (the type's true bounds): the target checks each block.
   const TargetInfo& ti = targets_[static_cast<std::size_t>(target)];
   const Wide at = static_cast<Wide>(disp) * ti.disp_unit;
-  for (const Block& b : blocks) {
-    const Wide lo = at + b.offset;
-    if (lo < 0 || lo + static_cast<Wide>(b.len) > static_cast<Wide>(ti.size))
-      return MPI_ERR_RMA_RANGE;
-  }
+  if (at + tm.lo() < 0 || at + tm.hi() > static_cast<Wide>(ti.size)) return MPI_ERR_RMA_RANGE;
   return MPI_SUCCESS;
 }
 
-int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
-                  std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes) {
-  if (blocks.size() > kMaxBlocks || n > kMaxData || reply_bytes > kMaxData) return MPI_ERR_COUNT;
+int Window::issue(int target, RequestHeader h, const TypeMap* tm, const void* data, std::uint64_t n,
+                  std::unique_ptr<Pending> p, std::uint64_t reply_bytes) {
+  const std::size_t nodes = tm != nullptr ? tm->nodes().size() : 0;
+  if (nodes > kMaxTypeNodes || n > kMaxData || reply_bytes > kMaxData || h.bytes > kMaxData)
+    return MPI_ERR_COUNT;
   const auto t = static_cast<std::size_t>(target);
   p->target = target;
-  h.nblocks = static_cast<std::uint32_t>(blocks.size());
+  h.nnodes = static_cast<std::uint32_t>(nodes);
   h.data_len = n;
   // Lazy lock: a lock not sent yet travels on the epoch's first operation.
   std::unique_ptr<Pending>& held = held_[t];
@@ -113,11 +79,10 @@ int Window::issue(int target, RequestHeader h, const std::vector<Block>& blocks,
   p->kind = h.kind;
   p->flags = h.flags;
   std::vector<std::byte>& m = p->msg;
-  m.reserve(sizeof h + blocks.size() * sizeof(Block) + n);
-  m.resize(sizeof h + blocks.size() * sizeof(Block));
+  m.reserve(sizeof h + nodes * sizeof(TypeNode) + n);
+  m.resize(sizeof h + nodes * sizeof(TypeNode));
   std::memcpy(m.data(), &h, sizeof h);
-  if (!blocks.empty())
-    std::memcpy(m.data() + sizeof h, blocks.data(), blocks.size() * sizeof(Block));
+  if (nodes > 0) std::memcpy(m.data() + sizeof h, tm->nodes().data(), nodes * sizeof(TypeNode));
   if (n > 0)
     m.insert(m.end(), static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + n);
   touched_[t] = true;
@@ -173,22 +138,23 @@ int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MP
   const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return done_at_once(st);
   if (int rc = check_access(target)) return rc;
-  std::vector<Block> blocks;
-  std::uint64_t tbytes = 0;
-  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  TypeMap tm;
+  if (int rc = tm.describe(ttype, tcount)) return rc;
+  const std::uint64_t tbytes = tm.bytes();
   if (type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;  // signatures differ
   if (tbytes == 0) return done_at_once(st);
-  if (int rc = check_range(target, disp, blocks)) return rc;
+  if (int rc = check_range(target, disp, tm)) return rc;
   std::vector<std::byte> keep;
   const std::byte* data = nullptr;
   if (int rc = origin_bytes(obuf, ocount, otype, &keep, &data)) return rc;
   RequestHeader h;
   h.kind = Kind::kPut;
   h.disp = disp;
-  if (tbytes > kPieceData) return issue_pieces(target, h, blocks, data, 1, std::move(st), nullptr);
+  h.bytes = tbytes;
+  if (tbytes > kPieceData) return issue_pieces(target, h, tm, data, 1, std::move(st), nullptr);
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
-  return issue(target, h, blocks, data, tbytes, std::move(p), 0);
+  return issue(target, h, &tm, data, tbytes, std::move(p), 0);
 }
 
 int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
@@ -196,26 +162,27 @@ int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
   const Guard g(engine_.mutex());
   if (target == MPI_PROC_NULL) return done_at_once(st);
   if (int rc = check_access(target)) return rc;
-  std::vector<Block> blocks;
-  std::uint64_t tbytes = 0;
-  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  TypeMap tm;
+  if (int rc = tm.describe(ttype, tcount)) return rc;
+  const std::uint64_t tbytes = tm.bytes();
   if (type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;
   if (tbytes == 0) return done_at_once(st);
-  if (int rc = check_range(target, disp, blocks)) return rc;
+  if (int rc = check_range(target, disp, tm)) return rc;
   RequestHeader h;
   h.kind = Kind::kGet;
   h.disp = disp;
+  h.bytes = tbytes;
   if (tbytes > kPieceData) {
     std::shared_ptr<Gather> gather;
     if (int rc = gather_for(obuf, ocount, otype, tbytes, &gather)) return rc;
-    return issue_pieces(target, h, blocks, nullptr, 1, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, nullptr, 1, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
   p->rbuf = obuf;
   p->rcount = ocount;
   p->rtype = otype;
-  return issue(target, h, blocks, nullptr, 0, std::move(p), tbytes);
+  return issue(target, h, &tm, nullptr, 0, std::move(p), tbytes);
 }
 
 int Window::accumulate(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -239,13 +206,13 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   if (int rc = basic_element(ttype, &elem)) return rc;
   const int ei = elem_index(elem);
   if (ei < 0) return MPI_ERR_TYPE;
-  std::vector<Block> blocks;
-  std::uint64_t tbytes = 0;
-  if (int rc = flatten(ttype, tcount, &blocks, &tbytes)) return rc;
+  TypeMap tm;
+  if (int rc = tm.describe(ttype, tcount)) return rc;
+  const std::uint64_t tbytes = tm.bytes();
   if (!no_op && type_bytes(ocount, otype) != tbytes) return MPI_ERR_TYPE;
   if (fetch && type_bytes(rcount, rtype) != tbytes) return MPI_ERR_TYPE;
   if (tbytes == 0) return done_at_once(st);
-  if (int rc = check_range(target, disp, blocks)) return rc;
+  if (int rc = check_range(target, disp, tm)) return rc;
   std::vector<std::byte> keep;
   const std::byte* data = nullptr;
   if (!no_op)
@@ -255,12 +222,13 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   h.op = static_cast<std::uint8_t>(opi);
   h.elem = static_cast<std::int16_t>(ei);
   h.disp = disp;
+  h.bytes = tbytes;
   if (tbytes > kPieceData) {
     std::shared_ptr<Gather> gather;
     if (fetch)
       if (int rc = gather_for(rbuf, rcount, rtype, tbytes, &gather)) return rc;
     const auto unit = static_cast<std::uint64_t>(type_size(elem));
-    return issue_pieces(target, h, blocks, data, unit, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, data, unit, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
@@ -269,7 +237,7 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
     p->rcount = rcount;
     p->rtype = rtype;
   }
-  return issue(target, h, blocks, data, no_op ? 0 : tbytes, std::move(p), fetch ? tbytes : 0);
+  return issue(target, h, &tm, data, no_op ? 0 : tbytes, std::move(p), fetch ? tbytes : 0);
 }
 
 int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
@@ -279,10 +247,10 @@ int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI
   if (int rc = check_access(target)) return rc;
   const int ei = elem_index(type);
   if (ei < 0) return MPI_ERR_TYPE;
-  std::vector<Block> blocks;
-  std::uint64_t tbytes = 0;
-  if (int rc = flatten(type, 1, &blocks, &tbytes)) return rc;
-  if (int rc = check_range(target, disp, blocks)) return rc;
+  TypeMap tm;
+  if (int rc = tm.describe(type, 1)) return rc;
+  const std::uint64_t tbytes = tm.bytes();
+  if (int rc = check_range(target, disp, tm)) return rc;
   std::vector<std::byte> data;
   append(&data, cbuf, 1, type);
   append(&data, obuf, 1, type);
@@ -290,11 +258,12 @@ int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI
   h.kind = Kind::kCas;
   h.elem = static_cast<std::int16_t>(ei);
   h.disp = disp;
+  h.bytes = tbytes;
   auto p = std::make_unique<Pending>();
   p->rbuf = rbuf;
   p->rcount = 1;
   p->rtype = type;
-  return issue(target, h, blocks, data.data(), data.size(), std::move(p), tbytes);
+  return issue(target, h, &tm, data.data(), data.size(), std::move(p), tbytes);
 }
 
 int Window::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
@@ -316,26 +285,30 @@ int Window::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t by
   return MPI_SUCCESS;
 }
 
-int Window::issue_pieces(int target, const RequestHeader& h, const std::vector<Block>& blocks,
+int Window::issue_pieces(int target, const RequestHeader& h, const TypeMap& tm,
                          const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
                          std::shared_ptr<Gather> gather) {
-  const std::vector<Piece> pieces = split(blocks, unit);
-  for (const Piece& pc : pieces)
-    if (pc.blocks.size() > kMaxBlocks) return MPI_ERR_COUNT;  // before any piece leaves
-  if (st) st->parts = static_cast<int>(pieces.size());
-  if (gather) gather->left = pieces.size();
+  // Pieces are ranges of the packed data: each request carries the whole
+  // (small) type description and the range, which the target walks.
+  const std::uint64_t total = h.bytes, most = kPieceData - kPieceData % unit;
+  const std::uint64_t pieces = (total + most - 1) / most;
+  if (st) st->parts = static_cast<int>(pieces);
+  if (gather) gather->left = pieces;
   // In order, each after the one before (issue() sends what it held first):
   // one origin's operations to one target stay in order, and a lock not sent
   // yet rides on the first piece.
-  for (const Piece& pc : pieces) {
+  for (std::uint64_t at = 0; at < total; at += most) {
+    RequestHeader ph = h;
+    ph.first = at;
+    ph.bytes = std::min(most, total - at);
     auto p = std::make_unique<Pending>();
     p->st = st;
     p->gather = gather;
-    p->gather_at = pc.at;
-    const std::uint64_t n = data != nullptr ? pc.bytes : 0;
-    if (int rc = issue(target, h, pc.blocks, data != nullptr ? data + pc.at : nullptr, n,
-                       std::move(p), gather ? pc.bytes : 0))
-      return rc;  // not reached: every piece is within the limits checked above
+    p->gather_at = at;
+    const std::uint64_t n = data != nullptr ? ph.bytes : 0;
+    if (int rc = issue(target, ph, &tm, data != nullptr ? data + at : nullptr, n, std::move(p),
+                       gather ? ph.bytes : 0))
+      return rc;  // not reached: every piece is within the limits
   }
   return MPI_SUCCESS;
 }
@@ -354,7 +327,7 @@ std::shared_ptr<OpState> Window::request_reply(int target, Kind kind, std::uint8
   auto p = std::make_unique<Pending>();
   auto st = std::make_shared<OpState>();
   p->st = st;
-  if (int rc = issue(target, h, {}, nullptr, 0, std::move(p), 0)) {
+  if (int rc = issue(target, h, nullptr, nullptr, 0, std::move(p), 0)) {
     st->done = true;
     st->error = rc;
   }
@@ -365,7 +338,7 @@ void Window::send_only(int target, Kind kind, std::uint8_t flags) {
   RequestHeader h;
   h.kind = kind;
   h.flags = flags;
-  issue(target, h, {}, nullptr, 0, std::make_unique<Pending>(), 0);
+  issue(target, h, nullptr, nullptr, 0, std::make_unique<Pending>(), 0);
 }
 
 void Window::finish(Pending& p) {

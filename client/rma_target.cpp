@@ -3,6 +3,8 @@
 // answers. Applied one at a time by this process, so accumulates from any
 // origins (both clusters) are atomic per element and, from one origin, in
 // its order (MPI's default accumulate ordering).
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -13,7 +15,11 @@ namespace zipper::client::rma {
 
 namespace {
 // Incoming requests larger than this are refused unread (a hostile size).
-constexpr std::uint64_t kMaxMessage = sizeof(RequestHeader) + kMaxData + 16 * std::uint64_t{1024};
+constexpr std::uint64_t kMaxMessage =
+    sizeof(RequestHeader) + kMaxData + std::uint64_t{kMaxTypeNodes} * sizeof(TypeNode);
+// Accumulates reduce at most this much at a time (an aligned copy of the
+// origin's data: Open MPI's op kernels read typed elements).
+constexpr std::uint64_t kReduceChunk = std::uint64_t{64} << 20;
 }  // namespace
 
 std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
@@ -51,16 +57,33 @@ void Window::reply(int origin, std::int32_t tag, int error, const void* data, st
                    int prior) {
   if (tag == 0) return;
   std::vector<std::byte> m(sizeof(ReplyHeader) + n);
+  if (n > 0) std::memcpy(m.data() + sizeof(ReplyHeader), data, n);
   ReplyHeader rh;
   rh.error = error;
   rh.prior = prior;
   rh.data_len = n;
   std::memcpy(m.data(), &rh, sizeof rh);
-  if (n > 0) std::memcpy(m.data() + sizeof rh, data, n);
+  send_reply(origin, tag, std::move(m));
+}
+
+void Window::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) {
   RequestPtr r;
   engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
                 origin, tag, &r, SendMode::kStandard);
   replies_.emplace_back(std::move(r), std::move(m));  // the vector's buffer does not move
+}
+
+template <class Fn>
+bool Window::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const {
+  std::uint64_t pos = 0;
+  return tm.walk(h.first, h.bytes, [&](TypeWide off, std::uint64_t len) {
+    if (off < INT64_MIN || off > INT64_MAX) return false;
+    std::byte* at = resolve(h.disp, Block{static_cast<std::int64_t>(off), len});
+    if (at == nullptr) return false;
+    fn(at, len, pos);
+    pos += len;
+    return true;
+  });
 }
 
 void Window::refuse(Incoming& in, const char* why) {
@@ -85,20 +108,19 @@ void Window::refuse(Incoming& in, const char* why) {
 
 // target op= origin for an element type with a hole: both sides unpacked
 // into element layout, reduced there, packed back into the blocks.
-int Window::accumulate_holed(const std::vector<Block>& blocks, const std::vector<std::byte*>& at,
-                             const std::byte* data, std::uint64_t total, MPI_Datatype elem,
-                             int esize, MPI_Aint extent, MPI_Op op) {
+int Window::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
+                             MPI_Datatype elem, int esize, MPI_Aint extent, MPI_Op op) const {
+  const std::uint64_t total = h.bytes;
+  if (total > INT_MAX) return MPI_ERR_COUNT;  // the origin sends at most kPieceData
   const int n = static_cast<int>(total / static_cast<std::uint64_t>(esize));
   const std::size_t words =
       (static_cast<std::size_t>(n) * static_cast<std::size_t>(extent) + sizeof(std::max_align_t)) /
       sizeof(std::max_align_t);
   std::vector<std::max_align_t> a(words), b(words);
   std::vector<std::byte> packed(total);
-  std::uint64_t pos = 0;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    std::memcpy(packed.data() + pos, at[i], blocks[i].len);
-    pos += blocks[i].len;
-  }
+  each_block(h, tm, [&](std::byte* at, std::uint64_t len, std::uint64_t pos) {
+    std::memcpy(packed.data() + pos, at, len);
+  });
   const int bytes = static_cast<int>(total);
   int p = 0;
   if (MPI_Unpack(packed.data(), bytes, &p, a.data(), n, elem, MPI_COMM_SELF) != MPI_SUCCESS)
@@ -110,11 +132,9 @@ int Window::accumulate_holed(const std::vector<Block>& blocks, const std::vector
   p = 0;
   if (MPI_Pack(a.data(), n, elem, packed.data(), bytes, &p, MPI_COMM_SELF) != MPI_SUCCESS)
     return MPI_ERR_TYPE;
-  pos = 0;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    std::memcpy(at[i], packed.data() + pos, blocks[i].len);
-    pos += blocks[i].len;
-  }
+  each_block(h, tm, [&](std::byte* at, std::uint64_t len, std::uint64_t pos) {
+    std::memcpy(at, packed.data() + pos, len);
+  });
   return MPI_SUCCESS;
 }
 
@@ -171,10 +191,12 @@ bool Window::apply_op(Incoming& in) {
   if (h.reply_tag != 0 &&
       (h.reply_tag < kTagReplyBase || h.reply_tag >= kTagReplyBase + kReplyTags))
     return refuse(in, "bad reply tag"), true;
-  if (h.nblocks > kMaxBlocks || h.data_len > kMaxData) return refuse(in, "too large"), true;
-  const std::uint64_t need = sizeof h + std::uint64_t{h.nblocks} * sizeof(Block) + h.data_len;
+  if (h.nnodes > kMaxTypeNodes || h.data_len > kMaxData || h.bytes > kMaxData)
+    return refuse(in, "too large"), true;
+  const std::uint64_t desc = std::uint64_t{h.nnodes} * sizeof(TypeNode);
+  const std::uint64_t need = sizeof h + desc + h.data_len;
   if (need != msg.size()) return refuse(in, "length does not add up"), true;
-  const std::byte* data = msg.data() + sizeof h + std::uint64_t{h.nblocks} * sizeof(Block);
+  const std::byte* data = msg.data() + sizeof h + desc;
 
   auto answer = [&](const void* d, std::uint64_t n) {
     reply(in.source, h.reply_tag, std::exchange(origin_error_[o], MPI_SUCCESS), d, n);
@@ -205,16 +227,13 @@ bool Window::apply_op(Incoming& in) {
       return refuse(in, "unknown kind"), true;
   }
 
-  // Data operations: every block inside the window, or nothing is touched.
-  std::vector<Block> blocks(h.nblocks);
-  if (h.nblocks > 0) std::memcpy(blocks.data(), msg.data() + sizeof h, h.nblocks * sizeof(Block));
-  std::vector<std::byte*> at(h.nblocks);
-  std::uint64_t total = 0;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    at[i] = resolve(h.disp, blocks[i]);
-    if (at[i] == nullptr) return refuse(in, "outside the window"), true;
-    total += blocks[i].len;
-  }
+  // Data operations: the target datatype's description, walked over this
+  // request's range; every block inside the window, or nothing is touched.
+  TypeMap tm;
+  if (const char* why = tm.parse(msg.data() + sizeof h, h.nnodes)) return refuse(in, why), true;
+  const std::uint64_t total = h.bytes;
+  if (h.first > tm.bytes() || total > tm.bytes() - h.first)
+    return refuse(in, "range outside the datatype"), true;
   int esize = 1;
   MPI_Aint eextent = 1;
   bool holes = false;
@@ -229,15 +248,16 @@ bool Window::apply_op(Incoming& in) {
     // Pair types with a hole (MPI_SHORT_INT: 6 bytes of data in 8) come as
     // several blocks per element; the others as whole elements per block.
     holes = eextent != esize;
-    std::uint64_t sum = 0;
-    for (const Block& b : blocks) {
-      if (!holes && b.len % static_cast<std::uint64_t>(esize) != 0)
-        return refuse(in, "block splits an element"), true;
-      sum += b.len;
-    }
-    if (sum % static_cast<std::uint64_t>(esize) != 0)
+    if (total % static_cast<std::uint64_t>(esize) != 0 ||
+        h.first % static_cast<std::uint64_t>(esize) != 0)
       return refuse(in, "not a whole number of elements"), true;
   }
+  bool splits = false;
+  const bool inside = each_block(h, tm, [&](std::byte*, std::uint64_t len, std::uint64_t) {
+    if (!holes && len % static_cast<std::uint64_t>(esize) != 0) splits = true;
+  });
+  if (!inside) return refuse(in, "outside the window"), true;
+  if (splits) return refuse(in, "block splits an element"), true;
   if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) {
     op = op_of(h.op);
     if (op == MPI_OP_NULL) return refuse(in, "bad op"), true;
@@ -262,39 +282,42 @@ bool Window::apply_op(Incoming& in) {
       break;
   }
 
-  // Fetch first (get, get-accumulate, compare-and-swap answer the old bytes).
-  std::vector<std::byte> old;
-  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas) {
-    old.resize(total);
-    std::uint64_t pos = 0;
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      std::memcpy(old.data() + pos, at[i], blocks[i].len);
-      pos += blocks[i].len;
-    }
+  // Fetch first (get, get-accumulate, compare-and-swap answer the old bytes),
+  // straight into the reply message.
+  const bool fetch = h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas;
+  std::vector<std::byte> rmsg;
+  std::byte* old = nullptr;
+  if (fetch && h.reply_tag != 0) {
+    rmsg.resize(sizeof(ReplyHeader) + total);
+    old = rmsg.data() + sizeof(ReplyHeader);
+    each_block(h, tm, [&](std::byte* at, std::uint64_t len, std::uint64_t pos) {
+      std::memcpy(old + pos, at, len);
+    });
   }
   int err = MPI_SUCCESS;
   if (h.kind == Kind::kCas) {
-    if (std::memcmp(old.data(), data, total) == 0) std::memcpy(at[0], data + total, total);
+    std::byte* at = nullptr;  // one element: one block
+    each_block(h, tm, [&](std::byte* a, std::uint64_t, std::uint64_t) { at = a; });
+    if (std::memcmp(at, data, total) == 0) std::memcpy(at, data + total, total);
   } else if (h.kind == Kind::kPut || op == MPI_REPLACE) {
-    std::uint64_t pos = 0;
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      std::memmove(at[i], data + pos, blocks[i].len);
-      pos += blocks[i].len;
-    }
+    each_block(h, tm, [&](std::byte* at, std::uint64_t len, std::uint64_t pos) {
+      std::memmove(at, data + pos, len);
+    });
   } else if ((h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) && !no_op && holes) {
-    err = accumulate_holed(blocks, at, data, total, elem, esize, eextent, op);
+    err = accumulate_holed(h, tm, data, elem, esize, eextent, op);
   } else if ((h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) && !no_op) {
     std::vector<std::max_align_t> aligned;  // Open MPI's op kernels read typed elements
-    std::uint64_t pos = 0;
-    for (std::size_t i = 0; i < blocks.size() && err == MPI_SUCCESS; ++i) {
-      const std::uint64_t len = blocks[i].len;
-      aligned.resize((len + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
-      std::memcpy(aligned.data(), data + pos, len);
-      const int n = static_cast<int>(len / static_cast<std::uint64_t>(esize));
-      // MPI_Reduce_local: inoutbuf = inbuf op inoutbuf, here target op= origin.
-      err = MPI_Reduce_local(aligned.data(), at[i], n, elem, op);
-      pos += len;
-    }
+    const std::uint64_t es = static_cast<std::uint64_t>(esize);
+    const std::uint64_t chunk = kReduceChunk - kReduceChunk % es;
+    each_block(h, tm, [&](std::byte* at, std::uint64_t len, std::uint64_t pos) {
+      for (std::uint64_t done = 0; done < len && err == MPI_SUCCESS; done += chunk) {
+        const std::uint64_t n = std::min(chunk, len - done);
+        aligned.resize((n + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+        std::memcpy(aligned.data(), data + pos + done, n);
+        // MPI_Reduce_local: inoutbuf = inbuf op inoutbuf, here target op= origin.
+        err = MPI_Reduce_local(aligned.data(), at + done, static_cast<int>(n / es), elem, op);
+      }
+    });
     if (err != MPI_SUCCESS) err = MPI_ERR_OP;  // e.g. MPI_BAND on a float
   }
   if (h.reply_tag == 0) {
@@ -303,10 +326,16 @@ bool Window::apply_op(Incoming& in) {
   }
   // The reply answers for the requests before this one too (prior).
   const int prior = std::exchange(origin_error_[o], MPI_SUCCESS);
-  if (h.kind == Kind::kGet || h.kind == Kind::kGetAcc || h.kind == Kind::kCas)
-    reply(in.source, h.reply_tag, err, old.data(), err == MPI_SUCCESS ? old.size() : 0, prior);
-  else
+  if (fetch && err == MPI_SUCCESS) {
+    ReplyHeader rh;
+    rh.error = err;
+    rh.prior = prior;
+    rh.data_len = total;
+    std::memcpy(rmsg.data(), &rh, sizeof rh);
+    send_reply(in.source, h.reply_tag, std::move(rmsg));
+  } else {
     reply(in.source, h.reply_tag, err, nullptr, 0, prior);
+  }
   return true;
 }
 

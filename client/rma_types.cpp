@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 
-#include "datatype.h"
 #include "type_contents.h"
 
 namespace zipper::client::rma {
@@ -117,54 +115,6 @@ int basic_element(MPI_Datatype t, MPI_Datatype* out) {
   }
   if (found == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
   *out = found;
-  return MPI_SUCCESS;
-}
-
-int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* bytes) {
-  out->clear();
-  *bytes = 0;
-  if (count < 0) return MPI_ERR_COUNT;
-  // _x: types of 2 GiB and more are valid (and refused below as too large).
-  MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
-  if (t == MPI_DATATYPE_NULL || MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
-      MPI_Type_get_extent_x(t, &lb, &extent) != MPI_SUCCESS ||
-      MPI_Type_get_true_extent_x(t, &tlb, &textent) != MPI_SUCCESS)
-    return MPI_ERR_TYPE;
-  const std::uint64_t total = static_cast<std::uint64_t>(size) * static_cast<std::uint64_t>(count);
-  *bytes = total;
-  if (total == 0) return MPI_SUCCESS;
-  if (textent == size && extent == size && in_typemap_order(t)) {  // one block, in order
-    out->push_back(Block{tlb, total});
-    return MPI_SUCCESS;
-  }
-  // The typemap's byte offsets, read off MPI_Pack itself: pack a buffer whose
-  // every byte holds one byte of its own offset, once per offset byte.
-  const std::int64_t reach = static_cast<std::int64_t>(count - 1) * extent;
-  const std::int64_t lo = tlb + std::min<std::int64_t>(0, reach);
-  const std::int64_t hi = tlb + textent + std::max<std::int64_t>(0, reach);
-  const std::uint64_t span = static_cast<std::uint64_t>(hi - lo);
-  // MPI_Pack below takes an int size.
-  if (span > (std::uint64_t{1} << 32) || total > INT_MAX) return MPI_ERR_COUNT;
-  std::vector<unsigned char> src(span), packed(total);
-  std::vector<std::uint64_t> pos(total, 0);
-  int passes = 1;
-  while (passes < 4 && (span - 1) >> (8 * passes)) ++passes;
-  for (int p = 0; p < passes; ++p) {
-    for (std::uint64_t i = 0; i < span; ++i) src[i] = static_cast<unsigned char>(i >> (8 * p));
-    int at = 0;
-    if (MPI_Pack(src.data() - lo, count, t, packed.data(), static_cast<int>(total), &at,
-                 MPI_COMM_SELF) != MPI_SUCCESS)
-      return MPI_ERR_TYPE;
-    for (std::uint64_t i = 0; i < total; ++i)
-      pos[i] |= static_cast<std::uint64_t>(packed[i]) << (8 * p);
-  }
-  for (std::uint64_t i = 0; i < total; ++i) {
-    const std::int64_t o = static_cast<std::int64_t>(pos[i]) + lo;
-    if (!out->empty() && out->back().offset + static_cast<std::int64_t>(out->back().len) == o)
-      ++out->back().len;
-    else
-      out->push_back(Block{o, 1});
-  }
   return MPI_SUCCESS;
 }
 

@@ -1,10 +1,8 @@
 // What an RMA operation's datatypes and op look like on the wire (issue 26).
 // MPI handles are addresses inside each process's Open MPI, so they never
 // travel: a predefined element type and a predefined op travel as their index
-// in a table both sides share (the same libmmpi), and a target datatype travels
-// as its flattened typemap, a list of byte blocks relative to the target
-// address. The target then needs no datatype of its own and can check every
-// block against its window before touching memory.
+// in a table both sides share (the same libmmpi); a target datatype travels
+// as a description of its constructors (rma_typemap.h).
 #pragma once
 
 #include <mpi.h>
@@ -12,14 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace zipper::client::rma {
+#include "rma_typemap.h"
 
-/// One contiguous run of a flattened typemap: `len` bytes at byte offset
-/// `offset` from the buffer address (the target address at the target).
-struct Block {
-  std::int64_t offset = 0;
-  std::uint64_t len = 0;
-};
+namespace zipper::client::rma {
 
 /// Index of the predefined element type `t` in the shared table, or -1 when
 /// `t` is no predefined type libmmpi knows (then accumulates refuse it:
@@ -43,12 +36,5 @@ int no_op_index();
 /// Returns MPI_SUCCESS, or MPI_ERR_TYPE when `t` mixes element types or is
 /// not a datatype.
 int basic_element(MPI_Datatype t, MPI_Datatype* out);
-
-/// Flattens `count` elements of `t` into blocks (offsets in bytes from the
-/// buffer address, in typemap order, adjacent runs merged). `*bytes` gets the
-/// packed size. Returns MPI_SUCCESS, MPI_ERR_COUNT or MPI_ERR_TYPE.
-/// Cost: O(1) for contiguous types; otherwise O(span) with span the bytes
-/// between the typemap's lowest and highest address, done 1-4 times.
-int flatten(MPI_Datatype t, int count, std::vector<Block>* out, std::uint64_t* bytes);
 
 }  // namespace zipper::client::rma

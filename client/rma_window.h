@@ -178,14 +178,15 @@ class Window {
 
   // origin helpers (rma_origin.cpp)
   int check_access(int target) const;
-  int check_range(int target, MPI_Aint disp, const std::vector<Block>& blocks) const;
-  int issue(int target, RequestHeader h, const std::vector<Block>& blocks, const void* data,
-            std::uint64_t n, std::unique_ptr<Pending> p, std::uint64_t reply_bytes);
+  int check_range(int target, MPI_Aint disp, const TypeMap& tm) const;
+  // A request for packed bytes [h.first, h.first + h.bytes) of `tm` with `n`
+  // bytes of `data`; h.kind, op, elem, disp, flags set by the caller.
+  int issue(int target, RequestHeader h, const TypeMap* tm, const void* data, std::uint64_t n,
+            std::unique_ptr<Pending> p, std::uint64_t reply_bytes);
   // An operation of more than kPieceData bytes as several requests (cut at
   // multiples of `unit` bytes of packed data: whole elements for accumulates).
-  int issue_pieces(int target, const RequestHeader& h, const std::vector<Block>& blocks,
-                   const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
-                   std::shared_ptr<Gather> gather);
+  int issue_pieces(int target, const RequestHeader& h, const TypeMap& tm, const std::byte* data,
+                   std::uint64_t unit, std::shared_ptr<OpState> st, std::shared_ptr<Gather> gather);
   int gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
                  std::shared_ptr<Gather>* out);
   /// Gives `p` (its message built) a reply tag and posts the reply's receive.
@@ -219,9 +220,13 @@ class Window {
   void reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
              int prior = MPI_SUCCESS);
   std::byte* resolve(std::int64_t disp, const Block& b) const;
-  static int accumulate_holed(const std::vector<Block>& blocks, const std::vector<std::byte*>& at,
-                              const std::byte* data, std::uint64_t total, MPI_Datatype elem,
-                              int esize, MPI_Aint extent, MPI_Op op);
+  // Calls fn(address, len, packed position) for each block of request `h`
+  // (already checked against the window); false if a block does not resolve.
+  template <class Fn>
+  bool each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const;
+  int accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
+                       MPI_Datatype elem, int esize, MPI_Aint extent, MPI_Op op) const;
+  void send_reply(int origin, std::int32_t tag, std::vector<std::byte> m);
 
   Engine& engine_;
   CommPtr comm_;

@@ -8,7 +8,10 @@
 // applied one at a time, by one process, in each origin's order.
 //
 // Request (origin -> target, tag kTagRequest):
-//   RequestHeader | nblocks x Block (the target typemap) | data_len bytes
+//   RequestHeader | nnodes x TypeNode (the target datatype, rma_typemap.h)
+//   | data_len bytes
+// The request covers packed bytes [first, first + bytes) of the target
+// datatype (an operation of more than kPieceData bytes is several requests).
 // Reply (target -> origin, tag RequestHeader::reply_tag, when asked for):
 //   ReplyHeader | data_len bytes
 // The target applies one origin's requests in order, so a reply also says
@@ -30,9 +33,9 @@ inline constexpr int kTagPost = 2;
 /// replies one origin waits for from one target.
 inline constexpr int kTagReplyBase = 16;
 inline constexpr int kReplyTags = 1 << 20;
-/// A request carries at most this many typemap blocks and data bytes; larger
-/// ones are refused (MPI_ERR_COUNT at the origin, counted at the target).
-inline constexpr std::uint32_t kMaxBlocks = 1u << 24;
+/// A request covers at most this many bytes of data; larger ones are refused
+/// (MPI_ERR_COUNT at the origin, counted at the target). Its datatype
+/// description is bounded by kMaxTypeNodes (rma_typemap.h).
 inline constexpr std::uint64_t kMaxData = std::uint64_t{1} << 31;
 /// The origin splits an operation carrying more data than this into several
 /// requests of at most this much each, sent in order (rma_origin.cpp), so the
@@ -74,9 +77,11 @@ struct RequestHeader {
   std::uint8_t flags = 0;  // kLock: kExclusive
   std::uint8_t pad[3] = {};
   std::int32_t reply_tag = 0;  // 0: no reply
-  std::uint32_t nblocks = 0;
-  std::int64_t disp = 0;  // target displacement, in the target's disp units
+  std::uint32_t nnodes = 0;    // TypeNode records of the target datatype
+  std::int64_t disp = 0;       // target displacement, in the target's disp units
   std::uint64_t data_len = 0;
+  std::uint64_t first = 0;  // packed offset in the target datatype where this request starts
+  std::uint64_t bytes = 0;  // packed bytes of the target datatype it covers
 };
 
 struct ReplyHeader {

@@ -774,6 +774,40 @@ static int err_class(int rc) {
   return c;
 }
 
+/* Sends a put request frame (client/rma_wire.h) whose target datatype is the
+ * `n` description records at `nodes` (client/rma_typemap.h), for packed
+ * bytes [first, first + bytes) at displacement `disp`, with `data_len` bytes
+ * of data. Returns 1 (one frame to be refused). */
+static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t disp,
+                        uint64_t first, uint64_t bytes, uint64_t data_len) {
+  struct {
+    uint32_t magic;
+    uint8_t kind, op;
+    int16_t elem;
+    uint8_t flags, pad[3];
+    int32_t reply_tag;
+    uint32_t nnodes;
+    int64_t disp;
+    uint64_t data_len, first, bytes;
+  } h;
+  memset(&h, 0, sizeof h);
+  h.magic = 0x5A524D41;
+  h.kind = 1; /* put */
+  h.nnodes = (uint32_t)n;
+  h.disp = disp;
+  h.data_len = data_len;
+  h.first = first;
+  h.bytes = bytes;
+  const size_t len = sizeof h + (size_t)n * 40 + data_len;
+  unsigned char* f = calloc(len, 1);
+  memcpy(f, &h, sizeof h);
+  memcpy(f + sizeof h, nodes, (size_t)n * 40);
+  memset(f + sizeof h + (size_t)n * 40, 0x5a, data_len);
+  CHECK_MPI(MMPI_Send(f, (int)len, MPI_BYTE, dest, 1, wc));
+  free(f);
+  return 1;
+}
+
 static void suite_errors(void) {
   const int partner = (rank + size / 2) % size;
   int* mem = NULL;
@@ -878,34 +912,59 @@ static void suite_errors(void) {
     for (int i = 0; i < 64; ++i) junk[i] = (unsigned char)(i * 37 + rank);
     CHECK_MPI(MMPI_Send(junk, 3, MPI_BYTE, partner, 1, wc));  /* shorter than a header */
     CHECK_MPI(MMPI_Send(junk, 64, MPI_BYTE, partner, 1, wc)); /* bad magic */
-    /* a well-formed header whose block reaches past the window */
-    struct {
-      uint32_t magic;
-      uint8_t kind, op;
-      int16_t elem;
-      uint8_t flags, pad[3];
-      int32_t reply_tag;
-      uint32_t nblocks;
-      int64_t disp;
-      uint64_t data_len;
-      int64_t off;
-      uint64_t len;
-      int data[4];
-    } f;
-    memset(&f, 0, sizeof f);
-    f.magic = 0x5A524D41;
-    f.kind = 1; /* put */
-    f.nblocks = 1;
-    f.disp = W - 1;
-    f.off = 0;
-    f.len = 16;
-    f.data_len = 16;
-    CHECK_MPI(MMPI_Send(&f, sizeof f, MPI_BYTE, partner, 1, wc));
-    f.disp = -((int64_t)1 << 40); /* far before the window */
-    CHECK_MPI(MMPI_Send(&f, sizeof f, MPI_BYTE, partner, 1, wc));
-    f.disp = 0;
-    f.len = 8; /* lengths that do not add up */
-    CHECK_MPI(MMPI_Send(&f, sizeof f, MPI_BYTE, partner, 1, wc));
+    /* Well-formed headers (client/rma_wire.h) with a target datatype
+     * description (client/rma_typemap.h) that is hostile in one way each. */
+    int hostile = 2;
+    struct node {
+      uint8_t kind, pad[3];
+      uint32_t child;
+      int64_t a, b, c, d;
+    };
+    enum { LEAF = 1, VECTOR, STRUCT, ENTRY };
+    struct node nodes[200];
+    memset(nodes, 0, sizeof nodes);
+    nodes[0].kind = LEAF;
+    nodes[0].a = 16;
+    /* a block past the window's end; far before it; lengths that do not add
+     * up (16 bytes of data for 8 of the type) */
+    hostile += send_hostile(wc, partner, nodes, 1, W - 1, 0, 16, 16);
+    hostile += send_hostile(wc, partner, nodes, 1, -((int64_t)1 << 40), 0, 16, 16);
+    hostile += send_hostile(wc, partner, nodes, 1, 0, 0, 8, 16);
+    /* a range past the type's 16 bytes */
+    hostile += send_hostile(wc, partner, nodes, 1, 0, 8, 16, 16);
+    /* a vector that is its own child (a cycle) */
+    nodes[0].kind = VECTOR;
+    nodes[0].a = nodes[0].b = 1;
+    hostile += send_hostile(wc, partner, nodes, 1, 0, 0, 16, 16);
+    /* 2^40 x 2^40 copies of a leaf: larger than any size can count */
+    nodes[0].kind = LEAF;
+    nodes[0].a = 1;
+    nodes[1].kind = VECTOR;
+    nodes[1].a = nodes[1].b = (int64_t)1 << 40;
+    hostile += send_hostile(wc, partner, nodes, 2, 0, 0, 16, 16);
+    /* 2^61 one-byte blocks 2^62 bytes apart, the last 16 asked for: offsets
+     * far past 2^64 (no overflow, refused) */
+    nodes[1].a = (int64_t)1 << 61;
+    nodes[1].b = 1;
+    nodes[1].c = (int64_t)1 << 62;
+    hostile += send_hostile(wc, partner, nodes, 2, 0, ((uint64_t)1 << 61) - 16, 16, 16);
+    /* a struct whose entry carries no data (the walk would scan it for nothing) */
+    nodes[0].a = 0;
+    nodes[1].kind = ENTRY;
+    nodes[1].b = 1;
+    nodes[1].child = 0;
+    nodes[2].kind = STRUCT;
+    nodes[2].child = 1;
+    hostile += send_hostile(wc, partner, nodes, 3, 0, 0, 16, 16);
+    /* 199 vectors nested in one another: deeper than the limit */
+    nodes[0].a = 16;
+    for (int k = 1; k < 200; ++k) {
+      memset(&nodes[k], 0, sizeof nodes[k]);
+      nodes[k].kind = VECTOR;
+      nodes[k].child = (uint32_t)(k - 1);
+      nodes[k].a = nodes[k].b = 1;
+    }
+    hostile += send_hostile(wc, partner, nodes, 200, 0, 0, 16, 16);
     CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, partner, 0, win));
     int got[4] = {0};
     int rc2 = MMPI_Get(got, 4, MPI_INT, partner, W - 4, 4, MPI_INT, win);
@@ -916,7 +975,8 @@ static void suite_errors(void) {
     CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
     MPI_Count refused = 0;
     CHECK_MPI(MMPIX_Win_refused(win, &refused));
-    EXPECT(refused == 5, "refused %lld hostile frames, expected 5", (long long)refused);
+    EXPECT(refused == hostile, "refused %lld hostile frames, expected %d", (long long)refused,
+           hostile);
     CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
     for (int i = 0; i < W; ++i) EXPECT(mem[i] == init_val(rank, i), "window[%d] changed", i);
     CHECK_MPI(MMPI_Win_unlock(rank, win));
