@@ -119,6 +119,10 @@ class TypeMapBuilder {
       const auto b = static_cast<std::int64_t>(block);
       if (count == 1 || stride == b) {
         if (block * count > static_cast<TypeWide>(kMaxTypeBytes)) return MPI_ERR_TYPE;
+        if (child + 1 == out_.size()) {  // just built for this vector alone: reuse it
+          out_[child].a = b * count;
+          return *idx = child, MPI_SUCCESS;
+        }
         return push({NodeKind::kLeaf, {}, 0, b * count, 0, 0, 0}, idx);
       }
       std::uint32_t leaf = child;
