@@ -29,7 +29,19 @@
  *                into requests of 1 GiB. The window's first and last 4 KiB stay 0.
  *   rma_acc      rma, then MPI_Accumulate (MPI_SUM, MPI_INT) of the same data
  *                once more, every word checked at the target (not in CI: time)
- * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks. */
+ *   rma_vector   one-sided with a non-contiguous target datatype: MPI_Put of
+ *                2 GiB + 2 KiB from a contiguous buffer into 1 KiB blocks 2 KiB
+ *                apart (a vector spanning 4 GiB + 3 KiB) of the last rank's
+ *                window, then MPI_Get of it back; every block and every gap
+ *                and the window's first and last 4 KiB checked at the target
+ *   rma_pieces   1 GiB + 4 KiB of int from a non-contiguous origin buffer
+ *                (1 KiB blocks 2 KiB apart: packed, then split into 1 GiB
+ *                requests) into the last rank's window: MPI_Rput, then
+ *                MPI_Raccumulate (MPI_SUM), then MPI_Get_accumulate (MPI_SUM)
+ *                whose result (the put + accumulate state) and the window's
+ *                final state are checked word by word
+ * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks;
+ * rma_vector about 8 GB at the target (its 4 GiB window and the requests). */
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -485,6 +497,155 @@ static void rma(int accumulate) {
   MPI_Type_free(&ipage);
 }
 
+/* 1 KiB blocks of data 2 KiB apart: the target of rma_vector, the origin of
+ * rma_pieces. */
+#define RBLOCK 1024
+#define RSTRIDE 2048
+
+/* Put and Get through a target vector of 2 GiB + 2 KiB spanning 4 GiB + 3 KiB. */
+static void rma_vector(void) {
+  const int target = size - 1;
+  const int n = (1 << 21) + 2; /* blocks */
+  const uint64_t bytes = (uint64_t)n * RBLOCK;
+  const uint64_t span = (uint64_t)(n - 1) * RSTRIDE + RBLOCK, wsize = span + 2 * 4096;
+  MPI_Datatype vec, kib;
+  MPI_Type_vector(n, RBLOCK, RSTRIDE, MPI_BYTE, &vec);
+  MPI_Type_contiguous(RBLOCK, MPI_BYTE, &kib);
+  vec = committed(vec);
+  kib = committed(kib);
+  unsigned char* mem = NULL;
+  if (rank == target) mem = alloc0(wsize);
+  MPI_Win win;
+  MPI_Win_create(mem, rank == target ? (MPI_Aint)wsize : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  unsigned char* buf = NULL;
+  if (rank == 0) {
+    buf = alloc(bytes);
+    fill_stream(buf, bytes);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+    int rc = MPI_Put(buf, n, kib, target, 4096, 1, vec, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Put of %llu bytes into a vector: error %d",
+          (unsigned long long)bytes, rc);
+    rc = MPI_Win_unlock(target, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Win_unlock after the Put: error %d", rc);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == target) {
+    uint64_t bad = 0, gaps = 0;
+    for (uint64_t o = 0; o < 4096; ++o) gaps += mem[o] != 0 || mem[4096 + span + o] != 0;
+    for (uint64_t k = 0; k < (uint64_t)n; ++k) {
+      const unsigned char* b = mem + 4096 + k * RSTRIDE;
+      for (uint64_t j = 0; j < RBLOCK; ++j)
+        if (b[j] != pattern(k * RBLOCK + j) && bad++ < 5)
+          CHECK(0, "rma_vector: block %llu byte %llu is %u, expected %u", (unsigned long long)k,
+                (unsigned long long)j, b[j], pattern(k * RBLOCK + j));
+      for (uint64_t j = RBLOCK; k + 1 < (uint64_t)n && j < RSTRIDE; ++j) gaps += b[j] != 0;
+    }
+    CHECK(bad == 0, "rma_vector: %llu wrong bytes of %llu after the Put", (unsigned long long)bad,
+          (unsigned long long)bytes);
+    CHECK(gaps == 0, "rma_vector: %llu bytes of the gaps or edges changed",
+          (unsigned long long)gaps);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    memset(buf, 0, bytes);
+    MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+    int rc = MPI_Get(buf, n, kib, target, 4096, 1, vec, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Get through a vector: error %d", rc);
+    rc = MPI_Win_unlock(target, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Win_unlock after the Get: error %d", rc);
+    check_stream(buf, bytes, "rma_vector Get");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+  free(mem);
+  free(buf);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&kib);
+}
+
+/* 4-byte word i of the pattern stream times k (wraps like the target's int). */
+static uint32_t word_times(uint64_t i, uint32_t k) {
+  uint32_t w = 0;
+  unsigned char b[4];
+  for (int j = 0; j < 4; ++j) b[j] = pattern(4 * i + (uint64_t)j);
+  memcpy(&w, b, 4);
+  return k * w;
+}
+
+/* Rput, Raccumulate and Get_accumulate of 1 GiB + 4 KiB from a non-contiguous
+ * origin buffer. */
+static void rma_pieces(void) {
+  const int target = size - 1;
+  const int n = (1 << 20) + 4; /* blocks of 1 KiB */
+  const uint64_t bytes = (uint64_t)n * RBLOCK, words = bytes / 4;
+  const uint64_t span = (uint64_t)(n - 1) * RSTRIDE + RBLOCK, wsize = bytes + 2 * 4096;
+  MPI_Datatype ovec;
+  MPI_Type_vector(n, RBLOCK / 4, RSTRIDE / 4, MPI_INT, &ovec);
+  ovec = committed(ovec);
+  unsigned char* mem = NULL;
+  if (rank == target) mem = alloc0(wsize);
+  MPI_Win win;
+  MPI_Win_create(mem, rank == target ? (MPI_Aint)wsize : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  unsigned char *obuf = NULL, *res = NULL;
+  if (rank == 0) {
+    obuf = alloc(span);
+    memset(obuf, GAP, span);
+    for (uint64_t k = 0; k < (uint64_t)n; ++k)
+      for (uint64_t j = 0; j < RBLOCK; ++j) obuf[k * RSTRIDE + j] = pattern(k * RBLOCK + j);
+    MPI_Request req;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+    int rc = MPI_Rput(obuf, 1, ovec, target, 4096, (int)words, MPI_INT, win, &req);
+    CHECK(rc == MPI_SUCCESS, "MPI_Rput from a vector: error %d", rc);
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS, "MPI_Wait(Rput): error %d", rc);
+    rc = MPI_Raccumulate(obuf, 1, ovec, target, 4096, (int)words, MPI_INT, MPI_SUM, win, &req);
+    CHECK(rc == MPI_SUCCESS, "MPI_Raccumulate from a vector: error %d", rc);
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS, "MPI_Wait(Raccumulate): error %d", rc);
+    res = alloc0(bytes);
+    rc = MPI_Get_accumulate(obuf, 1, ovec, res, (int)words, MPI_INT, target, 4096, (int)words,
+                            MPI_INT, MPI_SUM, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Get_accumulate from a vector: error %d", rc);
+    rc = MPI_Win_unlock(target, win);
+    CHECK(rc == MPI_SUCCESS, "MPI_Win_unlock: error %d", rc);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < words; ++i) {
+      uint32_t w;
+      memcpy(&w, res + 4 * i, 4);
+      if (w != word_times(i, 2) && bad++ < 5)
+        CHECK(0, "rma_pieces: fetched word %llu is %u, expected %u", (unsigned long long)i, w,
+              word_times(i, 2));
+    }
+    CHECK(bad == 0, "rma_pieces: %llu wrong words of %llu fetched by Get_accumulate",
+          (unsigned long long)bad, (unsigned long long)words);
+    bad = 0;
+    for (uint64_t k = 0; k + 1 < (uint64_t)n; ++k)
+      for (uint64_t j = RBLOCK; j < RSTRIDE; ++j) bad += obuf[k * RSTRIDE + j] != GAP;
+    CHECK(bad == 0, "rma_pieces: %llu gap bytes of the origin changed", (unsigned long long)bad);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == target) {
+    uint64_t bad = 0, edges = 0;
+    for (uint64_t o = 0; o < 4096; ++o) edges += mem[o] != 0 || mem[4096 + bytes + o] != 0;
+    for (uint64_t i = 0; i < words; ++i) {
+      uint32_t w;
+      memcpy(&w, mem + 4096 + 4 * i, 4);
+      if (w != word_times(i, 3) && bad++ < 5)
+        CHECK(0, "rma_pieces: window word %llu is %u, expected %u", (unsigned long long)i, w,
+              word_times(i, 3));
+    }
+    CHECK(bad == 0, "rma_pieces: %llu wrong words of %llu in the window", (unsigned long long)bad,
+          (unsigned long long)words);
+    CHECK(edges == 0, "rma_pieces: %llu bytes outside the target range changed",
+          (unsigned long long)edges);
+  }
+  MPI_Win_free(&win);
+  free(mem);
+  free(obuf);
+  free(res);
+  MPI_Type_free(&ovec);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s TEST\n", argv[0]);
@@ -515,6 +676,10 @@ int main(int argc, char** argv) {
     rma(0);
   else if (!strcmp(t, "rma_acc"))
     rma(1);
+  else if (!strcmp(t, "rma_vector"))
+    rma_vector();
+  else if (!strcmp(t, "rma_pieces"))
+    rma_pieces();
   else if (!strcmp(t, "alltoallw")) {
     alltoallw_in_place();
     ialltoallv_far_displacement();
