@@ -249,6 +249,9 @@ int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI
   if (ei < 0) return MPI_ERR_TYPE;
   TypeMap tm;
   if (int rc = tm.describe(type, 1)) return rc;
+  // MPI-3.1 11.3.4: integer, logical and byte types only, one block each
+  // (a pair type with a hole is not one).
+  if (tm.nodes().size() != 1 || tm.nodes()[0].kind != NodeKind::kLeaf) return MPI_ERR_TYPE;
   const std::uint64_t tbytes = tm.bytes();
   if (int rc = check_range(target, disp, tm)) return rc;
   std::vector<std::byte> data;

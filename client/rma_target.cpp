@@ -253,8 +253,10 @@ bool Window::apply_op(Incoming& in) {
       return refuse(in, "not a whole number of elements"), true;
   }
   bool splits = false;
+  std::uint64_t nblocks = 0;
   const bool inside = each_block(h, tm, [&](std::byte*, std::uint64_t len, std::uint64_t) {
     if (!holes && len % static_cast<std::uint64_t>(esize) != 0) splits = true;
+    ++nblocks;
   });
   if (!inside) return refuse(in, "outside the window"), true;
   if (splits) return refuse(in, "block splits an element"), true;
@@ -275,7 +277,8 @@ bool Window::apply_op(Incoming& in) {
       if (h.data_len != (no_op ? 0 : total)) return refuse(in, "data length"), true;
       break;
     case Kind::kCas:
-      if (total != static_cast<std::uint64_t>(esize) || h.data_len != 2 * total)
+      // One element in one block: compared and written in place.
+      if (total != static_cast<std::uint64_t>(esize) || h.data_len != 2 * total || nblocks != 1)
         return refuse(in, "compare-and-swap size"), true;
       break;
     default:
