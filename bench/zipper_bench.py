@@ -268,7 +268,7 @@ def p2p_measure(args, links, path):
     """Measures one link setting; writes the per-setting CSV at path."""
     benches = args.bench.split(",")
     modes = args.modes.split(",")
-    where = mode_args(args)
+    where = mode_args(args) + [f"--zipperd-arg={a}" for a in args.zipperd_arg]
     if not args.local and not args.hostfile_a:
         emulate_up(2, 2, args.rate_a if links == "shaped" else "",
                    args.rate_b if links == "shaped" else "")
@@ -733,6 +733,9 @@ def main():
     p.add_argument("--link", choices=("tcp", "verbs"), default="tcp",
                    help="link to zipperd for forwarder addresses without a scheme")
     p.add_argument("--mpirun-args", default="", help="extra mpirun arguments (zipper-run)")
+    p.add_argument("--zipperd-arg", action="append", default=[], metavar="ARG",
+                   help="extra zipperd argument (repeatable; zipper-run --zipperd-arg), e.g. "
+                   "--zipperd-arg=--verbs-write-min=0")
     p.add_argument("--perftest", default="",
                    help="SERVER_DEV,CLIENT_DEV,SERVER_IP: add ib_send_lat / ib_write_bw")
     p.add_argument("--perftest-gid", type=int, default=None, help="GID index for perftest (-x)")

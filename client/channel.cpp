@@ -56,7 +56,7 @@ bool Channel::begin_connect(int connect_ms) {
   const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
                                 cfg_.np_high};
   try {
-    link_ = proto::connect(*ep, connect_ms, &who);
+    link_ = proto::connect(*ep, connect_ms, &who, cfg_.verbs);
   } catch (const std::exception& e) {
     error_ = e.what();
     return false;

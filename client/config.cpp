@@ -22,6 +22,20 @@ bool parse_u64(const Environment& env, const char* name, std::uint64_t* out, std
   return true;
 }
 
+// The ZIPPER_VERBS_* rows (proto/verbs/config.h) into *out; unset or empty
+// keeps the default. A bad value: false, `why` names the variable.
+bool parse_verbs(const Environment& env, proto::verbs::Config* out, std::string* why) {
+  for (const auto& row : proto::verbs::settings()) {
+    const char* v = env.get(row.env);
+    if (v == nullptr || *v == '\0') continue;
+    if (std::string err = proto::verbs::set(out, row.key, v); !err.empty()) {
+      *why = row.env + ": " + err;
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ClientConfig> config_from_env(std::string* why) {
@@ -49,6 +63,7 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
     *why = "MMPI_CHUNK_SIZE must be at least 1024 bytes";
     return std::nullopt;
   }
+  if (!parse_verbs(env, &c.verbs, why)) return std::nullopt;
   const char* fwd = env.get("MMPI_FORWARDER");
   if (fwd == nullptr || *fwd == '\0') return c;  // standalone: one cluster only
   c.forwarder = fwd;

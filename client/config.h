@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../proto/auth.h"
+#include "../proto/verbs/config.h"
 #include "forwarder_pins.h"
 
 namespace zipper::client {
@@ -37,11 +38,14 @@ struct ClientConfig {
   // MMPI_RETRANSMIT_BYTES: eager bytes kept for resending over several
   // forwarders until acknowledged; beyond it, sends use the rendezvous.
   std::uint64_t retransmit_bytes = 32u << 20;
+  // ZIPPER_VERBS_*: the verbs link's tunables (proto/verbs/config.h), for
+  // every verbs: forwarder address.
+  proto::verbs::Config verbs;
 };
 
 class Environment;  // environment.h
 
-/// The link's configuration from the MMPI_* values in `env` (settings.h has
+/// The link's configuration from the MMPI_* and ZIPPER_VERBS_* values in `env` (settings.h has
 /// the table); removes MMPI_JOB_SECRET from the process environment once
 /// read, so that programs the rank starts do not inherit it. Returns nullopt
 /// and sets *why on invalid values.

@@ -5,6 +5,9 @@
 #include <array>
 #include <charconv>
 #include <initializer_list>
+#include <vector>
+
+#include "../proto/verbs/config.h"
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -60,7 +63,7 @@ constexpr std::array<SettingInfo, 28> kTable = {{
 }};
 
 bool named(std::string_view name) {
-  for (const auto& s : kTable) {
+  for (const auto& s : settings_table()) {
     if (s.env == name) return true;
   }
   // The per-collective family: MMPI_<COLLECTIVE>_ALGORITHM.
@@ -89,7 +92,17 @@ bool integer_in(const Environment& env, std::string_view name, int lo, int hi,
 
 }  // namespace
 
-std::span<const SettingInfo> settings_table() { return kTable; }
+std::span<const SettingInfo> settings_table() {
+  // kTable, then the verbs link's rows (proto/verbs/config.h owns their
+  // names, defaults and checks; config.cpp reads them).
+  static const std::vector<SettingInfo> all = [] {
+    std::vector<SettingInfo> v(kTable.begin(), kTable.end());
+    for (const auto& r : proto::verbs::settings())
+      v.push_back({r.env, r.type, r.fallback.empty() ? "by subnet" : r.fallback, r.check});
+    return v;
+  }();
+  return all;
+}
 
 std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string* why) {
   RmaSettings r;
@@ -150,8 +163,7 @@ Environment Environment::capture() {
     const auto eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string_view name = kv.substr(0, eq);
-    if (name.starts_with(kFamilyPrefix) && named(name))
-      e.values_.emplace(std::string(name), std::string(kv.substr(eq + 1)));
+    if (named(name)) e.values_.emplace(std::string(name), std::string(kv.substr(eq + 1)));
   }
   return e;
 }

@@ -203,7 +203,7 @@ std::string get_listen(const DaemonConfig& c) {
 
 // The table: one line per setting. To add one, add a field to Config or
 // DaemonConfig and a line here; flag, key, parsing and SIGHUP follow.
-const std::vector<Setting>& table() {
+const std::vector<Setting>& own_table() {
   static const std::vector<Setting> t = {
       {{"listen", "--listen",
         "NAME=[tcp:|verbs:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470); in the file a "
@@ -360,6 +360,32 @@ const std::vector<Setting>& table() {
            false, [](DaemonConfig & c) -> auto& { return c.metrics_job_series; },
            {"label", "none"}),
   };
+  return t;
+}
+
+// own_table(), then the verbs link's rows that reach accepted links
+// (proto/verbs/config.h owns their names, ranges and parsing; the
+// connect-only rows are libmmpi's alone).
+const std::vector<Setting>& table() {
+  static const std::vector<Setting> t = [] {
+    std::vector<Setting> rows = own_table();
+    for (const auto& v : proto::verbs::settings()) {
+      if (v.connect_only) continue;
+      std::string flag = "--verbs-" + v.key;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      const std::string name = v.key;
+      rows.push_back(
+          {{"verbs." + v.key, flag, v.help + " (" + v.check + "; verbs: listeners)", false},
+           v.integer ? Shape::kInteger : Shape::kScalar,
+           [name](DaemonConfig& c, const std::vector<std::string>& val) {
+             return proto::verbs::set(&c.forwarder.verbs, name, val.back());
+           },
+           [name](const DaemonConfig& c) {
+             return proto::verbs::value_of(c.forwarder.verbs, name);
+           }});
+    }
+    return rows;
+  }();
   return t;
 }
 

@@ -57,7 +57,7 @@ void Forwarder::start() {
     pool_regions_.push_back(proto::register_long_lived_region(r.addr, r.bytes));
   for (std::size_t i = 0; i < cfg_.listen.size(); ++i) {
     auto side = std::make_unique<Side>(cfg_.listen[i].name, static_cast<int>(i));
-    side->listener = proto::listen(cfg_.listen[i].endpoint);
+    side->listener = proto::listen(cfg_.listen[i].endpoint, cfg_.verbs);
     epoll_add(side->epoll_rx.get(), side->listener->poll_fd(), EPOLLIN, kListenerId);
     spdlog::info("listening on side {} at {}", side->name, side->listener->address());
     sides_.push_back(std::move(side));

@@ -77,6 +77,10 @@ struct Config {
   // key made at construction, known only to this process (tests, or
   // zipperd without --host-key).
   std::shared_ptr<const proto::auth::HostKey> host_key;
+  // The verbs link's tunables for verbs: listeners and the links they accept
+  // ([verbs] keys, --verbs-* flags; proto/verbs/config.h). zipperd reads no
+  // ZIPPER_VERBS_* variable.
+  proto::verbs::Config verbs;
 };
 
 /// Checks `cfg` field by field and across fields, and fills the defaults that

@@ -56,23 +56,26 @@ namespace {
 
 // Never falls back from verbs to TCP: a verbs address without an RDMA device
 // is an error that names the missing device.
-std::unique_ptr<Listener> listen(const Endpoint& ep) {
+std::unique_ptr<Listener> listen(const Endpoint& ep, const verbs::Config& verbs_cfg) {
   if (ep.scheme == "verbs") {
 #ifdef ZIPPER_HAVE_VERBS
-    return std::make_unique<verbs::VerbsListener>(ep);
+    return std::make_unique<verbs::VerbsListener>(ep, verbs_cfg);
 #else
+    (void)verbs_cfg;
     no_verbs(ep);
 #endif
   }
   return std::make_unique<tcp::TcpListener>(ep);
 }
 
-std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello) {
+std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello,
+                              const verbs::Config& verbs_cfg) {
   if (ep.scheme == "verbs") {
 #ifdef ZIPPER_HAVE_VERBS
-    return verbs::verbs_connect(ep, timeout_ms, hello);
+    return verbs::verbs_connect(ep, timeout_ms, hello, verbs_cfg);
 #else
     (void)hello;
+    (void)verbs_cfg;
     no_verbs(ep);
 #endif
   }

@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "link_error.h"
 #include "payload.h"
+#include "verbs/config.h"
 
 namespace zipper::proto {
 
@@ -140,8 +141,9 @@ std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why
 
 /// Opens a listener for `ep`. Throws std::runtime_error with a clear message
 /// (unsupported scheme, bind failure, ...); LinkFailure (a runtime_error)
-/// where the cause has a LinkErrorKind.
-std::unique_ptr<Listener> listen(const Endpoint& ep);
+/// where the cause has a LinkErrorKind. `verbs_cfg` tunes verbs: listeners and
+/// the links they accept (the process's settings; TCP ignores it).
+std::unique_ptr<Listener> listen(const Endpoint& ep, const verbs::Config& verbs_cfg = {});
 
 /// Who connects: the content of a client's HELLO frame (frame.h
 /// HelloPayload plus the job id). Group = vrank < np_low ? low (0) : high (1).
@@ -157,7 +159,9 @@ struct ConnectHello {
 /// can carry it (see Link::hello_delivered). Throws std::runtime_error on
 /// failure; LinkFailure (a runtime_error) with kRefused when nobody listens or
 /// the peer refused the hello, kTimeout when no answer came in time.
+/// `verbs_cfg` tunes a verbs: link (the process's settings; TCP ignores it).
 std::unique_ptr<Link> connect(const Endpoint& ep, int timeout_ms,
-                              const ConnectHello* hello = nullptr);
+                              const ConnectHello* hello = nullptr,
+                              const verbs::Config& verbs_cfg = {});
 
 }  // namespace zipper::proto

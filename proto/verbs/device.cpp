@@ -46,7 +46,7 @@ sockaddr_in pick_source(const sockaddr_in& dst, const std::string& override) {
   if (!override.empty()) {
     src.sin_family = AF_INET;
     if (inet_pton(AF_INET, override.c_str(), &src.sin_addr) != 1)
-      throw std::invalid_argument("ZIPPER_VERBS_SOURCE='" + override + "' is not an IPv4 address");
+      throw std::invalid_argument("verbs source address '" + override + "' is not an IPv4 address");
     return src;
   }
   ifaddrs* ifs = nullptr;

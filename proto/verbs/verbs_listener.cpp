@@ -117,7 +117,7 @@ sockaddr_in listen_address(const Endpoint& ep, std::string* device) {
 
 // ---------------------------------------------------------------- listener
 
-VerbsListener::VerbsListener(const Endpoint& ep) : cfg_(Config::from_env()) {
+VerbsListener::VerbsListener(const Endpoint& ep, const Config& cfg) : cfg_(cfg) {
   require_rdma_device(ep);
   std::string by_device;
   sockaddr_in a = listen_address(ep, &by_device);
@@ -203,9 +203,9 @@ std::unique_ptr<Link> VerbsListener::accept() {
 
 // ---------------------------------------------------------------- connect
 
-std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello) {
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello,
+                                    const Config& cfg) {
   require_rdma_device(ep);
-  const Config cfg = Config::from_env();
   if (ep.host.find(':') != std::string::npos || is_rdma_device(ep.host))
     throw std::runtime_error("cannot connect to " + ep.to_string() +
                              ": DEVICE:PORT names a local HCA port, which only a listener "

@@ -18,8 +18,8 @@ namespace zipper::proto::verbs {
 class VerbsListener final : public Listener {
  public:
   /// Throws std::runtime_error naming the missing RDMA device, an address not
-  /// on any RDMA device, or a bind failure.
-  explicit VerbsListener(const Endpoint& ep);
+  /// on any RDMA device, or a bind failure. Accepted links use `cfg`.
+  VerbsListener(const Endpoint& ep, const Config& cfg);
   ~VerbsListener() override;
   int poll_fd() const override;
   std::unique_ptr<Link> accept() override;
@@ -39,8 +39,8 @@ class VerbsListener final : public Listener {
 /// yet) and unreachable peers until `timeout_ms` elapses. `hello` (may be
 /// null) travels in the connect request's private data. Throws
 /// std::runtime_error with the last reason, at once when zipperd refused the
-/// connect with a reason (e.g. a malformed hello).
-std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms,
-                                    const ConnectHello* hello = nullptr);
+/// connect with a reason (e.g. a malformed hello). The link uses `cfg`.
+std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const ConnectHello* hello,
+                                    const Config& cfg);
 
 }  // namespace zipper::proto::verbs

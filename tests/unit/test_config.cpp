@@ -501,3 +501,86 @@ TEST(CallSettings, CaptureKeepsEveryVariable) {
     EXPECT_STREQ(env.get(name), "7") << name;
   }
 }
+
+// The verbs link's rows (proto/verbs/config.h) in libmmpi's table: read as
+// ZIPPER_VERBS_* once at MMPI_Init into ClientConfig::verbs, which the
+// channel hands to proto::connect. Defaults when unset or empty.
+TEST(VerbsSettings, DefaultsAndValues) {
+  using zipper::client::config_from;
+  using zipper::client::Environment;
+  std::string why;
+  auto d = config_from(Environment::of({}), &why);
+  ASSERT_TRUE(d.has_value()) << why;
+  const zipper::proto::verbs::Config defaults;
+  EXPECT_EQ(d->verbs.recv_buffers, defaults.recv_buffers);
+  EXPECT_EQ(d->verbs.srq_threshold, defaults.srq_threshold);
+  EXPECT_EQ(d->verbs.write_min, defaults.write_min);
+  EXPECT_FALSE(d->verbs.busy_poll);
+  auto empty = config_from(
+      Environment::of({{"ZIPPER_VERBS_RECV_BUFFERS", ""}, {"ZIPPER_VERBS_POLL", ""}}), &why);
+  ASSERT_TRUE(empty.has_value()) << why;
+  EXPECT_EQ(empty->verbs.recv_buffers, defaults.recv_buffers);
+  auto set = config_from(Environment::of({{"ZIPPER_VERBS_RECV_BUFFERS", "64"},
+                                          {"ZIPPER_VERBS_SRQ_THRESHOLD", "0"},
+                                          {"ZIPPER_VERBS_WRITE_MIN", "0"},
+                                          {"ZIPPER_VERBS_POLL", "busy"},
+                                          {"ZIPPER_VERBS_SOURCE", "10.1.0.1"},
+                                          {"ZIPPER_VERBS_RESOLVE_MS", "500"}}),
+                         &why);
+  ASSERT_TRUE(set.has_value()) << why;
+  EXPECT_EQ(set->verbs.recv_buffers, 64u);
+  EXPECT_EQ(set->verbs.srq_threshold, 0u);
+  EXPECT_EQ(set->verbs.write_min, 0u);
+  EXPECT_TRUE(set->verbs.busy_poll);
+  EXPECT_EQ(set->verbs.source, "10.1.0.1");
+  EXPECT_EQ(set->verbs.resolve_timeout_ms, 500);
+}
+
+// A bad value stops MMPI_Init with one line naming the variable and the value.
+TEST(VerbsSettings, BadValuesAreRefusedByName) {
+  using zipper::client::config_from;
+  using zipper::client::Environment;
+  const std::pair<const char*, std::vector<const char*>> bad[] = {
+      {"ZIPPER_VERBS_RECV_BUFFERS", {"2", "4097", "lots", "-1", " 8"}},
+      {"ZIPPER_VERBS_BUFFER_SIZE", {"64", "65536x"}},
+      {"ZIPPER_VERBS_ACK_TIMEOUT", {"0", "32"}},
+      {"ZIPPER_VERBS_SRQ_CREDITS", {"3"}},
+      {"ZIPPER_VERBS_POLL", {"sometimes", "Busy"}},
+      {"ZIPPER_VERBS_SOURCE", {"rxeA", "10.1.0"}},
+      {"ZIPPER_VERBS_RESOLVE_MS", {"9"}},
+  };
+  for (const auto& [name, values] : bad) {
+    for (const char* v : values) {
+      std::string why;
+      EXPECT_FALSE(config_from(Environment::of({{name, v}}), &why)) << name << "=" << v;
+      EXPECT_EQ(why.rfind(std::string(name) + ": ", 0), 0u) << why;
+      EXPECT_NE(why.find(std::string("'") + v + "'"), std::string::npos) << why;
+    }
+  }
+  std::string why;
+  EXPECT_FALSE(config_from(Environment::of({{"ZIPPER_VERBS_RECV_BUFFERS", "2"}}), &why));
+  EXPECT_EQ(why, "ZIPPER_VERBS_RECV_BUFFERS: expected an integer from 4 to 4096, got '2'");
+}
+
+// Every ZIPPER_VERBS_* variable is a row of the one table, so that
+// MMPI_Init's Environment::capture keeps it; others of the prefix are not.
+TEST(VerbsSettings, CaptureKeepsEveryVariable) {
+  using zipper::client::Environment;
+  std::vector<std::string> names;
+  for (const auto& row : zipper::proto::verbs::settings()) names.push_back(row.env);
+  ASSERT_EQ(names.size(), 15u);
+  std::size_t in_table = 0;
+  for (const auto& s : zipper::client::settings_table())
+    if (std::string_view(s.env).starts_with("ZIPPER_VERBS_")) ++in_table;
+  EXPECT_EQ(in_table, names.size());
+  for (const auto& n : names) ::setenv(n.c_str(), "7", 1);
+  ::setenv("ZIPPER_VERBS_NO_SUCH", "7", 1);
+  const Environment env = Environment::capture();
+  ::unsetenv("ZIPPER_VERBS_NO_SUCH");
+  for (const auto& n : names) {
+    ::unsetenv(n.c_str());
+    ASSERT_NE(env.get(n), nullptr) << n;
+    EXPECT_STREQ(env.get(n), "7") << n;
+  }
+  EXPECT_EQ(env.get("ZIPPER_VERBS_NO_SUCH"), nullptr);
+}

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "forwarder/daemon_config.h"
+#include "test_util.h"
 
 namespace {
 
@@ -149,3 +152,78 @@ TEST(DaemonConfig, ReloadSplitsApplicableFromRestart) {
 }
 
 }  // namespace
+
+namespace {
+
+const char* kListenOnly = "[listen]\nA = \"verbs:10.202.0.254:7471\"\n";
+
+}  // namespace
+
+// The verbs link's rows (proto/verbs/config.h) in zipperd's table: [verbs]
+// keys and --verbs-* flags for what accepted links use; the connect-only
+// rows (poll, source, resolve_ms) are libmmpi's alone.
+TEST(DaemonConfig, VerbsKeysFromFileAndFlags) {
+  const fw::DaemonConfig d = fw::load("", {{"--listen", {"A=127.0.0.1:1"}}});
+  const zipper::proto::verbs::Config defaults;
+  EXPECT_EQ(d.forwarder.verbs.recv_buffers, defaults.recv_buffers);
+  EXPECT_EQ(d.forwarder.verbs.srq_threshold, defaults.srq_threshold);
+  EXPECT_EQ(fw::value_of(d, "verbs.buffer_size"), "65536");
+  TomlFile f(std::string(kListenOnly) +
+             "[verbs]\nrecv_buffers = 64\nsrq_threshold = 0\ninline = 0\nkeepalive_ms = 250\n");
+  const fw::DaemonConfig c = fw::load(f.path(), {{"--verbs-write-min", {"0"}}});
+  EXPECT_EQ(c.forwarder.verbs.recv_buffers, 64u);
+  EXPECT_EQ(c.forwarder.verbs.srq_threshold, 0u);
+  EXPECT_EQ(c.forwarder.verbs.inline_max, 0u);
+  EXPECT_EQ(c.forwarder.verbs.keepalive_ms, 250u);
+  EXPECT_EQ(c.forwarder.verbs.write_min, 0u);
+  EXPECT_EQ(c.forwarder.verbs.buffer_size, defaults.buffer_size);
+  // Links are made with the listener's settings: a change waits for a restart.
+  const fw::DaemonConfig same = fw::load(f.path(), {});
+  const auto dd = fw::diff(same, c);
+  EXPECT_TRUE(dd.applicable.empty());
+  EXPECT_EQ(dd.needs_restart, std::vector<std::string>{"verbs.write_min"});
+  std::size_t rows = 0;
+  for (const auto& s : fw::settings()) {
+    if (s.key.rfind("verbs.", 0) != 0) continue;
+    ++rows;
+    std::string flag = "--verbs-" + s.key.substr(6);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    EXPECT_EQ(s.flag, flag);
+  }
+  EXPECT_EQ(rows, 12u);
+}
+
+TEST(DaemonConfig, VerbsBadValuesNameFileLineAndKey) {
+  const std::string head = std::string(kListenOnly) + "[verbs]\n";
+  TomlFile low(head + "recv_buffers = 2\n");
+  EXPECT_EQ(
+      error_of(low.path()),
+      low.path() + ":4: key 'verbs.recv_buffers': expected an integer from 4 to 4096, got '2'");
+  TomlFile negative(head + "srq_credits = -4\n");
+  EXPECT_EQ(error_of(negative.path()),
+            negative.path() +
+                ":4: key 'verbs.srq_credits': expected an integer from 4 to 4096, got '-4'");
+  TomlFile text(head + "buffer_size = \"64KiB\"\n");
+  EXPECT_EQ(error_of(text.path()),
+            text.path() + ":4: key 'verbs.buffer_size': expected an integer");
+  TomlFile client_only(head + "poll = \"busy\"\n");
+  EXPECT_NE(error_of(client_only.path()).find(":4: unknown key 'verbs.poll'"), std::string::npos);
+  EXPECT_EQ(error_of("", {{"--listen", {"A=127.0.0.1:1"}}, {"--verbs-ack-timeout", {"32"}}}),
+            "--verbs-ack-timeout: expected an integer from 1 to 31, got '32'");
+}
+
+// zipperd reads no ZIPPER_VERBS_* variable: neither a valid one nor one that
+// libmmpi would refuse changes what it loads; only its file and flags do.
+TEST(DaemonConfig, VerbsIgnoresTheEnvironment) {
+  zipper::test::EnvGuard env{"ZIPPER_VERBS_RECV_BUFFERS", "ZIPPER_VERBS_SRQ_THRESHOLD",
+                             "ZIPPER_VERBS_POLL"};
+  ASSERT_EQ(::setenv("ZIPPER_VERBS_RECV_BUFFERS", "2", 1), 0);  // libmmpi refuses it
+  ASSERT_EQ(::setenv("ZIPPER_VERBS_SRQ_THRESHOLD", "0", 1), 0);
+  ASSERT_EQ(::setenv("ZIPPER_VERBS_POLL", "busy", 1), 0);
+  TomlFile f(std::string(kListenOnly) + "[verbs]\nsrq_threshold = 5\n");
+  const fw::DaemonConfig c = fw::load(f.path(), {});
+  const zipper::proto::verbs::Config defaults;
+  EXPECT_EQ(c.forwarder.verbs.recv_buffers, defaults.recv_buffers);
+  EXPECT_EQ(c.forwarder.verbs.srq_threshold, 5u);
+  EXPECT_FALSE(c.forwarder.verbs.busy_poll);
+}

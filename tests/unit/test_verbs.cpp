@@ -1,11 +1,12 @@
 // Verbs link pieces that need no RDMA device: the MR cache (eviction,
 // invalidation of freed/reused buffers, in-flight registrations), receive
 // credit accounting (no overrun, no deadlock), the wire encodings, the
-// environment configuration, and the clear error when no RDMA device exists.
+// settings rows (parsing, ranges, defaults), and the clear error when no RDMA device exists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -381,71 +382,116 @@ TEST(VerbsWire, RejectReasonRoundTripsAndIsTruncatedToFit) {
   EXPECT_FALSE(decode_reject(plain.data(), plain.size())) << "a plain reject has no reason";
 }
 
-struct EnvGuard {
-  explicit EnvGuard(const char* n) : name(n) {}
-  ~EnvGuard() { unsetenv(name); }
-  const char* name;
-};
+// Sets `key` to `text` in *c; the error text when refused ("" if accepted).
+std::string set_one(Config* c, const char* key, const char* text) { return set(c, key, text); }
 
-TEST(VerbsConfig, ReadsEnvironmentAndNamesBadVariables) {
-  EnvGuard g1("ZIPPER_VERBS_RECV_BUFFERS"), g2("ZIPPER_VERBS_POLL");
-  setenv("ZIPPER_VERBS_RECV_BUFFERS", "64", 1);
-  setenv("ZIPPER_VERBS_POLL", "busy", 1);
-  const Config c = Config::from_env();
-  EXPECT_EQ(c.recv_buffers, 64u);
-  EXPECT_TRUE(c.busy_poll);
-  setenv("ZIPPER_VERBS_RECV_BUFFERS", "2", 1);  // below the protocol minimum
-  try {
-    Config::from_env();
-    FAIL() << "accepted 2 receive buffers";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ZIPPER_VERBS_RECV_BUFFERS"), std::string::npos);
-  }
-  setenv("ZIPPER_VERBS_RECV_BUFFERS", "32", 1);
-  setenv("ZIPPER_VERBS_POLL", "sometimes", 1);
-  EXPECT_THROW(Config::from_env(), std::invalid_argument);
-}
-
-TEST(VerbsConfig, TimeoutsAndSizesAreBounded) {
-  EnvGuard g1("ZIPPER_VERBS_ACK_TIMEOUT"), g2("ZIPPER_VERBS_KEEPALIVE_MS"),
-      g3("ZIPPER_VERBS_BUFFER_SIZE"), g4("ZIPPER_VERBS_WRITE_MIN");
-  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "14", 1);
-  setenv("ZIPPER_VERBS_KEEPALIVE_MS", "0", 1);
-  setenv("ZIPPER_VERBS_WRITE_MIN", "0", 1);
-  const Config c = Config::from_env();
-  EXPECT_EQ(c.ack_timeout, 14);
-  EXPECT_EQ(c.keepalive_ms, 0u);
-  EXPECT_EQ(c.write_min, 0u);
-  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "32", 1);  // the IB field has 5 bits
-  EXPECT_THROW(Config::from_env(), std::invalid_argument);
-  setenv("ZIPPER_VERBS_ACK_TIMEOUT", "17", 1);
-  setenv("ZIPPER_VERBS_BUFFER_SIZE", "64", 1);  // smaller than a frame header + payload
-  EXPECT_THROW(Config::from_env(), std::invalid_argument);
-  setenv("ZIPPER_VERBS_BUFFER_SIZE", "65536x", 1);
-  EXPECT_THROW(Config::from_env(), std::invalid_argument);
-}
-
-TEST(VerbsConfig, SrqKnobs) {
-  EnvGuard g1("ZIPPER_VERBS_SRQ_THRESHOLD"), g2("ZIPPER_VERBS_SRQ_CREDITS"),
-      g3("ZIPPER_VERBS_SRQ_MAX_WR");
-  const Config d = Config::from_env();
+TEST(VerbsConfig, DefaultsAreTheDocumentedOnes) {
+  const Config d;
+  EXPECT_EQ(d.recv_buffers, 32u);
+  EXPECT_EQ(d.buffer_size, 65536u);
+  EXPECT_EQ(d.send_slots, 32u);
+  EXPECT_EQ(d.inline_max, 128u);
+  EXPECT_EQ(d.zcopy_min, 262144u);
+  EXPECT_EQ(d.write_min, 131072u);
+  EXPECT_EQ(d.ack_timeout, 17);
+  EXPECT_EQ(d.keepalive_ms, 1000u);
+  EXPECT_EQ(d.spin_us, 10u);
+  EXPECT_FALSE(d.busy_poll);
+  EXPECT_EQ(d.resolve_timeout_ms, 2000);
   EXPECT_EQ(d.srq_threshold, 32u);
   EXPECT_EQ(d.srq_credits, 16u);
   EXPECT_GE(d.srq_credits, kMinBuffers);
-  setenv("ZIPPER_VERBS_SRQ_THRESHOLD", "0", 1);  // every link on the SRQ
-  setenv("ZIPPER_VERBS_SRQ_CREDITS", "8", 1);
-  setenv("ZIPPER_VERBS_SRQ_MAX_WR", "1024", 1);
-  const Config c = Config::from_env();
+  EXPECT_EQ(d.srq_max_wr, 16384u);
+  EXPECT_EQ(d.source, "");
+  // Every row's stated default is what value_of reads from a default Config,
+  // and set() takes it back unchanged.
+  for (const auto& row : settings()) {
+    EXPECT_EQ(value_of(d, row.key), row.fallback) << row.key;
+    Config c;
+    EXPECT_EQ(set(&c, row.key, row.fallback), "") << row.key;
+    EXPECT_EQ(value_of(c, row.key), row.fallback) << row.key;
+  }
+}
+
+TEST(VerbsConfig, RowsAreUniqueAndNamedAlike) {
+  std::set<std::string> keys, envs;
+  for (const auto& row : settings()) {
+    EXPECT_TRUE(keys.insert(row.key).second) << row.key;
+    EXPECT_TRUE(envs.insert(row.env).second) << row.env;
+    std::string upper = row.key;
+    std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+    EXPECT_EQ(row.env, "ZIPPER_VERBS_" + upper);
+  }
+  EXPECT_EQ(keys.size(), 15u);
+}
+
+TEST(VerbsConfig, SetsValuesAndRefusesBadOnes) {
+  Config c;
+  EXPECT_EQ(set_one(&c, "recv_buffers", "64"), "");
+  EXPECT_EQ(set_one(&c, "poll", "busy"), "");
+  EXPECT_EQ(c.recv_buffers, 64u);
+  EXPECT_TRUE(c.busy_poll);
+  // Below the protocol minimum: refused, the value kept.
+  EXPECT_EQ(set_one(&c, "recv_buffers", "2"), "expected an integer from 4 to 4096, got '2'");
+  EXPECT_EQ(c.recv_buffers, 64u);
+  EXPECT_EQ(set_one(&c, "poll", "sometimes"), "expected 'adaptive' or 'busy', got 'sometimes'");
+  EXPECT_TRUE(c.busy_poll);
+  EXPECT_EQ(set_one(&c, "poll", "adaptive"), "");
+  EXPECT_FALSE(c.busy_poll);
+  EXPECT_EQ(set_one(&c, "colour", "blue"), "no verbs setting 'colour'");
+  EXPECT_THROW(value_of(c, "colour"), std::invalid_argument);
+}
+
+TEST(VerbsConfig, TimeoutsAndSizesAreBounded) {
+  Config c;
+  EXPECT_EQ(set_one(&c, "ack_timeout", "14"), "");
+  EXPECT_EQ(set_one(&c, "keepalive_ms", "0"), "");
+  EXPECT_EQ(set_one(&c, "write_min", "0"), "");
+  EXPECT_EQ(c.ack_timeout, 14);
+  EXPECT_EQ(c.keepalive_ms, 0u);
+  EXPECT_EQ(c.write_min, 0u);
+  EXPECT_NE(set_one(&c, "ack_timeout", "32"), "");  // the IB field has 5 bits
+  EXPECT_EQ(c.ack_timeout, 14);
+  EXPECT_NE(set_one(&c, "buffer_size", "64"), "");  // smaller than a frame header + payload
+  EXPECT_NE(set_one(&c, "buffer_size", "65536x"), "");
+  EXPECT_NE(set_one(&c, "buffer_size", "-1"), "");
+  EXPECT_NE(set_one(&c, "buffer_size", ""), "");
+  EXPECT_NE(set_one(&c, "resolve_ms", "9"), "");
+  EXPECT_EQ(set_one(&c, "resolve_ms", "600000"), "");
+  EXPECT_EQ(c.resolve_timeout_ms, 600000);
+  EXPECT_EQ(c.buffer_size, 65536u);
+}
+
+TEST(VerbsConfig, SrqKnobs) {
+  Config c;
+  EXPECT_EQ(set_one(&c, "srq_threshold", "0"), "");  // every link on the SRQ
+  EXPECT_EQ(set_one(&c, "srq_credits", "8"), "");
+  EXPECT_EQ(set_one(&c, "srq_max_wr", "1024"), "");
   EXPECT_EQ(c.srq_threshold, 0u);
   EXPECT_EQ(c.srq_credits, 8u);
   EXPECT_EQ(c.srq_max_wr, 1024u);
-  setenv("ZIPPER_VERBS_SRQ_CREDITS", "3", 1);  // the credit reserve rule needs 4
-  try {
-    Config::from_env();
-    FAIL() << "accepted 3 SRQ credits";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ZIPPER_VERBS_SRQ_CREDITS"), std::string::npos);
-  }
+  // The credit reserve rule needs 4.
+  EXPECT_EQ(set_one(&c, "srq_credits", "3"), "expected an integer from 4 to 4096, got '3'");
+  EXPECT_EQ(c.srq_credits, 8u);
+}
+
+TEST(VerbsConfig, SourceMustBeAnIpv4Address) {
+  Config c;
+  EXPECT_EQ(set_one(&c, "source", "10.1.0.1"), "");
+  EXPECT_EQ(c.source, "10.1.0.1");
+  EXPECT_EQ(set_one(&c, "source", "rxeA"), "expected an IPv4 address, got 'rxeA'");
+  EXPECT_EQ(c.source, "10.1.0.1");
+  EXPECT_EQ(set_one(&c, "source", ""), "");  // back to the address on the destination's subnet
+  EXPECT_EQ(c.source, "");
+}
+
+// Only the connecting side reads these: zipperd, which only accepts, offers
+// no key for them.
+TEST(VerbsConfig, ConnectOnlyRows) {
+  std::set<std::string> connect_only;
+  for (const auto& row : settings())
+    if (row.connect_only) connect_only.insert(row.key);
+  EXPECT_EQ(connect_only, (std::set<std::string>{"poll", "source", "resolve_ms"}));
 }
 
 bool host_has_rdma_device() {

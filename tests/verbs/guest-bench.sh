@@ -46,9 +46,14 @@ common=(--local --forwarder-a 10.1.0.254:7471 --forwarder-b 10.2.0.254:7471 --ti
 perftest=(--perftest rxe_zA,rxeA,10.1.0.254 --perftest-gid 1)
 rc=0 first=1
 for variant in $variants; do
+    # zipperd reads no ZIPPER_VERBS_* variable: its setting goes as a flag.
+    zipperd_set=()
     case $variant in
         verbs | tcp) unset ZIPPER_VERBS_WRITE_MIN ;;
-        verbs-sends) export ZIPPER_VERBS_WRITE_MIN=0 ;;
+        verbs-sends)
+            export ZIPPER_VERBS_WRITE_MIN=0
+            zipperd_set=(--zipperd-arg=--verbs-write-min=0)
+            ;;
         *) usage_error "BENCH_FORWARDED: unknown variant '$variant' (want verbs, tcp, verbs-sends)" ;;
     esac
     extra=(--modes forwarded) what=''
@@ -63,7 +68,7 @@ for variant in $variants; do
         else
             args=(--bench "$bw_benches" -m "$bw_sizes" -i "$bw_iters" -x 2 -W 16)
         fi
-        cmd=("$bin/zipper-bench" p2p "${common[@]}" --link "${variant%-sends}" "${extra[@]}" "${args[@]}"
+        cmd=("$bin/zipper-bench" p2p "${common[@]}" --link "${variant%-sends}" "${zipperd_set[@]}" "${extra[@]}" "${args[@]}"
             --out-dir "$out/$variant.$part")
         echo "== forwarded over $variant$what: ${cmd[*]#"$bin/"}"
         "${cmd[@]}" || rc=1

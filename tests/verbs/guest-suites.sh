@@ -8,8 +8,10 @@
 #   guest-suites.sh BIN_DIR GROUP...
 #     GROUP = [VAR=VALUE@]X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]
 #             (e.g. verbs/tcp: side A over verbs, side B over TCP, both through
-#             one zipperd; VAR=VALUE@ sets one variable for zipperd and the
-#             ranks, e.g. ZIPPER_VERBS_SRQ_THRESHOLD=0@ puts every link on an SRQ)
+#             one zipperd; VAR=VALUE@ sets one variable for the ranks, and
+#             for ZIPPER_VERBS_KEY the same setting for zipperd as its flag
+#             --verbs-key, e.g. ZIPPER_VERBS_SRQ_THRESHOLD=0@ puts every link
+#             on an SRQ)
 #     GROUP = checks   error paths: listen on an address of no RDMA device,
 #             connect where nobody listens, zipperd killed mid-run (each must
 #             fail fast and clearly, never hang); zipperd listening on
@@ -89,10 +91,16 @@ run_checks() {
         "$bin/zipperd" --listen A=verbs:rxe_zA:9
     expect_fail listen_no_such_device "cannot listen on verbs:mlx9_9:1:7471: RDMA device .mlx9_9. not found" 10 \
         "$bin/zipperd" --listen A=verbs:mlx9_9:1:7471
+    # The verbs settings are rows of zipperd's table: a bad value stops it
+    # naming the flag.
+    expect_fail verbs_flag_bad "--verbs-recv-buffers: expected an integer from 4 to 4096, got '2'" 10 \
+        "$bin/zipperd" --listen A=verbs:10.1.0.254:7471 --verbs-recv-buffers 2
     # A hello libmmpi would never send: refused during the RDMA CM handshake,
     # before any QP resources, with the reason in the reject's private data.
-    "$bin/zipperd" --listen A=verbs:10.1.0.254:7476 --pid-file /tmp/zipperd-probe.pid \
-        >/tmp/zipperd-probe.log 2>&1 &
+    # zipperd reads no ZIPPER_VERBS_* variable: this one, out of range, would
+    # stop a libmmpi rank at MMPI_Init, but this zipperd listens and serves.
+    ZIPPER_VERBS_RECV_BUFFERS=2 "$bin/zipperd" --listen A=verbs:10.1.0.254:7476 \
+        --pid-file /tmp/zipperd-probe.pid >/tmp/zipperd-probe.log 2>&1 &
     local ppid=$!
     for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-probe.pid ]] && break; sleep 0.1; done
     expect_fail hello_refused "refused the connection: hello: rank 4 outside the layout 2+2" 5 \
@@ -171,10 +179,16 @@ for group in "$@"; do
         run_registrations
         continue
     fi
-    env_set=()
+    env_set=() zipperd_set=()
     if [[ $group == *@* ]]; then
         env_set=("${group%%@*}")
         group=${group#*@}
+        # zipperd reads no ZIPPER_VERBS_* variable: the same value as its flag.
+        if [[ ${env_set[0]} == ZIPPER_VERBS_*=* ]]; then
+            var=${env_set[0]%%=*} flag=${var#ZIPPER_VERBS_}
+            flag=${flag,,}
+            zipperd_set=("--zipperd-arg=--verbs-${flag//_/-}=${env_set[0]#*=}")
+        fi
     fi
     IFS=: read -r layout prog suites schemes <<<"$group"
     tagged=${env_set[0]:+ ${env_set[0]}}
@@ -191,7 +205,7 @@ for group in "$@"; do
         extra=()
         # peerdeath kills a rank on purpose: B fails, A must still report PASS.
         [[ $s != peerdeath ]] || extra=(--grace 30)
-        env "${env_set[@]}" "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" \
+        env "${env_set[@]}" "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" "${zipperd_set[@]}" \
             --timeout 300 --zipperd-log "$log.zipperd" -- "$bin/$prog" "$s" >"$log" 2>&1 || rc=$?
         dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
         [[ $s != peerdeath ]] || rc=0
