@@ -387,7 +387,8 @@ int mmpi_impl_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
   if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
   if (int rc = check_op(op)) return rc;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  std::vector<int> offset(t.size + 1, 0);
+  // The whole vector may pass INT_MAX elements (nbc_reduce_binomial slices it).
+  std::vector<MPI_Aint> offset(t.size + 1, 0);
   for (int r = 0; r < t.size; ++r) offset[r + 1] = offset[r] + recvcounts[r];
   auto s = nbc_schedule(t);
   // Reduce the whole vector to rank 0 in rank order, then scatter the blocks.

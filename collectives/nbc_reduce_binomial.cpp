@@ -1,14 +1,19 @@
 #include "nbc_reduce_binomial.h"
 
+#include <algorithm>
+#include <climits>
+
+#include "byte_type.h"
+#include "typed_buffer.h"
+
 namespace zipper::coll {
 
-void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, int count,
-                         MPI_Datatype type, MPI_Op op, int root) {
+namespace {
+
+// One slice of the vector: `count` (an int) elements, through acc and tmp.
+void reduce_slice(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                  MPI_Op op, int root, void* acc, void* tmp) {
   const Topology& t = s.topology();
-  type = s.keep(type);  // the lambdas below may run after the caller freed it
-  op = s.keep(op);      // and so may the operation
-  void* acc = s.scratch(count, type);
-  void* tmp = s.scratch(count, type);
   s.local([=] { return copy_typed(sendbuf, acc, count, type); });
   for (int mask = 1; mask < t.size; mask <<= 1) {
     if (t.rank & mask) {
@@ -27,10 +32,34 @@ void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, int co
     });
   }
   if (t.rank == 0 && root == 0) s.local([=] { return copy_typed(acc, recvbuf, count, type); });
-  if (root == 0) return;
-  if (t.rank == 0) s.send(acc, count, type, root);
-  if (t.rank == root) s.recv(recvbuf, count, type, 0);
+  if (root != 0) {
+    if (t.rank == 0) s.send(acc, count, type, root);
+    if (t.rank == root) s.recv(recvbuf, count, type, 0);
+  }
+  // The next slice reuses acc and tmp.
   s.end_round();
+}
+
+}  // namespace
+
+void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, MPI_Aint count,
+                         MPI_Datatype type, MPI_Op op, int root) {
+  type = s.keep(type);  // the lambdas may run after the caller freed it
+  op = s.keep(op);      // and so may the operation
+  // Slices of at most kBytePiece bytes (and an int count): the scratch stays
+  // 2 x 1 GiB whatever the vector, and every message count fits an int.
+  const MPI_Aint slice =
+      std::clamp<MPI_Aint>(kBytePiece / std::max<MPI_Aint>(1, extent_of(type)), 1, INT_MAX);
+  const MPI_Aint n = std::min(count, slice);
+  void* acc = s.scratch(n, type);
+  void* tmp = s.scratch(n, type);
+  MPI_Aint at = 0;
+  do {  // count 0 still runs one (empty) slice: every rank takes part
+    const int k = static_cast<int>(std::min(slice, count - at));
+    reduce_slice(s, elem(sendbuf, at, type), recvbuf ? elem(recvbuf, at, type) : nullptr, k, type,
+                 op, root, acc, tmp);
+    at += k;
+  } while (at < count);
 }
 
 }  // namespace zipper::coll

@@ -20,9 +20,18 @@
  *   alltoallw    MPI_Alltoallw, then MPI_Ialltoallw (swapping back), with
  *                MPI_IN_PLACE, a block of 2 GiB + 4 KiB each way; MPI_Ialltoallv whose
  *                displacement times extent passes 2 GiB (int elements)
- *   gather       MPI_Gather to rank 0, then MPI_Scatter back, 1 GiB + 2 MiB of
- *                MPI_BYTE per rank: at 1+2 the other cluster's two blocks are
- *                more than INT_MAX elements together (count x ranks)
+ *   gather       MPI_Gather, then MPI_Scatter back, 1 GiB + 2 MiB of MPI_BYTE
+ *                per rank, to rank 0 and to the last rank, blocking and
+ *                non-blocking (Igather, Iscatter): at 1+2 the 2-rank cluster's
+ *                blocks are more than INT_MAX elements together (count x ranks)
+ *   alltoall     MPI_Alltoall and MPI_Ialltoall, 1 GiB + 2 MiB per pair: ranks
+ *                x count passes INT_MAX elements (1+1)
+ *   allgather    MPI_Allgather and MPI_Iallgather in place, 1 GiB + 2 MiB per
+ *                rank (at 1+2 the far cluster's blocks pass INT_MAX too)
+ *   reduce_scatter  MPI_Reduce_scatter_block, MPI_Reduce_scatter (uneven
+ *                blocks) and MPI_Ireduce_scatter_block in place, MPI_BXOR on
+ *                MPI_BYTE / MPI_UINT8_T, 2^31 + 2^22 bytes in all: every word
+ *                of each rank's block checked against the XOR of all inputs
  *   rma          one-sided, rank 0 to the last rank's window of 2 GiB + 12 KiB:
  *                MPI_Put of 2 GiB + 4 KiB (count of a 4 KiB type) at
  *                displacement 4 KiB, MPI_Rget of it back; libmmpi splits each
@@ -123,6 +132,11 @@ static void check_status(const MPI_Status* st, MPI_Datatype type, int count, MPI
   MPI_Get_elements_x(st, type, &x);
   CHECK(x == bytes, "%s: Get_elements_x(type) %lld, expected %lld (MPI_BYTE elements)", what,
         (long long)x, (long long)bytes);
+}
+
+/* Rank 0 prints how long a step took (fill, call and check), for the log. */
+static void step_time(const char* what, double since) {
+  if (rank == 0) printf("  %s: %.1f s\n", what, MPI_Wtime() - since);
 }
 
 static MPI_Datatype committed(MPI_Datatype t) {
@@ -411,21 +425,158 @@ static void ialltoallv_far_displacement(void) {
   free(rd);
 }
 
-/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements. */
+/* Bytes per rank's block in the uniform collectives: two blocks pass
+ * INT_MAX elements of MPI_BYTE (2^31 + 2^22). */
+#define UBLOCK ((1 << 30) + (2 << 20))
+
+/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements,
+ * blocking and non-blocking, to rank 0 (alone in its cluster at 1+2) and to
+ * the last rank (its cluster's two blocks pass 2 GiB: Open MPI's native
+ * gather and scatter inside the root's cluster). Block ids: 16 * round + rank. */
 static void gather(void) {
-  const int count = (1 << 30) + (2 << 20); /* bytes per rank */
+  const int count = UBLOCK;
   unsigned char* block = alloc((size_t)count);
-  unsigned char* all = rank == 0 ? alloc0((size_t)count * size) : NULL;
-  fill_block(block, rank, (uint64_t)count);
-  MPI_Gather(block, count, MPI_BYTE, all, count, MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (rank == 0)
-    for (int r = 0; r < size; ++r)
-      check_block(all + (size_t)r * count, r, (uint64_t)count, "gather");
-  memset(block, 0, (size_t)count);
-  MPI_Scatter(all, count, MPI_BYTE, block, count, MPI_BYTE, 0, MPI_COMM_WORLD);
-  check_block(block, rank, (uint64_t)count, "scatter");
-  free(all);
+  for (int round = 0; round < 4; ++round) {
+    const int root = round >= 2 ? size - 1 : 0, nb = round & 1;
+    /* Fresh zero pages at the root only, given back after each round. */
+    unsigned char* all = rank == root ? alloc0((size_t)count * size) : NULL;
+    const char* g = nb ? "Igather" : "Gather";
+    const char* sc = nb ? "Iscatter" : "Scatter";
+    const double t0 = MPI_Wtime();
+    fill_block(block, 16 * round + rank, (uint64_t)count);
+    MPI_Request req;
+    if (nb) {
+      MPI_Igather(block, count, MPI_BYTE, all, count, MPI_BYTE, root, MPI_COMM_WORLD, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Gather(block, count, MPI_BYTE, all, count, MPI_BYTE, root, MPI_COMM_WORLD);
+    }
+    if (rank == root)
+      for (int r = 0; r < size; ++r)
+        check_block(all + (size_t)r * count, 16 * round + r, (uint64_t)count, g);
+    memset(block, 0, (size_t)count);
+    if (nb) {
+      MPI_Iscatter(all, count, MPI_BYTE, block, count, MPI_BYTE, root, MPI_COMM_WORLD, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Scatter(all, count, MPI_BYTE, block, count, MPI_BYTE, root, MPI_COMM_WORLD);
+    }
+    /* Only the root's buffer held the blocks: 0 elsewhere would be wrong. */
+    check_block(block, 16 * round + rank, (uint64_t)count, sc);
+    free(all);
+    step_time(round >= 2 ? (nb ? "Igather + Iscatter, root last" : "Gather + Scatter, root last")
+                         : (nb ? "Igather + Iscatter, root 0" : "Gather + Scatter, root 0"),
+              t0);
+  }
   free(block);
+}
+
+/* Alltoall and Ialltoall of UBLOCK bytes per pair: ranks x count passes
+ * INT_MAX elements. Rank r's block for rank d has id 64 * r + d (+ 32 for
+ * the non-blocking call). */
+static void alltoall(void) {
+  const int count = UBLOCK;
+  const size_t n = (size_t)count * size;
+  unsigned char* out = alloc(n);
+  unsigned char* in = alloc0(n);
+  for (int nb = 0; nb < 2; ++nb) {
+    const char* what = nb ? "Ialltoall" : "Alltoall";
+    const double t0 = MPI_Wtime();
+    for (int d = 0; d < size; ++d)
+      fill_block(out + (size_t)d * count, 64 * rank + d + 32 * nb, (uint64_t)count);
+    if (nb) {
+      memset(in, 0, n);
+      MPI_Request req;
+      MPI_Ialltoall(out, count, MPI_BYTE, in, count, MPI_BYTE, MPI_COMM_WORLD, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Alltoall(out, count, MPI_BYTE, in, count, MPI_BYTE, MPI_COMM_WORLD);
+    }
+    for (int s = 0; s < size; ++s)
+      check_block(in + (size_t)s * count, 64 * s + rank + 32 * nb, (uint64_t)count, what);
+    step_time(what, t0);
+  }
+  free(out);
+  free(in);
+}
+
+/* Allgather and Iallgather in place, UBLOCK bytes per rank: ranks x count
+ * passes INT_MAX elements (and at 1+2 the other cluster's blocks do too).
+ * Block ids: 16 * call + rank. */
+static void allgather(void) {
+  const int count = UBLOCK;
+  const size_t n = (size_t)count * size;
+  unsigned char* all = alloc0(n);
+  for (int nb = 0; nb < 2; ++nb) {
+    const char* what = nb ? "Iallgather" : "Allgather";
+    const double t0 = MPI_Wtime();
+    if (nb) memset(all, 0, n);
+    fill_block(all + (size_t)rank * count, 16 * nb + rank, (uint64_t)count);
+    if (nb) {
+      MPI_Request req;
+      MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count, MPI_BYTE, MPI_COMM_WORLD,
+                     &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count, MPI_BYTE, MPI_COMM_WORLD);
+    }
+    for (int r = 0; r < size; ++r)
+      check_block(all + (size_t)r * count, 16 * nb + r, (uint64_t)count, what);
+    step_time(what, t0);
+  }
+  free(all);
+}
+
+/* Word at byte o of the reduced vector: the XOR of every rank's word there. */
+static uint64_t xor_word(int call, uint64_t o) {
+  uint64_t w = 0;
+  for (int r = 0; r < size; ++r) w ^= vword(16 * call + r, o);
+  return w;
+}
+
+/* Reduce_scatter_block, Reduce_scatter and Ireduce_scatter_block in place,
+ * MPI_BXOR of bytes (MPI_BYTE, MPI_UINT8_T), 2^31 + 2^22 bytes in all (past
+ * INT_MAX elements); rank r's input word at byte o is vword(16 * call + r, o),
+ * and its block of the result is checked word by word against xor_word.
+ * Reduce_scatter's blocks are uneven (the last rank's largest). */
+static void reduce_scatter(void) {
+  const uint64_t per = (((1ull << 31) + (1ull << 22)) / (uint64_t)size + 7) & ~7ull;
+  const uint64_t total = per * (uint64_t)size;
+  int* counts = calloc(size, sizeof(int));
+  unsigned char* buf = alloc((size_t)total);
+  for (int call = 0; call < 3; ++call) {
+    const char* what = call == 0   ? "Reduce_scatter_block"
+                       : call == 1 ? "Reduce_scatter"
+                                   : "Ireduce_scatter_block";
+    for (int r = 0; r < size; ++r)
+      counts[r] = (int)per + (call == 1 ? (r == size - 1 ? 8 * 4096 * (size - 1) : -8 * 4096) : 0);
+    uint64_t offset = 0;
+    for (int r = 0; r < rank; ++r) offset += (uint64_t)counts[r];
+    const double t0 = MPI_Wtime();
+    fill_block(buf, 16 * call + rank, total);
+    if (call == 0) {
+      MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, (int)per, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+    } else if (call == 1) {
+      MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, MPI_UINT8_T, MPI_BXOR, MPI_COMM_WORLD);
+    } else {
+      MPI_Request req;
+      MPI_Ireduce_scatter_block(MPI_IN_PLACE, buf, (int)per, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD,
+                                &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    const uint64_t* w = (const uint64_t*)buf;
+    uint64_t bad = 0;
+    for (uint64_t o = 0; o < (uint64_t)counts[rank]; o += 8)
+      if (w[o >> 3] != xor_word(call, offset + o) && bad++ < 5)
+        CHECK(0, "%s: word at byte %llu of rank %d's block is %llx, expected %llx", what,
+              (unsigned long long)o, rank, (unsigned long long)w[o >> 3],
+              (unsigned long long)xor_word(call, offset + o));
+    CHECK(bad == 0, "%s: %llu wrong words of %d bytes", what, (unsigned long long)bad,
+          counts[rank]);
+    step_time(what, t0);
+  }
+  free(buf);
+  free(counts);
 }
 
 /* 4-byte word i of the pattern stream, doubled (what MPI_SUM of the stream
@@ -670,6 +821,12 @@ int main(int argc, char** argv) {
     gatherv();
   else if (!strcmp(t, "gather"))
     gather();
+  else if (!strcmp(t, "alltoall"))
+    alltoall();
+  else if (!strcmp(t, "allgather"))
+    allgather();
+  else if (!strcmp(t, "reduce_scatter"))
+    reduce_scatter();
   else if (!strcmp(t, "allgatherv"))
     allgatherv();
   else if (!strcmp(t, "rma"))
