@@ -1,9 +1,7 @@
 #include "nbc_reduce_binomial.h"
 
 #include <algorithm>
-#include <climits>
 
-#include "byte_type.h"
 #include "typed_buffer.h"
 
 namespace zipper::coll {
@@ -46,10 +44,9 @@ void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, MPI_Ai
                          MPI_Datatype type, MPI_Op op, int root) {
   type = s.keep(type);  // the lambdas may run after the caller freed it
   op = s.keep(op);      // and so may the operation
-  // Slices of at most kBytePiece bytes (and an int count): the scratch stays
-  // 2 x 1 GiB whatever the vector, and every message count fits an int.
-  const MPI_Aint slice =
-      std::clamp<MPI_Aint>(kBytePiece / std::max<MPI_Aint>(1, extent_of(type)), 1, INT_MAX);
+  // Slices of at most kReduceSliceBytes (and an int count): the scratch
+  // stays two slices whatever the vector, and every message count fits an int.
+  const MPI_Aint slice = reduce_slice_elements(type);
   const MPI_Aint n = std::min(count, slice);
   void* acc = s.scratch(n, type);
   void* tmp = s.scratch(n, type);

@@ -20,8 +20,9 @@ int reduce_scatter_leaders(const Topology& t, const void* sendbuf, void* recvbuf
   const std::int64_t total = offset[t.size];
   const bool leader = t.local_rank == 0;
   TypedBuffer full(leader ? total : 0, type);
-  // Every rank knows `total`, so all reduce the same slices in the same order.
-  constexpr std::int64_t kSlice = std::int64_t{1} << 30;
+  // Every rank knows `total`, so all reduce the same slices in the same order;
+  // slices of at most 256 MiB bound the reduction's scratch.
+  const std::int64_t kSlice = reduce_slice_elements(type);
   const std::int64_t slices = std::max<std::int64_t>(1, (total + kSlice - 1) / kSlice);
   for (std::int64_t k = 0, at = 0; k < slices; ++k, at += kSlice) {
     const int n = static_cast<int>(std::min(kSlice, total - at));

@@ -5,8 +5,8 @@ namespace zipper::coll {
 /// sendbuf; sendbuf is never MPI_IN_PLACE here) is reduced in rank order at
 /// both clusters' leaders (reduce_rank_order.h), and each leader scatters
 /// its cluster's blocks natively (rank r gets recvcounts[r] elements at
-/// offset recvcounts[0] + ... + recvcounts[r-1]). A vector of more than
-/// 2^30 elements is reduced in slices of 2^30; one past INT_MAX elements is
+/// offset recvcounts[0] + ... + recvcounts[r-1]). The vector is reduced in
+/// slices of at most 256 MiB (reduce_slice_elements); one past INT_MAX elements is
 /// scattered with native sends from the leader (int displacements cannot
 /// reach its blocks). Algorithm: reduce then
 /// scatter (MPICH's reduce_scatter for non-commutative operations), two-level.

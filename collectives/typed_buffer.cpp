@@ -1,5 +1,7 @@
 #include "typed_buffer.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "../client/datatype.h"
@@ -10,6 +12,11 @@ MPI_Aint extent_of(MPI_Datatype type) {
   MPI_Aint lb = 0, extent = 0;
   MPI_Type_get_extent(type, &lb, &extent);
   return extent;
+}
+
+MPI_Aint reduce_slice_elements(MPI_Datatype type) {
+  return std::clamp<MPI_Aint>(kReduceSliceBytes / std::max<MPI_Aint>(1, extent_of(type)), 1,
+                              INT_MAX);
 }
 
 TypedBuffer::TypedBuffer(MPI_Aint count, MPI_Datatype type) {

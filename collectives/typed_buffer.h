@@ -12,6 +12,13 @@ namespace zipper::coll {
 /// Extent of `type` (bytes).
 MPI_Aint extent_of(MPI_Datatype type);
 
+/// Bytes of one slice where a reduction goes in slices, one after another:
+/// its scratch is a slice or two whatever the vector (256 MiB).
+inline constexpr MPI_Aint kReduceSliceBytes = MPI_Aint{1} << 28;
+/// Elements of `type` per such slice: kReduceSliceBytes / extent, at least 1
+/// and at most INT_MAX (a count MPI's calls take).
+MPI_Aint reduce_slice_elements(MPI_Datatype type);
+
 /// Address of element `index` of an array of `type` starting at `buf`.
 inline void* elem(void* buf, MPI_Aint index, MPI_Datatype type) {
   return static_cast<char*>(buf) + index * extent_of(type);

@@ -21,17 +21,19 @@
  *                MPI_IN_PLACE, a block of 2 GiB + 4 KiB each way; MPI_Ialltoallv whose
  *                displacement times extent passes 2 GiB (int elements)
  *   gather       MPI_Gather, then MPI_Scatter back, 1 GiB + 2 MiB of MPI_BYTE
- *                per rank, to rank 0 and to the last rank, blocking and
- *                non-blocking (Igather, Iscatter): at 1+2 the 2-rank cluster's
- *                blocks are more than INT_MAX elements together (count x ranks)
+ *                per rank, to rank 0 and to the last rank, then MPI_Igather
+ *                and MPI_Iscatter to the last rank: at 1+2 the 2-rank
+ *                cluster's blocks are more than INT_MAX elements together
  *   alltoall     MPI_Alltoall and MPI_Ialltoall, 1 GiB + 2 MiB per pair: ranks
  *                x count passes INT_MAX elements (1+1)
  *   allgather    MPI_Allgather and MPI_Iallgather in place, 1 GiB + 2 MiB per
  *                rank (at 1+2 the far cluster's blocks pass INT_MAX too)
- *   reduce_scatter  MPI_Reduce_scatter_block, MPI_Reduce_scatter (uneven
- *                blocks) and MPI_Ireduce_scatter_block in place, MPI_BXOR on
- *                MPI_BYTE / MPI_UINT8_T, 2^31 + 2^22 bytes in all: every word
- *                of each rank's block checked against the XOR of all inputs
+ *   reduce_scatter  MPI_Reduce_scatter_block and MPI_Ireduce_scatter (uneven
+ *                blocks) in place, MPI_BXOR on MPI_BYTE / MPI_UINT8_T, 2^31 +
+ *                2^22 bytes in all: every word of each rank's block checked
+ *                against the XOR of all inputs
+ *   reduce_scatter_v  the same with MPI_Reduce_scatter (uneven blocks) and
+ *                MPI_Ireduce_scatter_block (not in CI: time)
  *   rma          one-sided, rank 0 to the last rank's window of 2 GiB + 12 KiB:
  *                MPI_Put of 2 GiB + 4 KiB (count of a 4 KiB type) at
  *                displacement 4 KiB, MPI_Rget of it back; libmmpi splits each
@@ -49,6 +51,9 @@
  *                MPI_Raccumulate (MPI_SUM), then MPI_Get_accumulate (MPI_SUM)
  *                whose result (the put + accumulate state) and the window's
  *                final state are checked word by word
+ *   scan         MPI_Scan and MPI_Exscan in place, MPI_BXOR on MPI_BYTE, the
+ *                ranks after rank 0 holding 2^31 + 2^22 bytes together; meant
+ *                for 1+k under MMPI_SCAN_ALGORITHM=runs (1+8 in CI)
  * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks;
  * rma_vector about 8 GB at the target (its 4 GiB window and the requests). */
 #include <limits.h>
@@ -429,15 +434,16 @@ static void ialltoallv_far_displacement(void) {
  * INT_MAX elements of MPI_BYTE (2^31 + 2^22). */
 #define UBLOCK ((1 << 30) + (2 << 20))
 
-/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements,
- * blocking and non-blocking, to rank 0 (alone in its cluster at 1+2) and to
- * the last rank (its cluster's two blocks pass 2 GiB: Open MPI's native
- * gather and scatter inside the root's cluster). Block ids: 16 * round + rank. */
+/* Gather and Scatter of uniform blocks whose sum passes INT_MAX elements: to
+ * rank 0 (alone in its cluster at 1+2), then to the last rank (its cluster's
+ * blocks pass 2 GiB: Open MPI's native gather and scatter inside the root's
+ * cluster, with displacements past 2 GiB from 1+3 on), blocking, then
+ * non-blocking (Igather, Iscatter). Block ids: 16 * round + rank. */
 static void gather(void) {
   const int count = UBLOCK;
   unsigned char* block = alloc((size_t)count);
-  for (int round = 0; round < 4; ++round) {
-    const int root = round >= 2 ? size - 1 : 0, nb = round & 1;
+  for (int round = 0; round < 3; ++round) {
+    const int root = round == 0 ? 0 : size - 1, nb = round == 2;
     /* Fresh zero pages at the root only, given back after each round. */
     unsigned char* all = rank == root ? alloc0((size_t)count * size) : NULL;
     const char* g = nb ? "Igather" : "Gather";
@@ -461,11 +467,12 @@ static void gather(void) {
     } else {
       MPI_Scatter(all, count, MPI_BYTE, block, count, MPI_BYTE, root, MPI_COMM_WORLD);
     }
-    /* Only the root's buffer held the blocks: 0 elsewhere would be wrong. */
+    /* block was zeroed: the check sees what the scatter delivered. */
     check_block(block, 16 * round + rank, (uint64_t)count, sc);
     free(all);
-    step_time(round >= 2 ? (nb ? "Igather + Iscatter, root last" : "Gather + Scatter, root last")
-                         : (nb ? "Igather + Iscatter, root 0" : "Gather + Scatter, root 0"),
+    step_time(round == 0 ? "Gather + Scatter, root 0"
+              : nb       ? "Igather + Iscatter, root last"
+                         : "Gather + Scatter, root last",
               t0);
   }
   free(block);
@@ -534,36 +541,39 @@ static uint64_t xor_word(int call, uint64_t o) {
   return w;
 }
 
-/* Reduce_scatter_block, Reduce_scatter and Ireduce_scatter_block in place,
- * MPI_BXOR of bytes (MPI_BYTE, MPI_UINT8_T), 2^31 + 2^22 bytes in all (past
- * INT_MAX elements); rank r's input word at byte o is vword(16 * call + r, o),
- * and its block of the result is checked word by word against xor_word.
- * Reduce_scatter's blocks are uneven (the last rank's largest). */
-static void reduce_scatter(void) {
+/* Reductions to blocks in place, MPI_BXOR of bytes (MPI_BYTE, MPI_UINT8_T),
+ * 2^31 + 2^22 bytes in all (past INT_MAX elements); rank r's input word at
+ * byte o is vword(16 * call + r, o), and its block of the result is checked
+ * word by word against xor_word. Calls first..last of: 0 Reduce_scatter_block,
+ * 1 Ireduce_scatter, 2 Reduce_scatter, 3 Ireduce_scatter_block; 1 and 2 have
+ * uneven blocks (the last rank's largest). */
+static void reduce_scatter(int first, int last) {
   const uint64_t per = (((1ull << 31) + (1ull << 22)) / (uint64_t)size + 7) & ~7ull;
   const uint64_t total = per * (uint64_t)size;
   int* counts = calloc(size, sizeof(int));
   unsigned char* buf = alloc((size_t)total);
-  for (int call = 0; call < 3; ++call) {
-    const char* what = call == 0   ? "Reduce_scatter_block"
-                       : call == 1 ? "Reduce_scatter"
-                                   : "Ireduce_scatter_block";
+  for (int call = first; call <= last; ++call) {
+    static const char* const names[] = {"Reduce_scatter_block", "Ireduce_scatter", "Reduce_scatter",
+                                        "Ireduce_scatter_block"};
+    const char* what = names[call];
+    const int uneven = call == 1 || call == 2;
     for (int r = 0; r < size; ++r)
-      counts[r] = (int)per + (call == 1 ? (r == size - 1 ? 8 * 4096 * (size - 1) : -8 * 4096) : 0);
+      counts[r] = (int)per + (uneven ? (r == size - 1 ? 8 * 4096 * (size - 1) : -8 * 4096) : 0);
     uint64_t offset = 0;
     for (int r = 0; r < rank; ++r) offset += (uint64_t)counts[r];
     const double t0 = MPI_Wtime();
     fill_block(buf, 16 * call + rank, total);
-    if (call == 0) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (call == 0)
       MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, (int)per, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
-    } else if (call == 1) {
+    else if (call == 1)
+      MPI_Ireduce_scatter(MPI_IN_PLACE, buf, counts, MPI_UINT8_T, MPI_BXOR, MPI_COMM_WORLD, &req);
+    else if (call == 2)
       MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, MPI_UINT8_T, MPI_BXOR, MPI_COMM_WORLD);
-    } else {
-      MPI_Request req;
+    else
       MPI_Ireduce_scatter_block(MPI_IN_PLACE, buf, (int)per, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD,
                                 &req);
-      MPI_Wait(&req, MPI_STATUS_IGNORE);
-    }
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
     const uint64_t* w = (const uint64_t*)buf;
     uint64_t bad = 0;
     for (uint64_t o = 0; o < (uint64_t)counts[rank]; o += 8)
@@ -577,6 +587,40 @@ static void reduce_scatter(void) {
   }
   free(buf);
   free(counts);
+}
+
+/* Scan and Exscan in place, MPI_BXOR of MPI_BYTE, with a count such that
+ * the ranks after rank 0 together pass INT_MAX elements (2^31 + 2^22 bytes):
+ * at 1+k under MMPI_SCAN_ALGORITHM=runs the second cluster's leader gathers
+ * and scatters them natively (collectives/scan_runs.cpp). Rank r's input
+ * word at byte o is vword(16 * call + r, o); its result is the XOR over the
+ * ranks before it (and itself, for Scan), checked word by word. */
+static void scan(void) {
+  const uint64_t count = (((1ull << 31) + (1ull << 22)) / (uint64_t)(size - 1) + 7) & ~7ull;
+  unsigned char* buf = alloc((size_t)count);
+  for (int call = 0; call < 2; ++call) {
+    const char* what = call ? "Exscan" : "Scan";
+    const double t0 = MPI_Wtime();
+    fill_block(buf, 16 * call + rank, count);
+    if (call)
+      MPI_Exscan(MPI_IN_PLACE, buf, (int)count, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+    else
+      MPI_Scan(MPI_IN_PLACE, buf, (int)count, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+    const int upto = call ? rank - 1 : rank; /* last rank in the prefix */
+    const uint64_t* w = (const uint64_t*)buf;
+    uint64_t bad = 0;
+    for (uint64_t o = 0; upto >= 0 && o < count; o += 8) {
+      uint64_t want = 0;
+      for (int r = 0; r <= upto; ++r) want ^= vword(16 * call + r, o);
+      if (w[o >> 3] != want && bad++ < 5)
+        CHECK(0, "%s: word at byte %llu is %llx, expected %llx", what, (unsigned long long)o,
+              (unsigned long long)w[o >> 3], (unsigned long long)want);
+    }
+    CHECK(bad == 0, "%s: %llu wrong words of %llu bytes", what, (unsigned long long)bad,
+          (unsigned long long)count);
+    step_time(what, t0);
+  }
+  free(buf);
 }
 
 /* 4-byte word i of the pattern stream, doubled (what MPI_SUM of the stream
@@ -826,7 +870,11 @@ int main(int argc, char** argv) {
   else if (!strcmp(t, "allgather"))
     allgather();
   else if (!strcmp(t, "reduce_scatter"))
-    reduce_scatter();
+    reduce_scatter(0, 1);
+  else if (!strcmp(t, "scan"))
+    scan();
+  else if (!strcmp(t, "reduce_scatter_v"))
+    reduce_scatter(2, 3);
   else if (!strcmp(t, "allgatherv"))
     allgatherv();
   else if (!strcmp(t, "rma"))
