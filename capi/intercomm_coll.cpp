@@ -10,6 +10,8 @@
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 
+#include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "../collectives/typed_buffer.h"
@@ -73,17 +75,43 @@ void* at(const void* buf, MPI_Aint index, MPI_Datatype type) {
 
 // Folds blocks 0..m-1 of `blocks` (count elements each) into `out` in rank
 // order: out = b0 op (b1 op (... op b[m-1])).
-void fold(Schedule& s, void* blocks, int m, void* out, int count, MPI_Datatype type, MPI_Op op) {
+// out = the m blocks of `count` elements at `blocks` reduced in order, in
+// pieces of at most INT_MAX elements (a count may pass it).
+void fold(Schedule& s, void* blocks, int m, void* out, MPI_Aint count, MPI_Datatype type,
+          MPI_Op op) {
   const MPI_Datatype kt = s.keep(type);
   s.local([=] {
-    if (int rc = copy_typed(at(blocks, static_cast<MPI_Aint>(m - 1) * count, kt), out, count, kt))
-      return rc;
-    for (int i = m - 2; i >= 0; --i)
-      if (int rc = MPI_Reduce_local(at(blocks, static_cast<MPI_Aint>(i) * count, kt), out, count,
-                                    kt, op))
-        return rc;
+    MPI_Aint done = 0;
+    do {
+      const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+      void* o = at(out, done, kt);
+      if (int rc = copy_typed(at(blocks, (m - 1) * count + done, kt), o, n, kt)) return rc;
+      for (int i = m - 2; i >= 0; --i)
+        if (int rc = MPI_Reduce_local(at(blocks, i * count + done, kt), o, n, kt, op)) return rc;
+      done += n;
+    } while (done < count);
     return MPI_SUCCESS;
   });
+}
+
+// `count` elements as messages of at most INT_MAX elements each (one, of 0
+// elements, for count 0); both sides cut them the same way.
+void send_pieces(Schedule& s, const void* buf, MPI_Aint count, MPI_Datatype type, int peer) {
+  MPI_Aint done = 0;
+  do {
+    const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+    s.send(at(buf, done, type), n, type, peer);
+    done += n;
+  } while (done < count);
+}
+
+void recv_pieces(Schedule& s, void* buf, MPI_Aint count, MPI_Datatype type, int peer) {
+  MPI_Aint done = 0;
+  do {
+    const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+    s.recv(at(buf, done, type), n, type, peer);
+    done += n;
+  } while (done < count);
 }
 
 }  // namespace
@@ -339,23 +367,25 @@ int inter_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcoun
   std::vector<int> counts(static_cast<std::size_t>(x.local_size), block);
   if (recvcounts != nullptr) counts.assign(recvcounts, recvcounts + x.local_size);
   if (int rc = check_bufs(x.local_size, counts.data(), type)) return rc;
-  std::vector<int> first(static_cast<std::size_t>(x.local_size) + 1, 0);
+  // The vector may pass INT_MAX elements (each block is an int): offsets as
+  // MPI_Aint, the vector in messages of at most INT_MAX elements.
+  std::vector<MPI_Aint> first(static_cast<std::size_t>(x.local_size) + 1, 0);
   for (int i = 0; i < x.local_size; ++i)
     first[static_cast<std::size_t>(i) + 1] =
         first[static_cast<std::size_t>(i)] + counts[static_cast<std::size_t>(i)];
-  const int total = first.back();  // MPI: the same in both groups
+  const MPI_Aint total = first.back();  // MPI: the same in both groups
   auto s = nbc_schedule(x.t);
   // Every member sends its whole vector to the remote leader; each leader
   // reduces the remote group's vectors and scatters the result in its group.
   void* blocks = nullptr;
   void* result = nullptr;
   if (x.rank == 0) {
-    blocks = s->scratch(static_cast<MPI_Aint>(total) * x.remote_size, type);
+    blocks = s->scratch(total * x.remote_size, type);
     result = s->scratch(total, type);
     for (int j = 0; j < x.remote_size; ++j)
-      s->recv(at(blocks, static_cast<MPI_Aint>(j) * total, type), total, type, x.remote(j));
+      recv_pieces(*s, at(blocks, j * total, type), total, type, x.remote(j));
   }
-  s->send(sendbuf, total, type, x.remote(0));
+  send_pieces(*s, sendbuf, total, type, x.remote(0));
   s->end_round();
   if (x.rank == 0) {
     fold(*s, blocks, x.remote_size, result, total, type, op);
