@@ -31,9 +31,10 @@
  *   reduce_scatter  MPI_Reduce_scatter_block and MPI_Ireduce_scatter (uneven
  *                blocks) in place, MPI_BXOR on MPI_BYTE / MPI_UINT8_T, 2^31 +
  *                2^22 bytes in all: every word of each rank's block checked
- *                against the XOR of all inputs
- *   reduce_scatter_v  the same with MPI_Reduce_scatter (uneven blocks) and
- *                MPI_Ireduce_scatter_block (not in CI: time)
+ *                against the XOR of all inputs; then MPI_Ireduce of 640 MiB + 8
+ *                bytes to the last rank (3 slices of 256 MiB), checked the same way
+ *   reduce_scatter_v  MPI_Reduce_scatter (uneven blocks) and
+ *                MPI_Ireduce_scatter_block, checked alike (not in CI: time)
  *   rma          one-sided, rank 0 to the last rank's window of 2 GiB + 12 KiB:
  *                MPI_Put of 2 GiB + 4 KiB (count of a 4 KiB type) at
  *                displacement 4 KiB, MPI_Rget of it back; libmmpi splits each
@@ -584,6 +585,28 @@ static void reduce_scatter(int first, int last) {
     CHECK(bad == 0, "%s: %llu wrong words of %d bytes", what, (unsigned long long)bad,
           counts[rank]);
     step_time(what, t0);
+  }
+  if (first == 0) {
+    /* nbc_reduce_binomial's slices sent on to a root other than rank 0:
+     * MPI_Ireduce of 640 MiB + 8 bytes (3 slices of at most 256 MiB) to the
+     * last rank, into the second GiB of buf. */
+    const uint64_t n = (640ull << 20) + 8, into = 1ull << 30;
+    const int root = size - 1;
+    const double t0 = MPI_Wtime();
+    fill_block(buf, 16 * 4 + rank, n);
+    if (rank == root) memset(buf + into, 0, (size_t)n);
+    MPI_Request req;
+    MPI_Ireduce(buf, rank == root ? buf + into : NULL, (int)n, MPI_BYTE, MPI_BXOR, root,
+                MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    const uint64_t* w = (const uint64_t*)(buf + into);
+    uint64_t bad = 0;
+    for (uint64_t o = 0; rank == root && o < n; o += 8)
+      if (w[o >> 3] != xor_word(4, o) && bad++ < 5)
+        CHECK(0, "Ireduce: word at byte %llu is %llx, expected %llx", (unsigned long long)o,
+              (unsigned long long)w[o >> 3], (unsigned long long)xor_word(4, o));
+    CHECK(bad == 0, "Ireduce: %llu wrong words", (unsigned long long)bad);
+    step_time("Ireduce to the last rank", t0);
   }
   free(buf);
   free(counts);
