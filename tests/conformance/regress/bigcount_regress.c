@@ -55,7 +55,8 @@
  *   scan         MPI_Scan and MPI_Exscan in place, MPI_BXOR on MPI_BYTE, the
  *                ranks after rank 0 holding 2^31 + 2^22 bytes together; meant
  *                for 1+k under MMPI_SCAN_ALGORITHM=runs (1+8 in CI)
- * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 or 3 ranks;
+ * Peak memory: about 4.5 GB per rank (buffer + packed copy), 2 to 9 ranks
+ * (each test's job peak: tests/conformance/CMakeLists.txt);
  * rma_vector about 8 GB at the target (its 4 GiB window and the requests). */
 #include <limits.h>
 #include <mpi.h>
