@@ -14,18 +14,13 @@
 #include <vector>
 
 #include "client/rma_typemap.h"
+#include "tests/unit/committed_type.h"
 
 namespace rma = zipper::client::rma;
 
 namespace {
 
-struct Type {
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  explicit Type(MPI_Datatype x) : t(x) { MPI_Type_commit(&t); }
-  Type(const Type&) = delete;
-  Type& operator=(const Type&) = delete;
-  ~Type() { MPI_Type_free(&t); }
-};
+using Type = zipper::test::CommittedType;
 
 // The reference: one offset per packed byte, read off MPI_Pack.
 std::vector<std::int64_t> pack_offsets(MPI_Datatype t, int count) {

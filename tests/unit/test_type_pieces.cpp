@@ -14,18 +14,13 @@
 
 #include "client/datatype.h"
 #include "client/type_pieces.h"
+#include "tests/unit/committed_type.h"
 
 namespace zc = zipper::client;
 
 namespace {
 
-struct Type {
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  explicit Type(MPI_Datatype x) : t(x) { MPI_Type_commit(&t); }
-  Type(const Type&) = delete;
-  Type& operator=(const Type&) = delete;
-  ~Type() { MPI_Type_free(&t); }
-};
+using Type = zipper::test::CommittedType;
 
 MPI_Datatype vec(int n, int bl, int stride, MPI_Datatype old) {
   MPI_Datatype t;
