@@ -73,45 +73,51 @@ void* at(const void* buf, MPI_Aint index, MPI_Datatype type) {
   return const_cast<void*>(elem(buf, index, type));
 }
 
+// Calls f(first, n) over elements [0, count) in runs of at most INT_MAX (the
+// largest count one MPI call takes); once, with n = 0, for count 0. Stops at
+// the first non-zero return and gives it.
+template <class F>
+int for_int_runs(MPI_Aint count, F f) {
+  MPI_Aint done = 0;
+  do {
+    const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+    if (int rc = f(done, n)) return rc;
+    done += n;
+  } while (done < count);
+  return MPI_SUCCESS;
+}
+
 // Folds blocks 0..m-1 of `blocks` (count elements each) into `out` in rank
-// order: out = b0 op (b1 op (... op b[m-1])).
-// out = the m blocks of `count` elements at `blocks` reduced in order, in
-// pieces of at most INT_MAX elements (a count may pass it).
+// order, out = b0 op (b1 op (... op b[m-1])), in runs of at most INT_MAX
+// elements (a count may pass it).
 void fold(Schedule& s, void* blocks, int m, void* out, MPI_Aint count, MPI_Datatype type,
           MPI_Op op) {
   const MPI_Datatype kt = s.keep(type);
   s.local([=] {
-    MPI_Aint done = 0;
-    do {
-      const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+    return for_int_runs(count, [&](MPI_Aint done, int n) {
       void* o = at(out, done, kt);
       if (int rc = copy_typed(at(blocks, (m - 1) * count + done, kt), o, n, kt)) return rc;
       for (int i = m - 2; i >= 0; --i)
         if (int rc = MPI_Reduce_local(at(blocks, i * count + done, kt), o, n, kt, op)) return rc;
-      done += n;
-    } while (done < count);
-    return MPI_SUCCESS;
+      return MPI_SUCCESS;
+    });
   });
 }
 
 // `count` elements as messages of at most INT_MAX elements each (one, of 0
 // elements, for count 0); both sides cut them the same way.
 void send_pieces(Schedule& s, const void* buf, MPI_Aint count, MPI_Datatype type, int peer) {
-  MPI_Aint done = 0;
-  do {
-    const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+  for_int_runs(count, [&](MPI_Aint done, int n) {
     s.send(at(buf, done, type), n, type, peer);
-    done += n;
-  } while (done < count);
+    return MPI_SUCCESS;
+  });
 }
 
 void recv_pieces(Schedule& s, void* buf, MPI_Aint count, MPI_Datatype type, int peer) {
-  MPI_Aint done = 0;
-  do {
-    const int n = static_cast<int>(std::min<MPI_Aint>(INT_MAX, count - done));
+  for_int_runs(count, [&](MPI_Aint done, int n) {
     s.recv(at(buf, done, type), n, type, peer);
-    done += n;
-  } while (done < count);
+    return MPI_SUCCESS;
+  });
 }
 
 }  // namespace
