@@ -155,6 +155,10 @@ def main(argv):
             if key in seen:
                 continue
             seen.add(key)
+            why = allowed.not_run_at_split(e.name, split)
+            if why:
+                not_run.append((top, f"{e.name} {split[0]}+{split[1]}", why))
+                continue
             plan.append((e, n, split))
     if a.list:
         for e, n, (x, y) in plan:
