@@ -31,13 +31,13 @@ def tool(name):
 
 class Versions(unittest.TestCase):
     def test_version(self):
-        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench"):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place"):
             r = run(tool(name), "--version")
             self.assertEqual(r.returncode, 0, f"{name} --version: {r.stderr}")
             self.assertEqual(r.stdout.strip(), f"{name} {VERSION}", name)
 
     def test_usage_errors_exit_2(self):
-        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench"):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place"):
             r = run(tool(name), "--no-such-option")
             self.assertEqual(r.returncode, 2, f"{name}: {r.stdout}{r.stderr}")
         self.assertEqual(run(tool("zipperd"), "--listen", "A=127.0.0.1:0", "--conn-credits",
@@ -71,6 +71,59 @@ class Versions(unittest.TestCase):
         r = run(tool("zipper-bench"), "p2p", "--help")
         self.assertIn("(default: 1800)", r.stdout)
         self.assertIn("--repeat", r.stdout)
+
+
+class Place(unittest.TestCase):
+    """zipper-place on a 2 x 8 halo numbered row-major: block order 8 + 8
+    cuts all 8 columns, the placed map cuts 2 edges."""
+
+    def matrix(self, d):
+        rows, cols, traffic = 2, 8, []
+        for i in range(rows):
+            for j in range(cols):
+                r = i * cols + j
+                if j + 1 < cols:
+                    traffic += [[r, r + 1, 65536, 16], [r + 1, r, 65536, 16]]
+                if i + 1 < rows:
+                    traffic += [[r, r + cols, 65536, 16], [r + cols, r, 65536, 16]]
+        path = os.path.join(d, "halo.json")
+        with open(path, "w") as f:
+            json.dump({"format": "zipper-comm-matrix", "version": 1,
+                       "sites": [{"name": "A", "ranks": 8}, {"name": "B", "ranks": 8}],
+                       "site_of": [0] * 8 + [1] * 8, "traffic": traffic}, f)
+        return path
+
+    def test_places_halo_along_the_cheap_cut(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "halo.map")
+            r = run(tool("zipper-place"), self.matrix(d), "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("block order:             crossing 1048576 bytes in 256 messages", r.stdout)
+            self.assertIn("crossing 262144 bytes in 64 messages", r.stdout)
+            with open(out) as f:
+                m = json.load(f)
+            self.assertEqual([s["name"] for s in m["sites"]], ["A", "B"])
+            a, b = set(m["sites"][0]["ranks"]), set(m["sites"][1]["ranks"])
+            self.assertEqual(a | b, set(range(16)))
+            self.assertEqual((len(a), len(b)), (8, 8))
+            # Each column stays whole: rank j and j + 8 on one site.
+            for j in range(8):
+                self.assertEqual(j in a, j + 8 in a, m)
+
+    def test_bad_matrix_exits_1_with_one_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                json.dump({"format": "zipper-comm-matrix", "version": 9}, f)
+            r = run(tool("zipper-place"), bad, "-o", os.path.join(d, "m"))
+            self.assertEqual(r.returncode, 1)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("version 9", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "m")))
+            r = run(tool("zipper-place"), self.matrix(d), "-o", os.path.join(d, "m"),
+                    "--link", "A,C,5,10")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn('no site named "C"', r.stderr)
 
 
 def bench_python():
