@@ -4,9 +4,10 @@
 // possible crosses the bridge (the cut), the one slow link of the machine.
 // LibTopoMap (Hoefler and Snir, ICS'11 §4) maps by graph partitioning; here
 // the machine has two parts of fixed sizes, so the mapping is one bisection
-// with fixed part sizes: METIS (Karypis and Kumar 1998) for the first cut,
-// made exact in size and refined by Kernighan–Lin pair swaps, and an
-// exhaustive search where there are few enough bisections.
+// with fixed part sizes, computed by the placement partitioner that
+// zipper-place uses (place/placement.h: METIS, made exact in size and
+// refined by Kernighan–Lin pair swaps, or an exhaustive search where there
+// are few enough bisections), with the edge weight as the cost.
 //
 // Pure computation, independent of MPI: every rank computes the same answer
 // from the same input (METIS runs with a fixed seed), and unit tests compare
@@ -28,7 +29,8 @@ struct TopoEdge {
 std::int64_t cut_weight(const std::vector<TopoEdge>& edges, const std::vector<int>& part);
 
 struct TopoMapOptions {
-  /// Search every bisection when there are at most this many (C(n, n_low)).
+  /// Search every bisection when there are at most this many (C(n, n_low))
+  /// and at most 64 processes.
   std::int64_t exhaustive_limit = 200000;
 };
 

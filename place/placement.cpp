@@ -324,9 +324,20 @@ Placement place(const Machine& machine, const std::vector<Traffic>& traffic,
                 const PlaceOptions& options) {
   const Adjacency adj = undirected(machine.ranks(), traffic);
   Placement out;
-  out.site_of = machine.block_order();
-  out.method = "block";
-  out.block = evaluate(machine, traffic, out.site_of);
+  out.block = evaluate(machine, traffic, machine.block_order());
+  out.site_of = options.start.empty() ? machine.block_order() : options.start;
+  std::vector<int> count(static_cast<size_t>(machine.sites()), 0);
+  for (int s : out.site_of) {
+    if (s < 0 || s >= machine.sites() || static_cast<int>(out.site_of.size()) != machine.ranks())
+      throw std::invalid_argument("placement: the start layout does not fit the machine");
+    ++count[static_cast<size_t>(s)];
+  }
+  for (int s = 0; s < machine.sites(); ++s)
+    if (count[static_cast<size_t>(s)] != machine.site_ranks(s))
+      throw std::invalid_argument("placement: the start layout gives site " + std::to_string(s) +
+                                  " " + std::to_string(count[static_cast<size_t>(s)]) +
+                                  " ranks, not " + std::to_string(machine.site_ranks(s)));
+  out.method = "start";
   double best = total_time(machine, adj, out.site_of);
   auto consider = [&](std::vector<int> cand, const char* method) {
     const double t = total_time(machine, adj, cand);
@@ -345,7 +356,7 @@ Placement place(const Machine& machine, const std::vector<Traffic>& traffic,
         consider(std::move(cut), "metis+swaps");
       }
       if (refine) {
-        std::vector<int> swapped = machine.block_order();
+        std::vector<int> swapped = out.site_of;
         refine_swaps(machine, adj, swapped);
         consider(std::move(swapped), "metis+swaps");
       }

@@ -8,11 +8,13 @@
 // sites' sizes, the parts are made exact in size, then Kernighan–Lin pair
 // swaps (1970) refine under the exact model, which also prices unequal links
 // between more than two sites. Few enough assignments are searched
-// exhaustively (branch and bound). Block order (world-rank order, the
-// launcher's default) is always a candidate, so a placement never models
-// slower than block order.
+// exhaustively (branch and bound). The start layout (block order, the
+// launcher's default, unless given) is always a candidate, so a placement
+// never models slower than it.
 //
-// Pure computation, no MPI; deterministic (METIS runs with a fixed seed).
+// Pure computation, no MPI; deterministic (METIS runs with a fixed seed), so
+// every rank of a communicator computes the same answer (reorder = 1 in the
+// topology constructors, client/topo_map.h, uses it too).
 #pragma once
 
 #include <cstdint>
@@ -84,17 +86,22 @@ struct PlaceOptions {
   /// Pair-swap refinement is quadratic per pass: above this many ranks the
   /// METIS cut is used as it comes (made exact in size).
   int refine_limit = 2048;
+  /// The layout to improve on (site of each world rank, each site holding
+  /// its number of ranks); empty: block order. It is kept unless a
+  /// candidate models strictly less time.
+  std::vector<int> start;
 };
 
 struct Placement {
   std::vector<int> site_of;  // site of each world rank
   Figures block;             // block order's figures
-  Figures placed;            // this placement's (never more time than block's)
-  std::string method;        // "block", "exhaustive" or "metis+swaps"
+  Figures placed;            // this placement's (never more time than the start's)
+  std::string method;        // "start" (kept), "exhaustive" or "metis+swaps"
 };
 
 /// The placement of least modelled time found. Throws std::invalid_argument
-/// for traffic naming a rank outside 0..ranks-1.
+/// for traffic naming a rank outside 0..ranks-1, or a start layout that
+/// does not give each site its number of ranks.
 Placement place(const Machine& machine, const std::vector<Traffic>& traffic,
                 const PlaceOptions& options = {});
 

@@ -95,7 +95,7 @@ TEST(Placement, RingAlreadyBestStaysInBlockOrder) {
   Machine m({4, 4}, kLink);
   const Placement p = place(m, ring(8, 1000));
   EXPECT_EQ(p.site_of, m.block_order());
-  EXPECT_EQ(p.method, "block");
+  EXPECT_EQ(p.method, "start");
   EXPECT_EQ(p.placed.crossing_bytes, 2000u);
 }
 
