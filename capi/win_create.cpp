@@ -83,8 +83,10 @@ int create(MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Info inf
     return MPI_ERR_WIN;
   }
   if (info != MPI_INFO_NULL) MPI_Win_set_info(h, info);
-  e->win = std::make_unique<Window>(rt->engine(), wc, base, static_cast<std::uint64_t>(size),
-                                    disp_unit, std::move(targets), flavor);
+  e->win = std::make_unique<Window>(rt->engine(), rt->progress(), wc, base,
+                                    static_cast<std::uint64_t>(size), disp_unit, std::move(targets),
+                                    flavor);
+  rt->window_opened();  // the progress thread runs while a window exists
   e->attr_size = size;
   e->attr_disp_unit = disp_unit;
   e->attr_flavor = flavor;
@@ -217,7 +219,10 @@ int mmpi_impl_Win_free(MPI_Win* win) {
   int rc = e->win->barrier();
   if (const int d = e->win->drain(); rc == MPI_SUCCESS) rc = d;
   std::unique_ptr<WinEntry> gone = remove_win(*win);
-  if (Runtime* rt = Runtime::get()) rt->comms().remove(handle_of(*gone->comm));
+  if (Runtime* rt = Runtime::get()) {
+    rt->comms().remove(handle_of(*gone->comm));
+    rt->window_closed();  // the thread stops first when this was the last
+  }
   gone->win.reset();
   if (gone->native_shared != MPI_WIN_NULL) MPI_Win_free(&gone->native_shared);
   MPI_Win_free(win);  // runs the attribute delete callbacks; sets MPI_WIN_NULL

@@ -1,15 +1,16 @@
-// The target's half of a window (rma_window.h): receives request messages,
-// checks each against the window before touching memory, applies it and
-// answers. Applied one at a time by this process, so accumulates from any
-// origins (both clusters) are atomic per element and, from one origin, in
-// its order (MPI's default accumulate ordering).
+// The target's half of a window (rma_target.h). Requests are applied one at
+// a time by this process, so accumulates from any origins (both clusters)
+// are atomic per element and, from one origin, in its order (MPI's default
+// accumulate ordering).
+#include "rma_target.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 
 #include "rma_progress.h"
-#include "rma_window.h"
+#include "rma_types.h"
 
 namespace zipper::client::rma {
 
@@ -22,38 +23,16 @@ constexpr std::uint64_t kMaxMessage =
 constexpr std::uint64_t kReduceChunk = std::uint64_t{64} << 20;
 }  // namespace
 
-std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
-  if (b.len > kMaxData) return nullptr;
-  if (dynamic()) {
-    // Attached regions that touch end to end are one range of memory: a
-    // block may span them (MPICH's win_dynamic_rma_flush_get writes across
-    // two adjacent attachments). Regions never overlap (attach refuses it).
-    const Wide lo = static_cast<Wide>(disp) + b.offset;
-    const Wide hi = lo + static_cast<Wide>(b.len);
-    auto base_of = [](const Region& r) {
-      return static_cast<Wide>(reinterpret_cast<std::uintptr_t>(r.base));
-    };
-    for (const Region& r : regions_) {
-      const Wide rb = base_of(r);
-      if (lo < rb || lo >= rb + static_cast<Wide>(r.size) + (b.len == 0 ? 1 : 0)) continue;
-      Wide end = rb + static_cast<Wide>(r.size);
-      while (end < hi) {
-        const Region* next = nullptr;
-        for (const Region& s : regions_)
-          if (base_of(s) == end && s.size > 0) next = &s;
-        if (next == nullptr) return nullptr;
-        end += static_cast<Wide>(next->size);
-      }
-      return r.base + static_cast<std::ptrdiff_t>(lo - rb);
-    }
-    return nullptr;
-  }
-  const Wide lo = static_cast<Wide>(disp) * disp_unit_ + b.offset;
-  if (lo < 0 || lo + static_cast<Wide>(b.len) > static_cast<Wide>(size_)) return nullptr;
-  return base_ + static_cast<std::ptrdiff_t>(lo);
-}
+Target::Target(Engine& engine, CommPtr comm, Memory& memory)
+    : engine_(engine),
+      comm_(std::move(comm)),
+      memory_(memory),
+      queued_(static_cast<std::size_t>(comm_->size())),
+      locks_(static_cast<std::size_t>(comm_->size())),
+      origin_error_(static_cast<std::size_t>(comm_->size()), MPI_SUCCESS),
+      completes_(static_cast<std::size_t>(comm_->size()), 0) {}
 
-void Window::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
+void Target::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
                    int prior) {
   if (tag == 0) return;
   std::vector<std::byte> m(sizeof(ReplyHeader) + n);
@@ -66,7 +45,7 @@ void Window::reply(int origin, std::int32_t tag, int error, const void* data, st
   send_reply(origin, tag, std::move(m));
 }
 
-void Window::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) {
+void Target::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) {
   RequestPtr r;
   engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
                 origin, tag, &r, SendMode::kStandard);
@@ -74,11 +53,11 @@ void Window::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) 
 }
 
 template <class Fn>
-bool Window::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const {
+bool Target::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const {
   std::uint64_t pos = 0;
   return tm.walk(h.first, h.bytes, [&](TypeWide off, std::uint64_t len) {
     if (off < INT64_MIN || off > INT64_MAX) return false;
-    std::byte* at = resolve(h.disp, Block{static_cast<std::int64_t>(off), len});
+    std::byte* at = memory_.resolve(h.disp, Block{static_cast<std::int64_t>(off), len});
     if (at == nullptr) return false;
     fn(at, len, pos);
     pos += len;
@@ -86,7 +65,7 @@ bool Window::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) cons
   });
 }
 
-void Window::refuse(Incoming& in, const char* why) {
+void Target::refuse(Incoming& in, const char* why, int error) {
   ++refused_;
   if (refused_ <= 5) {
     std::fprintf(stderr,
@@ -95,20 +74,20 @@ void Window::refuse(Incoming& in, const char* why) {
     std::fflush(stderr);
   }
   int& oe = origin_error_[static_cast<std::size_t>(in.source)];
-  if (oe == MPI_SUCCESS) oe = MPI_ERR_RMA_RANGE;
+  if (oe == MPI_SUCCESS) oe = error;
   // Answer when the header names a plausible reply tag, so that an honest
   // origin waiting for it fails instead of hanging.
   if (in.msg.size() >= sizeof(RequestHeader)) {
     RequestHeader h;
     std::memcpy(&h, in.msg.data(), sizeof h);
     if (h.reply_tag >= kTagReplyBase && h.reply_tag < kTagReplyBase + kReplyTags)
-      reply(in.source, h.reply_tag, MPI_ERR_RMA_RANGE, nullptr, 0);
+      reply(in.source, h.reply_tag, error, nullptr, 0);
   }
 }
 
 // target op= origin for an element type with a hole: both sides unpacked
 // into element layout, reduced there, packed back into the blocks.
-int Window::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
+int Target::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
                              MPI_Datatype elem, int esize, MPI_Aint extent, MPI_Op op) const {
   const std::uint64_t total = h.bytes;
   if (total > INT_MAX) return MPI_ERR_COUNT;  // the origin sends at most kPieceData
@@ -138,30 +117,11 @@ int Window::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const st
   return MPI_SUCCESS;
 }
 
-bool Window::grant(std::size_t o, bool exclusive) {
-  if (exclusive) {
-    if (exclusive_holder_ != -1 || shared_total_ > 0) return false;
-    exclusive_holder_ = static_cast<int>(o);
-  } else {
-    if (exclusive_holder_ != -1) return false;
-    ++shared_holds_[o];
-    ++shared_total_;
-  }
-  return true;
+void Target::release(std::size_t o) {
+  if (!locks_.release(o) && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = MPI_ERR_RMA_SYNC;
 }
 
-void Window::release(std::size_t o) {
-  if (exclusive_holder_ == static_cast<int>(o)) {
-    exclusive_holder_ = -1;
-  } else if (shared_holds_[o] > 0) {
-    --shared_holds_[o];
-    --shared_total_;
-  } else if (origin_error_[o] == MPI_SUCCESS) {
-    origin_error_[o] = MPI_ERR_RMA_SYNC;
-  }
-}
-
-bool Window::apply(Incoming& in) {
+bool Target::apply(Incoming& in) {
   // A data operation may carry the lock before it and the unlock or PSCW
   // complete after it (rma_wire.h): the lock is taken before anything is
   // applied (or the request waits, whole), the rest after the operation,
@@ -171,7 +131,8 @@ bool Window::apply(Incoming& in) {
   if (framed) std::memcpy(&h, in.msg.data(), sizeof h);
   const bool carries = framed && h.magic == kMagic && is_data(h.kind);
   const auto o = static_cast<std::size_t>(in.source);
-  if (carries && (h.flags & kLockFirst) && !grant(o, (h.flags & kExclusive) != 0)) return false;
+  if (carries && (h.flags & kLockFirst) && !locks_.grant(o, (h.flags & kExclusive) != 0))
+    return false;
   // A lock alone (on oneself, lock_all's own, or sent before a non-data
   // request) that cannot be granted yet waits whole too: dropping it would
   // leave its origin waiting for the grant forever.
@@ -181,7 +142,7 @@ bool Window::apply(Incoming& in) {
   return true;
 }
 
-bool Window::apply_op(Incoming& in) {
+bool Target::apply_op(Incoming& in) {
   const std::vector<std::byte>& msg = in.msg;
   const auto o = static_cast<std::size_t>(in.source);
   RequestHeader h;
@@ -203,7 +164,7 @@ bool Window::apply_op(Incoming& in) {
   };
   switch (h.kind) {
     case Kind::kLock:
-      if (!grant(o, (h.flags & kExclusive) != 0)) return false;
+      if (!locks_.grant(o, (h.flags & kExclusive) != 0)) return false;
       reply(in.source, h.reply_tag, MPI_SUCCESS, nullptr, 0);
       return true;
     case Kind::kUnlock:
@@ -342,7 +303,7 @@ bool Window::apply_op(Incoming& in) {
   return true;
 }
 
-bool Window::serve() {
+bool Target::serve() {
   // Take every request message that arrived, in arrival order.
   for (;;) {
     std::unique_ptr<MatchedMessage> m;
