@@ -189,6 +189,14 @@ int Origin::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   if (int rc = basic_element(ttype, &elem)) return rc;
   const int ei = elem_index(elem);
   if (ei < 0) return MPI_ERR_TYPE;
+  if (!no_op && opi != replace_index()) {
+    // Native MPI's checks (Open MPI's MPI_Accumulate): one predefined type
+    // under both sides, and the op defined on it. The target checks the pair
+    // again (a forged request), but only the origin can report it here.
+    MPI_Datatype oelem = MPI_DATATYPE_NULL;
+    if (basic_element(otype, &oelem) != MPI_SUCCESS || oelem != elem) return MPI_ERR_ARG;
+    if (!op_defined(ei, opi)) return MPI_ERR_OP;
+  }
   TypeMap tm;
   if (int rc = tm.describe(ttype, tcount)) return rc;
   const std::uint64_t tbytes = tm.bytes();

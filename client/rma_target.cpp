@@ -224,6 +224,11 @@ bool Target::apply_op(Incoming& in) {
   if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) {
     op = op_of(h.op);
     if (op == MPI_OP_NULL) return refuse(in, "bad op"), true;
+    // Before any reduction: Open MPI's MPI_Reduce_local would raise a pair
+    // it rejects on MPI_COMM_WORLD's error handler (fatal), so a remote
+    // request could end this process. Refused and counted; no handler here.
+    if (!op_defined(h.elem, h.op))
+      return refuse(in, "op not defined on the element type", MPI_ERR_OP), true;
   }
   const bool no_op = h.op == no_op_index() && op != MPI_OP_NULL;
   switch (h.kind) {
@@ -282,7 +287,7 @@ bool Target::apply_op(Incoming& in) {
         err = MPI_Reduce_local(aligned.data(), at + done, static_cast<int>(n / es), elem, op);
       }
     });
-    if (err != MPI_SUCCESS) err = MPI_ERR_OP;  // e.g. MPI_BAND on a float
+    if (err != MPI_SUCCESS) err = MPI_ERR_OP;
   }
   if (h.reply_tag == 0) {
     if (err != MPI_SUCCESS && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = err;

@@ -774,12 +774,14 @@ static int err_class(int rc) {
   return c;
 }
 
-/* Sends a put request frame (client/rma_wire.h) whose target datatype is the
- * `n` description records at `nodes` (client/rma_typemap.h), for packed
- * bytes [first, first + bytes) at displacement `disp`, with `data_len` bytes
- * of data. Returns 1 (one frame to be refused). */
-static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t disp,
-                        uint64_t first, uint64_t bytes, uint64_t data_len) {
+/* Sends a request frame (client/rma_wire.h) of `kind` (1 put, 3 accumulate,
+ * 4 get-accumulate) with op and element type table indexes `op` and `elem`
+ * (client/rma_types.cpp), whose target datatype is the `n` description
+ * records at `nodes` (client/rma_typemap.h), for packed bytes
+ * [first, first + bytes) at displacement `disp`, with `data_len` bytes of
+ * data, and no reply asked for. Returns 1 (one frame to be refused). */
+static int send_frame(MPI_Comm wc, int dest, int kind, int op, int elem, const void* nodes, int n,
+                      int64_t disp, uint64_t first, uint64_t bytes, uint64_t data_len) {
   struct {
     uint32_t magic;
     uint8_t kind, op;
@@ -792,7 +794,9 @@ static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t
   } h;
   memset(&h, 0, sizeof h);
   h.magic = 0x5A524D41;
-  h.kind = 1; /* put */
+  h.kind = (uint8_t)kind;
+  h.op = (uint8_t)op;
+  h.elem = (int16_t)elem;
   h.nnodes = (uint32_t)n;
   h.disp = disp;
   h.data_len = data_len;
@@ -806,6 +810,23 @@ static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t
   CHECK_MPI(MMPI_Send(f, (int)len, MPI_BYTE, dest, 1, wc));
   free(f);
   return 1;
+}
+
+/* A put frame (see send_frame). */
+static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t disp,
+                        uint64_t first, uint64_t bytes, uint64_t data_len) {
+  return send_frame(wc, dest, 1, 0, 0, nodes, n, disp, first, bytes, data_len);
+}
+
+/* One accumulate (or request form) with a datatype/op pair MPI rejects, from
+ * an honest origin: `want` (the error class native MPI returns) comes back
+ * and the window's error handler sees it. */
+static void expect_refused(int rc, int want, const char* what) {
+  EXPECT(err_class(rc) == want, "%s: error class %d, expected %d", what, err_class(rc), want);
+  EXPECT(handler_calls == 1 && err_class(handler_code) == want,
+         "%s: the window's handler saw %d calls, class %d", what, handler_calls,
+         err_class(handler_code));
+  handler_calls = 0;
 }
 
 static void suite_errors(void) {
@@ -859,6 +880,66 @@ static void suite_errors(void) {
   EXPECT(handler_calls == 2 && err_class(handler_code) == MPI_ERR_RMA_RANGE, "call_errhandler");
   MMPI_Errhandler_free(&cur);
   CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+
+  /* Datatype/op pairs MPI rejects (MPI-3.1 5.9.2, as Open MPI checks them),
+   * one of each kind: refused at the origin with native MPI's error class
+   * through the window's handler; nothing reaches the target, whose window
+   * stays as it was (checked after the hostile frames below) and which keeps
+   * serving. */
+  CASE("rma_errors op pairs");
+  {
+    MPI_Errhandler peh;
+    CHECK_MPI(MMPI_Win_create_errhandler(on_win_error, &peh));
+    CHECK_MPI(MMPI_Win_set_errhandler(win, peh));
+    MMPI_Errhandler_free(&peh);
+    handler_calls = 0;
+    float f[4] = {1, 2, 3, 4}, fr[4];
+    double d[2] = {1, 2}, dr[2];
+    int iv[4] = {1, 2, 3, 4}, ir[4];
+    double _Complex z[2] = {1, 2};
+    _Bool b[4] = {1, 0, 1, 0};
+    MPI_Datatype fvec; /* a derived type of floats: 2 blocks of 1, stride 2 */
+    CHECK_MPI(MMPI_Type_vector(2, 1, 2, MPI_FLOAT, &fvec));
+    CHECK_MPI(MMPI_Type_commit(&fvec));
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, partner, 0, win));
+    expect_refused(MMPI_Accumulate(f, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT, MPI_BAND, win),
+                   MPI_ERR_OP, "float BAND");
+    expect_refused(MMPI_Accumulate(d, 2, MPI_DOUBLE, partner, 0, 2, MPI_DOUBLE, MPI_LOR, win),
+                   MPI_ERR_OP, "double LOR");
+    expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_INT, MPI_MAXLOC, win),
+                   MPI_ERR_OP, "int MAXLOC");
+    expect_refused(MMPI_Accumulate(iv, 2, MPI_2INT, partner, 0, 2, MPI_2INT, MPI_SUM, win),
+                   MPI_ERR_OP, "2INT SUM");
+    expect_refused(MMPI_Accumulate(z, 2, MPI_C_DOUBLE_COMPLEX, partner, 0, 2, MPI_C_DOUBLE_COMPLEX,
+                                   MPI_MAX, win),
+                   MPI_ERR_OP, "complex MAX");
+    expect_refused(MMPI_Accumulate(b, 4, MPI_C_BOOL, partner, 0, 4, MPI_C_BOOL, MPI_SUM, win),
+                   MPI_ERR_OP, "bool SUM");
+    expect_refused(MMPI_Accumulate(f, 2, MPI_FLOAT, partner, 0, 1, fvec, MPI_BXOR, win), MPI_ERR_OP,
+                   "vector of floats BXOR");
+    expect_refused(MMPI_Get_accumulate(f, 4, MPI_FLOAT, fr, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT,
+                                       MPI_BOR, win),
+                   MPI_ERR_OP, "get-accumulate float BOR");
+    expect_refused(MMPI_Fetch_and_op(d, dr, MPI_DOUBLE, partner, 0, MPI_BAND, win), MPI_ERR_OP,
+                   "fetch-and-op double BAND");
+    MPI_Request rq = MPI_REQUEST_NULL;
+    expect_refused(MMPI_Raccumulate(f, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT, MPI_LXOR, win, &rq),
+                   MPI_ERR_OP, "request form float LXOR");
+    EXPECT(rq == MPI_REQUEST_NULL, "a refused request form returns no request");
+    /* origin built from int, target from float: not one element type */
+    expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_FLOAT, MPI_SUM, win),
+                   MPI_ERR_ARG, "int onto float SUM");
+    /* MPI_NO_OP reads any predefined type, pairs included */
+    CHECK_MPI(MMPI_Get_accumulate(NULL, 0, MPI_2INT, ir, 2, MPI_2INT, partner, 0, 2, MPI_2INT,
+                                  MPI_NO_OP, win));
+    CHECK_MPI(MMPI_Win_unlock(partner, win));
+    for (int i = 0; i < 4; ++i)
+      EXPECT(ir[i] == init_val(partner, i), "no-op read [%d] = %d", i, ir[i]);
+    EXPECT(handler_calls == 0, "the window's handler called %d times for allowed calls",
+           handler_calls);
+    MMPI_Type_free(&fvec);
+    CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+  }
 
   /* Dynamic window: the origin cannot know what is attached; the target
    * refuses, the origin hears it at unlock, memory stays as it was. */
@@ -925,6 +1006,34 @@ static void suite_errors(void) {
     memset(nodes, 0, sizeof nodes);
     nodes[0].kind = LEAF;
     nodes[0].a = 16;
+    /* Accumulates forged with a datatype/op pair MPI rejects (table indexes
+     * of client/rma_types.cpp), each otherwise well formed: the target
+     * refuses and counts them before any reduction, calls no error handler
+     * (Open MPI's MPI_Reduce_local would call MPI_COMM_WORLD's, fatal) and
+     * leaves the window as it was. */
+    enum {
+      OP_MAX = 0,
+      OP_SUM = 2,
+      OP_PROD = 3,
+      OP_BAND = 5,
+      OP_LOR = 6,
+      OP_BOR = 7,
+      OP_MAXLOC = 10
+    };
+    enum { E_INT = 6, E_FLOAT = 12, E_DOUBLE = 13, E_WCHAR = 15, E_BOOL = 16, E_ZDOUBLE = 29 };
+    enum { E_2INT = 34, E_PACKED = 53 };
+    hostile += send_frame(wc, partner, 3, OP_BAND, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_LOR, E_DOUBLE, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_MAXLOC, E_INT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_2INT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_MAX, E_ZDOUBLE, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_BOOL, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_PROD, E_WCHAR, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_PACKED, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 4, OP_BOR, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    /* indexes past the tables */
+    hostile += send_frame(wc, partner, 3, 200, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, 30000, nodes, 1, 0, 0, 16, 16);
     /* a block past the window's end; far before it; lengths that do not add
      * up (16 bytes of data for 8 of the type) */
     hostile += send_hostile(wc, partner, nodes, 1, W - 1, 0, 16, 16);
