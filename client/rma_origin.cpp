@@ -148,7 +148,8 @@ int Origin::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MP
   h.kind = Kind::kPut;
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) return issue_pieces(target, h, tm, data, 1, std::move(st), nullptr);
+  if (tbytes > kPieceData)
+    return issue_pieces(target, h, tm, data, 1, kPieceData, std::move(st), nullptr);
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
   return issue(target, h, &tm, data, tbytes, std::move(p), 0);
@@ -166,10 +167,10 @@ int Origin::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
   h.kind = Kind::kGet;
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) {
+  if (const std::uint64_t piece = piece_for(target, true); tbytes > piece) {
     std::shared_ptr<Gather> gather;
     if (int rc = gather_for(obuf, ocount, otype, tbytes, &gather)) return rc;
-    return issue_pieces(target, h, tm, nullptr, 1, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, nullptr, 1, piece, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
@@ -214,12 +215,12 @@ int Origin::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   h.elem = static_cast<std::int16_t>(ei);
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) {
+  if (const std::uint64_t piece = piece_for(target, fetch); tbytes > piece) {
     std::shared_ptr<Gather> gather;
     if (fetch)
       if (int rc = gather_for(rbuf, rcount, rtype, tbytes, &gather)) return rc;
     const auto unit = static_cast<std::uint64_t>(type_size(elem));
-    return issue_pieces(target, h, tm, data, unit, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, data, unit, piece, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
@@ -276,12 +277,18 @@ int Origin::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t by
   return MPI_SUCCESS;
 }
 
+std::uint64_t Origin::piece_for(int target, bool fetch) const {
+  if (!fetch) return kPieceData;
+  const std::uint64_t half = targets_[static_cast<std::size_t>(target)].reply_bytes / 2;
+  return std::clamp<std::uint64_t>(half, 1, kPieceData);
+}
+
 int Origin::issue_pieces(int target, const RequestHeader& h, const TypeMap& tm,
-                         const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
-                         std::shared_ptr<Gather> gather) {
+                         const std::byte* data, std::uint64_t unit, std::uint64_t piece,
+                         std::shared_ptr<OpState> st, std::shared_ptr<Gather> gather) {
   // Pieces are ranges of the packed data: each request carries the whole
   // (small) type description and the range, which the target walks.
-  const std::uint64_t total = h.bytes, most = kPieceData - kPieceData % unit;
+  const std::uint64_t total = h.bytes, most = std::max(piece - piece % unit, unit);
   const std::uint64_t pieces = (total + most - 1) / most;
   if (st) st->parts = static_cast<int>(pieces);
   if (gather) gather->left = pieces;

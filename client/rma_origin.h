@@ -29,6 +29,9 @@ namespace zipper::client::rma {
 struct TargetInfo {
   std::uint64_t size = 0;  // bytes (unused for dynamic windows)
   int disp_unit = 1;       // bytes
+  /// Fetched data (bytes) it holds for one origin at a time: fetching
+  /// operations go to it in pieces of half of this (rma_target.h).
+  std::uint64_t reply_bytes = kPieceData;
 };
 
 /// Completion of one request-based operation (MPI_Rput, ...), shared with
@@ -130,7 +133,11 @@ class Origin {
   // An operation of more than kPieceData bytes as several requests (cut at
   // multiples of `unit` bytes of packed data: whole elements for accumulates).
   int issue_pieces(int target, const RequestHeader& h, const TypeMap& tm, const std::byte* data,
-                   std::uint64_t unit, std::shared_ptr<OpState> st, std::shared_ptr<Gather> gather);
+                   std::uint64_t unit, std::uint64_t piece, std::shared_ptr<OpState> st,
+                   std::shared_ptr<Gather> gather);
+  // The most packed bytes one request to `target` covers: kPieceData, and
+  // for a fetching operation half of what the target holds per origin.
+  std::uint64_t piece_for(int target, bool fetch) const;
   int gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
                  std::shared_ptr<Gather>* out);
   /// Gives `p` (its message built) a reply tag and posts the reply's receive.

@@ -23,14 +23,16 @@ constexpr std::uint64_t kMaxMessage =
 constexpr std::uint64_t kReduceChunk = std::uint64_t{64} << 20;
 }  // namespace
 
-Target::Target(Engine& engine, CommPtr comm, Memory& memory)
+Target::Target(Engine& engine, CommPtr comm, Memory& memory, std::uint64_t reply_bytes)
     : engine_(engine),
       comm_(std::move(comm)),
       memory_(memory),
       queued_(static_cast<std::size_t>(comm_->size())),
       locks_(static_cast<std::size_t>(comm_->size())),
       origin_error_(static_cast<std::size_t>(comm_->size()), MPI_SUCCESS),
-      completes_(static_cast<std::size_t>(comm_->size()), 0) {}
+      completes_(static_cast<std::size_t>(comm_->size()), 0),
+      reply_bytes_(reply_bytes),
+      replying_(static_cast<std::size_t>(comm_->size()), 0) {}
 
 void Target::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
                    int prior) {
@@ -49,7 +51,19 @@ void Target::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) 
   RequestPtr r;
   engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
                 origin, tag, &r, SendMode::kStandard);
-  replies_.emplace_back(std::move(r), std::move(m));  // the vector's buffer does not move
+  replying_[static_cast<std::size_t>(origin)] += m.size() - sizeof(ReplyHeader);
+  replies_.push_back(Reply{std::move(r), std::move(m), origin});  // the buffer does not move
+}
+
+void Target::reap_replies() {
+  for (auto it = replies_.begin(); it != replies_.end();) {
+    if (!engine_.completed(*it->send)) {
+      ++it;
+      continue;
+    }
+    replying_[static_cast<std::size_t>(it->origin)] -= it->msg.size() - sizeof(ReplyHeader);
+    it = replies_.erase(it);
+  }
 }
 
 template <class Fn>
@@ -131,6 +145,11 @@ bool Target::apply(Incoming& in) {
   if (framed) std::memcpy(&h, in.msg.data(), sizeof h);
   const bool carries = framed && h.magic == kMagic && is_data(h.kind);
   const auto o = static_cast<std::size_t>(in.source);
+  // Fetched data for this origin stays within the bound: wait (before the
+  // lock it may carry is taken) while earlier replies are in flight.
+  const bool fetches = carries && (h.kind == Kind::kGet || h.kind == Kind::kGetAcc);
+  if (fetches && h.reply_tag != 0 && replying_[o] > 0 && replying_[o] + h.bytes > reply_bytes_)
+    return false;
   if (carries && (h.flags & kLockFirst) && !locks_.grant(o, (h.flags & kExclusive) != 0))
     return false;
   // A lock alone (on oneself, lock_all's own, or sent before a non-data
@@ -154,6 +173,9 @@ bool Target::apply_op(Incoming& in) {
     return refuse(in, "bad reply tag"), true;
   if (h.nnodes > kMaxTypeNodes || h.data_len > kMaxData || h.bytes > kMaxData)
     return refuse(in, "too large"), true;
+  // Before any walk: a fetching request's reply and work stay within the bound.
+  if ((h.kind == Kind::kGet || h.kind == Kind::kGetAcc) && h.bytes > reply_bytes_)
+    return refuse(in, "reply larger than the target's bound", MPI_ERR_COUNT), true;
   const std::uint64_t desc = std::uint64_t{h.nnodes} * sizeof(TypeNode);
   const std::uint64_t need = sizeof h + desc + h.data_len;
   if (need != msg.size()) return refuse(in, "length does not add up"), true;
@@ -335,8 +357,10 @@ bool Target::serve() {
     }
     queued_[static_cast<std::size_t>(in->source)].push_back(std::move(in));
   }
-  // Apply each origin's requests in order; a lock that cannot be granted yet
-  // holds back only its own origin. An unlock may free others: go round again.
+  // Apply each origin's requests in order; a lock that cannot be granted yet,
+  // or a fetch past the bound, holds back only its own origin. An unlock may
+  // free others: go round again.
+  reap_replies();
   bool moved = true, waiting = false;
   while (moved) {
     moved = false;
@@ -353,8 +377,7 @@ bool Target::serve() {
       }
     }
   }
-  for (auto it = replies_.begin(); it != replies_.end();)
-    it = engine_.completed(*it->first) ? replies_.erase(it) : std::next(it);
+  reap_replies();
   return !arriving_.empty() || !replies_.empty() || waiting;
 }
 

@@ -6,6 +6,14 @@
 // which waits at the target. Requests that are malformed or hostile are
 // refused and counted (refused()), never applied, and never reach an error
 // handler of this process.
+// Bounded: the fetched data (Get, Get_accumulate replies) held for one
+// origin never passes `reply_bytes`. A fetching request for more is refused
+// (honest origins cut theirs in pieces of half of it: rma_origin.h); one
+// that would pass it while earlier replies to its origin are still in
+// flight waits, whole, like a lock that cannot be granted yet, and only its
+// origin waits. So the work of one request is bounded too (its walk covers
+// at most `reply_bytes` of blocks) and other origins are served between the
+// pieces of a large one.
 #pragma once
 
 #include <mpi.h>
@@ -29,8 +37,8 @@ namespace zipper::client::rma {
 class Target {
  public:
   /// `comm`: the window's private communicator; `memory`: what requests may
-  /// touch (outlives this).
-  Target(Engine& engine, CommPtr comm, Memory& memory);
+  /// touch (outlives this); `reply_bytes`: the bound above (bytes).
+  Target(Engine& engine, CommPtr comm, Memory& memory, std::uint64_t reply_bytes);
   Target(const Target&) = delete;
   Target& operator=(const Target&) = delete;
 
@@ -54,7 +62,7 @@ class Target {
     std::vector<std::byte> msg;
   };
 
-  bool apply(Incoming& in);     // false: blocked (a lock not yet grantable)
+  bool apply(Incoming& in);     // false: blocked (a lock not yet grantable, replies in flight)
   bool apply_op(Incoming& in);  // the request itself, without what it carries; false as apply()
   void release(std::size_t origin);  // its lock (MPI_ERR_RMA_SYNC to it: none)
   // Counts and reports a refused request; `error` goes back to its origin.
@@ -68,6 +76,7 @@ class Target {
   int accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
                        MPI_Datatype elem, int esize, MPI_Aint extent, MPI_Op op) const;
   void send_reply(int origin, std::int32_t tag, std::vector<std::byte> m);
+  void reap_replies();  // forgets the answers sent
 
   Engine& engine_;
   CommPtr comm_;
@@ -77,7 +86,15 @@ class Target {
   LockTable locks_;
   std::vector<int> origin_error_;  // first error per origin since its last answer
   std::vector<int> completes_;     // PSCW completes received, per origin
-  std::list<std::pair<RequestPtr, std::vector<std::byte>>> replies_;  // answers in flight
+  /// An answer in flight to `origin`, its buffer kept until sent.
+  struct Reply {
+    RequestPtr send;
+    std::vector<std::byte> msg;
+    int origin;
+  };
+  std::list<Reply> replies_;
+  std::uint64_t reply_bytes_;            // the bound
+  std::vector<std::uint64_t> replying_;  // per origin: fetched bytes in replies_
   std::uint64_t refused_ = 0;
 };
 

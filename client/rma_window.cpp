@@ -5,13 +5,14 @@
 namespace zipper::client::rma {
 
 Window::Window(Engine& engine, ProgressList& progress, CommPtr comm, void* base, std::uint64_t size,
-               int disp_unit, std::vector<TargetInfo> targets, int flavor)
+               int disp_unit, std::vector<TargetInfo> targets, int flavor,
+               std::uint64_t reply_bytes)
     : engine_(engine),
       progress_(progress),
       comm_(std::move(comm)),
       memory_(base, size, disp_unit, flavor),
       origin_(engine, comm_, std::move(targets), flavor == MPI_WIN_FLAVOR_DYNAMIC),
-      target_(engine, comm_, memory_),
+      target_(engine, comm_, memory_, reply_bytes),
       epochs_(engine, comm_, origin_, target_) {
   // Serve whenever this process progresses (inside any MMPI call, or on the
   // progress thread).

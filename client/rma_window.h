@@ -42,9 +42,10 @@ class Window {
   /// goes); `comm`: the window's private communicator (a duplicate of the
   /// user's); `base`/`size` (bytes)/`disp_unit` (bytes): this process's
   /// memory; `targets`: every member's size and disp unit, by rank;
-  /// `flavor`: an MPI_WIN_FLAVOR_* value.
+  /// `flavor`: an MPI_WIN_FLAVOR_* value; `reply_bytes`: the fetched data
+  /// this target holds for one origin at a time (RmaSettings::reply_bytes).
   Window(Engine& engine, ProgressList& progress, CommPtr comm, void* base, std::uint64_t size,
-         int disp_unit, std::vector<TargetInfo> targets, int flavor);
+         int disp_unit, std::vector<TargetInfo> targets, int flavor, std::uint64_t reply_bytes);
   ~Window();
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
