@@ -24,7 +24,8 @@ namespace {
 struct Announce {  // one member's part of the creation allgather
   std::uint64_t size;
   std::int32_t disp_unit;
-  std::int32_t ok;  // MPI error code of this member's argument check
+  std::int32_t ok;            // MPI error code of this member's argument check
+  std::uint64_t reply_bytes;  // fetched data it holds per origin (MMPI_RMA_REPLY_BYTES)
 };
 
 // Memory model reported by MPI_WIN_MODEL (docs/rma.md): one copy of the
@@ -58,7 +59,9 @@ int create(MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Info inf
   }
   const int n = wc->size();
   std::vector<Announce> all(static_cast<std::size_t>(n));
-  Announce mine{static_cast<std::uint64_t>(size < 0 ? 0 : size), disp_unit, local_error};
+  const std::uint64_t reply_bytes = rt->settings().rma.reply_bytes;
+  Announce mine{static_cast<std::uint64_t>(size < 0 ? 0 : size), disp_unit, local_error,
+                reply_bytes};
   const MPI_Comm wh = handle_of(*wc);
   int rc = mmpi_impl_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, wh);
   for (const Announce& a : all)
@@ -69,9 +72,10 @@ int create(MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Info inf
     return rc;
   }
   std::vector<TargetInfo> targets(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    targets[static_cast<std::size_t>(i)] = TargetInfo{all[static_cast<std::size_t>(i)].size,
-                                                      all[static_cast<std::size_t>(i)].disp_unit};
+  for (int i = 0; i < n; ++i) {
+    const Announce& a = all[static_cast<std::size_t>(i)];
+    targets[static_cast<std::size_t>(i)] = TargetInfo{a.size, a.disp_unit, a.reply_bytes};
+  }
   // The handle: an empty Open MPI window over MPI_COMM_SELF (win_table.h).
   // Open MPI 4.1's osc/sm serves a zero-byte allocate; osc/pt2pt (when
   // forced) any flavour.
@@ -83,8 +87,10 @@ int create(MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Info inf
     return MPI_ERR_WIN;
   }
   if (info != MPI_INFO_NULL) MPI_Win_set_info(h, info);
-  e->win = std::make_unique<Window>(rt->engine(), wc, base, static_cast<std::uint64_t>(size),
-                                    disp_unit, std::move(targets), flavor);
+  e->win = std::make_unique<Window>(rt->engine(), rt->progress(), wc, base,
+                                    static_cast<std::uint64_t>(size), disp_unit, std::move(targets),
+                                    flavor, reply_bytes);
+  rt->window_opened();  // the progress thread runs while a window exists
   e->attr_size = size;
   e->attr_disp_unit = disp_unit;
   e->attr_flavor = flavor;
@@ -217,7 +223,10 @@ int mmpi_impl_Win_free(MPI_Win* win) {
   int rc = e->win->barrier();
   if (const int d = e->win->drain(); rc == MPI_SUCCESS) rc = d;
   std::unique_ptr<WinEntry> gone = remove_win(*win);
-  if (Runtime* rt = Runtime::get()) rt->comms().remove(handle_of(*gone->comm));
+  if (Runtime* rt = Runtime::get()) {
+    rt->comms().remove(handle_of(*gone->comm));
+    rt->window_closed();  // the thread stops first when this was the last
+  }
   gone->win.reset();
   if (gone->native_shared != MPI_WIN_NULL) MPI_Win_free(&gone->native_shared);
   MPI_Win_free(win);  // runs the attribute delete callbacks; sets MPI_WIN_NULL

@@ -1,6 +1,6 @@
 // Synchronisation of MMPI windows (issue 26): fence, PSCW, lock/unlock,
 // lock_all/unlock_all, flush and sync. The epochs are
-// client/rma_sync.cpp's; here the handles and groups.
+// client/rma_epochs.cpp's; here the handles and groups.
 #include <mmpi.h>
 #include <mmpi_impl_generated.h>
 

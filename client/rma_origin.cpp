@@ -1,10 +1,11 @@
-// The origin's half of a window (rma_window.h): operations as request
+// The origin's half of a window (rma_origin.h): operations as request
 // messages, their replies, and completion (flush).
+#include "rma_origin.h"
+
 #include <algorithm>
 #include <cstring>
 
-#include "rma_window.h"
-#include "runtime.h"
+#include "rma_types.h"
 
 namespace zipper::client::rma {
 
@@ -41,26 +42,25 @@ int append(std::vector<std::byte>* out, const void* buf, int count, MPI_Datatype
 
 }  // namespace
 
-int Window::check_access(int target) const {
-  if (target < 0 || target >= comm_->size()) return MPI_ERR_RANK;
-  const auto t = static_cast<std::size_t>(target);
-  if (fence_open_ || lock_all_ || lock_type_[t] != 0) return MPI_SUCCESS;
-  if (access_open_ &&
-      std::find(access_group_.begin(), access_group_.end(), target) != access_group_.end())
-    return MPI_SUCCESS;
-  return MPI_ERR_RMA_SYNC;
+Origin::Origin(Engine& engine, CommPtr comm, std::vector<TargetInfo> targets, bool dynamic)
+    : engine_(engine), comm_(std::move(comm)), targets_(std::move(targets)), dynamic_(dynamic) {
+  const auto n = static_cast<std::size_t>(comm_->size());
+  target_error_.assign(n, MPI_SUCCESS);
+  touched_.assign(n, false);
+  held_.resize(n);
+  unacked_.assign(n, false);
 }
 
-int Window::check_range(int target, MPI_Aint disp, const TypeMap& tm) const {
-  if (dynamic()) return MPI_SUCCESS;  // addresses: only the target knows what is attached
+int Origin::check_range(int target, MPI_Aint disp, const TypeMap& tm) const {
+  if (dynamic_) return MPI_SUCCESS;  // addresses: only the target knows what is attached
   // The blocks' hull (the type's true bounds): the target checks each block.
   const TargetInfo& ti = targets_[static_cast<std::size_t>(target)];
-  const Wide at = static_cast<Wide>(disp) * ti.disp_unit;
-  if (at + tm.lo() < 0 || at + tm.hi() > static_cast<Wide>(ti.size)) return MPI_ERR_RMA_RANGE;
+  const TypeWide at = static_cast<TypeWide>(disp) * ti.disp_unit;
+  if (at + tm.lo() < 0 || at + tm.hi() > static_cast<TypeWide>(ti.size)) return MPI_ERR_RMA_RANGE;
   return MPI_SUCCESS;
 }
 
-int Window::issue(int target, RequestHeader h, const TypeMap* tm, const void* data, std::uint64_t n,
+int Origin::issue(int target, RequestHeader h, const TypeMap* tm, const void* data, std::uint64_t n,
                   std::unique_ptr<Pending> p, std::uint64_t reply_bytes) {
   const std::size_t nodes = tm != nullptr ? tm->nodes().size() : 0;
   if (nodes > kMaxTypeNodes || n > kMaxData || reply_bytes > kMaxData || h.bytes > kMaxData)
@@ -101,7 +101,7 @@ int Window::issue(int target, RequestHeader h, const TypeMap* tm, const void* da
   return MPI_SUCCESS;
 }
 
-void Window::expect_reply(Pending& p, std::uint64_t reply_bytes) {
+void Origin::expect_reply(Pending& p, std::uint64_t reply_bytes) {
   RequestHeader h;
   std::memcpy(&h, p.msg.data(), sizeof h);
   h.reply_tag = kTagReplyBase + static_cast<int>(next_reply_++ % kReplyTags);
@@ -113,7 +113,7 @@ void Window::expect_reply(Pending& p, std::uint64_t reply_bytes) {
                 MPI_BYTE, p.target, h.reply_tag, &p.recv);
 }
 
-void Window::send(std::unique_ptr<Pending> p) {
+void Origin::send(std::unique_ptr<Pending> p) {
   RequestHeader h;  // flags a synchronisation may have added while it was held
   std::memcpy(&h, p->msg.data(), sizeof h);
   h.flags = p->flags;
@@ -125,7 +125,7 @@ void Window::send(std::unique_ptr<Pending> p) {
   pending_.push_back(std::move(p));
 }
 
-void Window::send_held(int target, bool locks) {
+void Origin::send_held(int target, bool locks) {
   const int lo = target < 0 ? 0 : target, hi = target < 0 ? comm_->size() : target + 1;
   for (int t = lo; t < hi; ++t) {
     std::unique_ptr<Pending>& held = held_[static_cast<std::size_t>(t)];
@@ -133,11 +133,8 @@ void Window::send_held(int target, bool locks) {
   }
 }
 
-int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+int Origin::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                 int tcount, MPI_Datatype ttype, std::shared_ptr<OpState> st) {
-  const Guard g(engine_.mutex());
-  if (target == MPI_PROC_NULL) return done_at_once(st);
-  if (int rc = check_access(target)) return rc;
   TypeMap tm;
   if (int rc = tm.describe(ttype, tcount)) return rc;
   const std::uint64_t tbytes = tm.bytes();
@@ -151,17 +148,15 @@ int Window::put(const void* obuf, int ocount, MPI_Datatype otype, int target, MP
   h.kind = Kind::kPut;
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) return issue_pieces(target, h, tm, data, 1, std::move(st), nullptr);
+  if (tbytes > kPieceData)
+    return issue_pieces(target, h, tm, data, 1, kPieceData, std::move(st), nullptr);
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
   return issue(target, h, &tm, data, tbytes, std::move(p), 0);
 }
 
-int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+int Origin::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                 MPI_Datatype ttype, std::shared_ptr<OpState> st) {
-  const Guard g(engine_.mutex());
-  if (target == MPI_PROC_NULL) return done_at_once(st);
-  if (int rc = check_access(target)) return rc;
   TypeMap tm;
   if (int rc = tm.describe(ttype, tcount)) return rc;
   const std::uint64_t tbytes = tm.bytes();
@@ -172,10 +167,10 @@ int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
   h.kind = Kind::kGet;
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) {
+  if (const std::uint64_t piece = piece_for(target, true); tbytes > piece) {
     std::shared_ptr<Gather> gather;
     if (int rc = gather_for(obuf, ocount, otype, tbytes, &gather)) return rc;
-    return issue_pieces(target, h, tm, nullptr, 1, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, nullptr, 1, piece, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
@@ -185,27 +180,24 @@ int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
   return issue(target, h, &tm, nullptr, 0, std::move(p), tbytes);
 }
 
-int Window::accumulate(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                       int tcount, MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
-  return get_accumulate(obuf, ocount, otype, nullptr, 0, MPI_DATATYPE_NULL, target, disp, tcount,
-                        ttype, op, std::move(st));
-}
-
-int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, void* rbuf, int rcount,
+int Origin::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, void* rbuf, int rcount,
                            MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
-                           MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
-  const Guard g(engine_.mutex());
+                           MPI_Datatype ttype, int opi, std::shared_ptr<OpState> st) {
   const bool fetch = rtype != MPI_DATATYPE_NULL;
-  if (target == MPI_PROC_NULL) return done_at_once(st);
-  const int opi = op_index(op);
-  if (opi < 0) return MPI_ERR_OP;
   const bool no_op = opi == no_op_index();
-  if (no_op && !fetch) return check_access(target) ? check_access(target) : done_at_once(st);
-  if (int rc = check_access(target)) return rc;
+  if (no_op && !fetch) return done_at_once(st);
   MPI_Datatype elem = MPI_DATATYPE_NULL;
   if (int rc = basic_element(ttype, &elem)) return rc;
   const int ei = elem_index(elem);
   if (ei < 0) return MPI_ERR_TYPE;
+  if (!no_op && opi != replace_index()) {
+    // Native MPI's checks (Open MPI's MPI_Accumulate): one predefined type
+    // under both sides, and the op defined on it. The target checks the pair
+    // again (a forged request), but only the origin can report it here.
+    MPI_Datatype oelem = MPI_DATATYPE_NULL;
+    if (basic_element(otype, &oelem) != MPI_SUCCESS || oelem != elem) return MPI_ERR_ARG;
+    if (!op_defined(ei, opi)) return MPI_ERR_OP;
+  }
   TypeMap tm;
   if (int rc = tm.describe(ttype, tcount)) return rc;
   const std::uint64_t tbytes = tm.bytes();
@@ -223,12 +215,12 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   h.elem = static_cast<std::int16_t>(ei);
   h.disp = disp;
   h.bytes = tbytes;
-  if (tbytes > kPieceData) {
+  if (const std::uint64_t piece = piece_for(target, fetch); tbytes > piece) {
     std::shared_ptr<Gather> gather;
     if (fetch)
       if (int rc = gather_for(rbuf, rcount, rtype, tbytes, &gather)) return rc;
     const auto unit = static_cast<std::uint64_t>(type_size(elem));
-    return issue_pieces(target, h, tm, data, unit, std::move(st), std::move(gather));
+    return issue_pieces(target, h, tm, data, unit, piece, std::move(st), std::move(gather));
   }
   auto p = std::make_unique<Pending>();
   p->st = std::move(st);
@@ -240,11 +232,8 @@ int Window::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
   return issue(target, h, &tm, data, no_op ? 0 : tbytes, std::move(p), fetch ? tbytes : 0);
 }
 
-int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
+int Origin::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI_Datatype type,
                              int target, MPI_Aint disp) {
-  const Guard g(engine_.mutex());
-  if (target == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (int rc = check_access(target)) return rc;
   const int ei = elem_index(type);
   if (ei < 0) return MPI_ERR_TYPE;
   TypeMap tm;
@@ -269,7 +258,7 @@ int Window::compare_and_swap(const void* obuf, const void* cbuf, void* rbuf, MPI
   return issue(target, h, &tm, data.data(), data.size(), std::move(p), tbytes);
 }
 
-int Window::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
+int Origin::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t bytes,
                        std::shared_ptr<Gather>* out) {
   Layout l;
   if (int rc = describe(buf, count, type, &l)) return rc;
@@ -288,12 +277,18 @@ int Window::gather_for(void* buf, int count, MPI_Datatype type, std::uint64_t by
   return MPI_SUCCESS;
 }
 
-int Window::issue_pieces(int target, const RequestHeader& h, const TypeMap& tm,
-                         const std::byte* data, std::uint64_t unit, std::shared_ptr<OpState> st,
-                         std::shared_ptr<Gather> gather) {
+std::uint64_t Origin::piece_for(int target, bool fetch) const {
+  if (!fetch) return kPieceData;
+  const std::uint64_t half = targets_[static_cast<std::size_t>(target)].reply_bytes / 2;
+  return std::clamp<std::uint64_t>(half, 1, kPieceData);
+}
+
+int Origin::issue_pieces(int target, const RequestHeader& h, const TypeMap& tm,
+                         const std::byte* data, std::uint64_t unit, std::uint64_t piece,
+                         std::shared_ptr<OpState> st, std::shared_ptr<Gather> gather) {
   // Pieces are ranges of the packed data: each request carries the whole
   // (small) type description and the range, which the target walks.
-  const std::uint64_t total = h.bytes, most = kPieceData - kPieceData % unit;
+  const std::uint64_t total = h.bytes, most = std::max(piece - piece % unit, unit);
   const std::uint64_t pieces = (total + most - 1) / most;
   if (st) st->parts = static_cast<int>(pieces);
   if (gather) gather->left = pieces;
@@ -316,14 +311,14 @@ int Window::issue_pieces(int target, const RequestHeader& h, const TypeMap& tm,
   return MPI_SUCCESS;
 }
 
-int Window::done_at_once(const std::shared_ptr<OpState>& st) {
+int Origin::done_at_once(const std::shared_ptr<OpState>& st) {
   if (st) st->done = true;
   return MPI_SUCCESS;
 }
 
 // A synchronisation request that the target answers once everything this
 // origin sent before it is applied.
-std::shared_ptr<OpState> Window::request_reply(int target, Kind kind, std::uint8_t flags) {
+std::shared_ptr<OpState> Origin::request_reply(int target, Kind kind, std::uint8_t flags) {
   RequestHeader h;
   h.kind = kind;
   h.flags = flags;
@@ -337,14 +332,22 @@ std::shared_ptr<OpState> Window::request_reply(int target, Kind kind, std::uint8
   return st;
 }
 
-void Window::send_only(int target, Kind kind, std::uint8_t flags) {
+void Origin::notify(int target, int tag) {
+  auto p = std::make_unique<Pending>();
+  p->target = target;
+  engine_.isend(comm_, Traffic::kPointToPoint, nullptr, 0, MPI_BYTE, target, tag, &p->send,
+                SendMode::kStandard);
+  pending_.push_back(std::move(p));
+}
+
+void Origin::send_only(int target, Kind kind, std::uint8_t flags) {
   RequestHeader h;
   h.kind = kind;
   h.flags = flags;
   issue(target, h, nullptr, nullptr, 0, std::make_unique<Pending>(), 0);
 }
 
-void Window::finish(Pending& p) {
+void Origin::finish(Pending& p) {
   if (!p.answered) return;
   int err = p.send && p.send->error != MPI_SUCCESS ? p.send->error : MPI_SUCCESS;
   if (p.recv) {
@@ -387,7 +390,7 @@ void Window::finish(Pending& p) {
   }
 }
 
-bool Window::reap() {
+bool Origin::reap() {
   // Operations held for a synchronisation to carry go now: the application
   // is waiting for something else, or has been away from MMPI a while. A
   // lock alone waits for its first operation (lazy lock).
@@ -408,7 +411,7 @@ bool Window::reap() {
   });
 }
 
-int Window::wait_for(const std::function<bool()>& done) {
+int Origin::wait_for(const std::function<bool()>& done) {
   // wait_until only sleeps and spins: the predicate progresses (as test() does).
   engine_.wait_until(
       [&] {
@@ -420,17 +423,17 @@ int Window::wait_for(const std::function<bool()>& done) {
   return MPI_SUCCESS;
 }
 
-int Window::take_error(int target) {
+int Origin::take_error(int target) {
   return std::exchange(target_error_[static_cast<std::size_t>(target)], MPI_SUCCESS);
 }
 
-bool Window::idle_to(int target) const {
+bool Origin::idle_to(int target) const {
   for (const auto& p : pending_)
     if (target < 0 || p->target == target) return false;
   return true;
 }
 
-int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
+int Origin::flush_targets(const std::vector<int>& targets, Kind kind) {
   std::vector<std::shared_ptr<OpState>> sts;
   for (int t : targets) {
     std::unique_ptr<Pending>& held = held_[static_cast<std::size_t>(t)];
@@ -476,25 +479,7 @@ int Window::flush_targets(const std::vector<int>& targets, Kind kind) {
   return rc;
 }
 
-int Window::flush(int target) {
-  const Guard g(engine_.mutex());
-  std::vector<int> ts;
-  if (target >= 0) {
-    if (target >= comm_->size()) return MPI_ERR_RANK;
-    if (!lock_all_ && lock_type_[static_cast<std::size_t>(target)] == 0) return MPI_ERR_RMA_SYNC;
-    ts.push_back(target);
-  } else {
-    if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
-    for (int t = 0; t < comm_->size(); ++t)
-      if (touched_[static_cast<std::size_t>(t)]) ts.push_back(t);
-  }
-  return flush_targets(ts, Kind::kFlush);
-}
-
-int Window::flush_local(int target) {
-  const Guard g(engine_.mutex());
-  if (target >= comm_->size()) return MPI_ERR_RANK;
-  if (!lock_all_ && locks_held_ == 0) return MPI_ERR_RMA_SYNC;
+int Origin::flush_local(int target) {
   send_held(target, false);
   wait_for([&] { return idle_to(target); });
   if (target >= 0) return take_error(target);

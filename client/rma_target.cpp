@@ -1,15 +1,16 @@
-// The target's half of a window (rma_window.h): receives request messages,
-// checks each against the window before touching memory, applies it and
-// answers. Applied one at a time by this process, so accumulates from any
-// origins (both clusters) are atomic per element and, from one origin, in
-// its order (MPI's default accumulate ordering).
+// The target's half of a window (rma_target.h). Requests are applied one at
+// a time by this process, so accumulates from any origins (both clusters)
+// are atomic per element and, from one origin, in its order (MPI's default
+// accumulate ordering).
+#include "rma_target.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 
 #include "rma_progress.h"
-#include "rma_window.h"
+#include "rma_types.h"
 
 namespace zipper::client::rma {
 
@@ -22,38 +23,18 @@ constexpr std::uint64_t kMaxMessage =
 constexpr std::uint64_t kReduceChunk = std::uint64_t{64} << 20;
 }  // namespace
 
-std::byte* Window::resolve(std::int64_t disp, const Block& b) const {
-  if (b.len > kMaxData) return nullptr;
-  if (dynamic()) {
-    // Attached regions that touch end to end are one range of memory: a
-    // block may span them (MPICH's win_dynamic_rma_flush_get writes across
-    // two adjacent attachments). Regions never overlap (attach refuses it).
-    const Wide lo = static_cast<Wide>(disp) + b.offset;
-    const Wide hi = lo + static_cast<Wide>(b.len);
-    auto base_of = [](const Region& r) {
-      return static_cast<Wide>(reinterpret_cast<std::uintptr_t>(r.base));
-    };
-    for (const Region& r : regions_) {
-      const Wide rb = base_of(r);
-      if (lo < rb || lo >= rb + static_cast<Wide>(r.size) + (b.len == 0 ? 1 : 0)) continue;
-      Wide end = rb + static_cast<Wide>(r.size);
-      while (end < hi) {
-        const Region* next = nullptr;
-        for (const Region& s : regions_)
-          if (base_of(s) == end && s.size > 0) next = &s;
-        if (next == nullptr) return nullptr;
-        end += static_cast<Wide>(next->size);
-      }
-      return r.base + static_cast<std::ptrdiff_t>(lo - rb);
-    }
-    return nullptr;
-  }
-  const Wide lo = static_cast<Wide>(disp) * disp_unit_ + b.offset;
-  if (lo < 0 || lo + static_cast<Wide>(b.len) > static_cast<Wide>(size_)) return nullptr;
-  return base_ + static_cast<std::ptrdiff_t>(lo);
-}
+Target::Target(Engine& engine, CommPtr comm, Memory& memory, std::uint64_t reply_bytes)
+    : engine_(engine),
+      comm_(std::move(comm)),
+      memory_(memory),
+      queued_(static_cast<std::size_t>(comm_->size())),
+      locks_(static_cast<std::size_t>(comm_->size())),
+      origin_error_(static_cast<std::size_t>(comm_->size()), MPI_SUCCESS),
+      completes_(static_cast<std::size_t>(comm_->size()), 0),
+      reply_bytes_(reply_bytes),
+      replying_(static_cast<std::size_t>(comm_->size()), 0) {}
 
-void Window::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
+void Target::reply(int origin, std::int32_t tag, int error, const void* data, std::uint64_t n,
                    int prior) {
   if (tag == 0) return;
   std::vector<std::byte> m(sizeof(ReplyHeader) + n);
@@ -66,19 +47,31 @@ void Window::reply(int origin, std::int32_t tag, int error, const void* data, st
   send_reply(origin, tag, std::move(m));
 }
 
-void Window::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) {
+void Target::send_reply(int origin, std::int32_t tag, std::vector<std::byte> m) {
   RequestPtr r;
   engine_.isend(comm_, Traffic::kPointToPoint, m.data(), static_cast<int>(m.size()), MPI_BYTE,
                 origin, tag, &r, SendMode::kStandard);
-  replies_.emplace_back(std::move(r), std::move(m));  // the vector's buffer does not move
+  replying_[static_cast<std::size_t>(origin)] += m.size() - sizeof(ReplyHeader);
+  replies_.push_back(Reply{std::move(r), std::move(m), origin});  // the buffer does not move
+}
+
+void Target::reap_replies() {
+  for (auto it = replies_.begin(); it != replies_.end();) {
+    if (!engine_.completed(*it->send)) {
+      ++it;
+      continue;
+    }
+    replying_[static_cast<std::size_t>(it->origin)] -= it->msg.size() - sizeof(ReplyHeader);
+    it = replies_.erase(it);
+  }
 }
 
 template <class Fn>
-bool Window::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const {
+bool Target::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) const {
   std::uint64_t pos = 0;
   return tm.walk(h.first, h.bytes, [&](TypeWide off, std::uint64_t len) {
     if (off < INT64_MIN || off > INT64_MAX) return false;
-    std::byte* at = resolve(h.disp, Block{static_cast<std::int64_t>(off), len});
+    std::byte* at = memory_.resolve(h.disp, Block{static_cast<std::int64_t>(off), len});
     if (at == nullptr) return false;
     fn(at, len, pos);
     pos += len;
@@ -86,7 +79,7 @@ bool Window::each_block(const RequestHeader& h, const TypeMap& tm, Fn&& fn) cons
   });
 }
 
-void Window::refuse(Incoming& in, const char* why) {
+void Target::refuse(Incoming& in, const char* why, int error) {
   ++refused_;
   if (refused_ <= 5) {
     std::fprintf(stderr,
@@ -95,20 +88,20 @@ void Window::refuse(Incoming& in, const char* why) {
     std::fflush(stderr);
   }
   int& oe = origin_error_[static_cast<std::size_t>(in.source)];
-  if (oe == MPI_SUCCESS) oe = MPI_ERR_RMA_RANGE;
+  if (oe == MPI_SUCCESS) oe = error;
   // Answer when the header names a plausible reply tag, so that an honest
   // origin waiting for it fails instead of hanging.
   if (in.msg.size() >= sizeof(RequestHeader)) {
     RequestHeader h;
     std::memcpy(&h, in.msg.data(), sizeof h);
     if (h.reply_tag >= kTagReplyBase && h.reply_tag < kTagReplyBase + kReplyTags)
-      reply(in.source, h.reply_tag, MPI_ERR_RMA_RANGE, nullptr, 0);
+      reply(in.source, h.reply_tag, error, nullptr, 0);
   }
 }
 
 // target op= origin for an element type with a hole: both sides unpacked
 // into element layout, reduced there, packed back into the blocks.
-int Window::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
+int Target::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const std::byte* data,
                              MPI_Datatype elem, int esize, MPI_Aint extent, MPI_Op op) const {
   const std::uint64_t total = h.bytes;
   if (total > INT_MAX) return MPI_ERR_COUNT;  // the origin sends at most kPieceData
@@ -138,30 +131,11 @@ int Window::accumulate_holed(const RequestHeader& h, const TypeMap& tm, const st
   return MPI_SUCCESS;
 }
 
-bool Window::grant(std::size_t o, bool exclusive) {
-  if (exclusive) {
-    if (exclusive_holder_ != -1 || shared_total_ > 0) return false;
-    exclusive_holder_ = static_cast<int>(o);
-  } else {
-    if (exclusive_holder_ != -1) return false;
-    ++shared_holds_[o];
-    ++shared_total_;
-  }
-  return true;
+void Target::release(std::size_t o) {
+  if (!locks_.release(o) && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = MPI_ERR_RMA_SYNC;
 }
 
-void Window::release(std::size_t o) {
-  if (exclusive_holder_ == static_cast<int>(o)) {
-    exclusive_holder_ = -1;
-  } else if (shared_holds_[o] > 0) {
-    --shared_holds_[o];
-    --shared_total_;
-  } else if (origin_error_[o] == MPI_SUCCESS) {
-    origin_error_[o] = MPI_ERR_RMA_SYNC;
-  }
-}
-
-bool Window::apply(Incoming& in) {
+bool Target::apply(Incoming& in) {
   // A data operation may carry the lock before it and the unlock or PSCW
   // complete after it (rma_wire.h): the lock is taken before anything is
   // applied (or the request waits, whole), the rest after the operation,
@@ -171,7 +145,13 @@ bool Window::apply(Incoming& in) {
   if (framed) std::memcpy(&h, in.msg.data(), sizeof h);
   const bool carries = framed && h.magic == kMagic && is_data(h.kind);
   const auto o = static_cast<std::size_t>(in.source);
-  if (carries && (h.flags & kLockFirst) && !grant(o, (h.flags & kExclusive) != 0)) return false;
+  // Fetched data for this origin stays within the bound: wait (before the
+  // lock it may carry is taken) while earlier replies are in flight.
+  const bool fetches = carries && (h.kind == Kind::kGet || h.kind == Kind::kGetAcc);
+  if (fetches && h.reply_tag != 0 && replying_[o] > 0 && replying_[o] + h.bytes > reply_bytes_)
+    return false;
+  if (carries && (h.flags & kLockFirst) && !locks_.grant(o, (h.flags & kExclusive) != 0))
+    return false;
   // A lock alone (on oneself, lock_all's own, or sent before a non-data
   // request) that cannot be granted yet waits whole too: dropping it would
   // leave its origin waiting for the grant forever.
@@ -181,7 +161,7 @@ bool Window::apply(Incoming& in) {
   return true;
 }
 
-bool Window::apply_op(Incoming& in) {
+bool Target::apply_op(Incoming& in) {
   const std::vector<std::byte>& msg = in.msg;
   const auto o = static_cast<std::size_t>(in.source);
   RequestHeader h;
@@ -193,6 +173,9 @@ bool Window::apply_op(Incoming& in) {
     return refuse(in, "bad reply tag"), true;
   if (h.nnodes > kMaxTypeNodes || h.data_len > kMaxData || h.bytes > kMaxData)
     return refuse(in, "too large"), true;
+  // Before any walk: a fetching request's reply and work stay within the bound.
+  if ((h.kind == Kind::kGet || h.kind == Kind::kGetAcc) && h.bytes > reply_bytes_)
+    return refuse(in, "reply larger than the target's bound", MPI_ERR_COUNT), true;
   const std::uint64_t desc = std::uint64_t{h.nnodes} * sizeof(TypeNode);
   const std::uint64_t need = sizeof h + desc + h.data_len;
   if (need != msg.size()) return refuse(in, "length does not add up"), true;
@@ -203,7 +186,7 @@ bool Window::apply_op(Incoming& in) {
   };
   switch (h.kind) {
     case Kind::kLock:
-      if (!grant(o, (h.flags & kExclusive) != 0)) return false;
+      if (!locks_.grant(o, (h.flags & kExclusive) != 0)) return false;
       reply(in.source, h.reply_tag, MPI_SUCCESS, nullptr, 0);
       return true;
     case Kind::kUnlock:
@@ -263,6 +246,11 @@ bool Window::apply_op(Incoming& in) {
   if (h.kind == Kind::kAcc || h.kind == Kind::kGetAcc) {
     op = op_of(h.op);
     if (op == MPI_OP_NULL) return refuse(in, "bad op"), true;
+    // Before any reduction: Open MPI's MPI_Reduce_local would raise a pair
+    // it rejects on MPI_COMM_WORLD's error handler (fatal), so a remote
+    // request could end this process. Refused and counted; no handler here.
+    if (!op_defined(h.elem, h.op))
+      return refuse(in, "op not defined on the element type", MPI_ERR_OP), true;
   }
   const bool no_op = h.op == no_op_index() && op != MPI_OP_NULL;
   switch (h.kind) {
@@ -321,7 +309,7 @@ bool Window::apply_op(Incoming& in) {
         err = MPI_Reduce_local(aligned.data(), at + done, static_cast<int>(n / es), elem, op);
       }
     });
-    if (err != MPI_SUCCESS) err = MPI_ERR_OP;  // e.g. MPI_BAND on a float
+    if (err != MPI_SUCCESS) err = MPI_ERR_OP;
   }
   if (h.reply_tag == 0) {
     if (err != MPI_SUCCESS && origin_error_[o] == MPI_SUCCESS) origin_error_[o] = err;
@@ -342,7 +330,7 @@ bool Window::apply_op(Incoming& in) {
   return true;
 }
 
-bool Window::serve() {
+bool Target::serve() {
   // Take every request message that arrived, in arrival order.
   for (;;) {
     std::unique_ptr<MatchedMessage> m;
@@ -369,8 +357,10 @@ bool Window::serve() {
     }
     queued_[static_cast<std::size_t>(in->source)].push_back(std::move(in));
   }
-  // Apply each origin's requests in order; a lock that cannot be granted yet
-  // holds back only its own origin. An unlock may free others: go round again.
+  // Apply each origin's requests in order; a lock that cannot be granted yet,
+  // or a fetch past the bound, holds back only its own origin. An unlock may
+  // free others: go round again.
+  reap_replies();
   bool moved = true, waiting = false;
   while (moved) {
     moved = false;
@@ -387,8 +377,7 @@ bool Window::serve() {
       }
     }
   }
-  for (auto it = replies_.begin(); it != replies_.end();)
-    it = engine_.completed(*it->first) ? replies_.erase(it) : std::next(it);
+  reap_replies();
   return !arriving_.empty() || !replies_.empty() || waiting;
 }
 

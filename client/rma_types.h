@@ -31,6 +31,15 @@ MPI_Op op_of(int i);
 int replace_index();
 int no_op_index();
 
+/// Whether the op at table index `op` is defined on the element type at
+/// table index `elem` (MPI-3.1 5.9.2 as Open MPI 4.1 checks it: MPI_MAX on an
+/// integer, not on a complex; MPI_BAND on an integer or a byte, not on a
+/// float; MPI_MAXLOC on pair types only; MPI_REPLACE and MPI_NO_OP on any).
+/// False for indexes out of range (a hostile frame). Where it is false an
+/// accumulate is refused (MPI_ERR_OP) before any reduction runs: Open MPI's
+/// MPI_Reduce_local would call MPI_COMM_WORLD's error handler, fatal.
+bool op_defined(int elem, int op);
+
 /// The single predefined type every basic element of `t` has (MPI-3.1
 /// 11.3.4: an accumulate's types are built from one predefined type).
 /// Returns MPI_SUCCESS, or MPI_ERR_TYPE when `t` mixes element types or is

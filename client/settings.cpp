@@ -17,7 +17,7 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 28> kTable = {{
+constexpr std::array<SettingInfo, 29> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
     {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
@@ -60,6 +60,8 @@ constexpr std::array<SettingInfo, 28> kTable = {{
      "MPI_THREAD_MULTIPLE) or off (targets serve inside MMPI calls only)"},
     {"MMPI_RMA_PROGRESS_INTERVAL_MS", "ms", "1",
      "1 .. 1000: the progress thread's longest sleep (traffic inside a cluster has no descriptor)"},
+    {"MMPI_RMA_REPLY_BYTES", "bytes", "4194304",
+     "131072 .. 1073741824: fetched data a target holds for one origin at a time"},
 }};
 
 bool named(std::string_view name) {
@@ -118,6 +120,10 @@ std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string
   if (!integer_in(env, "MMPI_RMA_PROGRESS_INTERVAL_MS", 1, 1000, "ms", &ms, why))
     return std::nullopt;
   r.interval = std::chrono::milliseconds(ms);
+  int reply = static_cast<int>(r.reply_bytes);
+  if (!integer_in(env, "MMPI_RMA_REPLY_BYTES", 1 << 17, 1 << 30, "bytes", &reply, why))
+    return std::nullopt;
+  r.reply_bytes = static_cast<std::uint64_t>(reply);
   return r;
 }
 

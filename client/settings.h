@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,10 +37,15 @@ struct RmaSettings {
   bool progress_thread = true;
   /// MMPI_RMA_PROGRESS_INTERVAL_MS: the thread's longest sleep, 1 .. 1000 ms.
   std::chrono::milliseconds interval{1};
+  /// MMPI_RMA_REPLY_BYTES: the most bytes of fetched data (Get,
+  /// Get_accumulate replies) a target holds for one origin at a time, 2^17 ..
+  /// 2^30; origins cut fetching operations into pieces of half of it.
+  std::uint64_t reply_bytes = std::uint64_t{4} << 20;
 };
 
 /// RMA's part of `env`. A bad value (MMPI_RMA_PROGRESS not thread/off, an
-/// interval not an integer in 1 .. 1000): nullopt, `why` names the variable.
+/// interval not an integer in 1 .. 1000, a reply bound outside its range):
+/// nullopt, `why` names the variable.
 /// An empty value keeps the default.
 std::optional<RmaSettings> rma_settings_from(const Environment& env, std::string* why);
 

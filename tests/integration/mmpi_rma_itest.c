@@ -17,6 +17,10 @@
  *                wrong epoch, an out-of-window access to a dynamic window
  *                (checked at the target, memory untouched), hostile frames
  *                refused and counted while the target keeps serving.
+ *   rma_bounds   a Get of 64 MiB over a stride-0 vector of one-byte blocks
+ *                and a forged one of 1 GiB: the target's peak memory stays
+ *                within its reply bound, the data is right, the forged one
+ *                refused; at 2+2 another origin is served meanwhile.
  *   rma_progress a target computing for 2 s without MPI calls: a Get from
  *                the other cluster completes well before the loop ends.
  *   rma_stream   a stream of accumulates from every rank to rank 0 (the
@@ -774,12 +778,16 @@ static int err_class(int rc) {
   return c;
 }
 
-/* Sends a put request frame (client/rma_wire.h) whose target datatype is the
- * `n` description records at `nodes` (client/rma_typemap.h), for packed
- * bytes [first, first + bytes) at displacement `disp`, with `data_len` bytes
- * of data. Returns 1 (one frame to be refused). */
-static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t disp,
-                        uint64_t first, uint64_t bytes, uint64_t data_len) {
+/* Sends a request frame (client/rma_wire.h) of `kind` (1 put, 3 accumulate,
+ * 4 get-accumulate) with op and element type table indexes `op` and `elem`
+ * (client/rma_types.cpp), whose target datatype is the `n` description
+ * records at `nodes` (client/rma_typemap.h), for packed bytes
+ * [first, first + bytes) at displacement `disp`, with `data_len` bytes of
+ * data; a reply asked for with tag frame_reply_tag when it is not 0.
+ * Returns 1 (one frame to be refused). */
+static int32_t frame_reply_tag; /* 0: send_frame asks for no reply */
+static int send_frame(MPI_Comm wc, int dest, int kind, int op, int elem, const void* nodes, int n,
+                      int64_t disp, uint64_t first, uint64_t bytes, uint64_t data_len) {
   struct {
     uint32_t magic;
     uint8_t kind, op;
@@ -792,7 +800,10 @@ static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t
   } h;
   memset(&h, 0, sizeof h);
   h.magic = 0x5A524D41;
-  h.kind = 1; /* put */
+  h.kind = (uint8_t)kind;
+  h.op = (uint8_t)op;
+  h.elem = (int16_t)elem;
+  h.reply_tag = frame_reply_tag;
   h.nnodes = (uint32_t)n;
   h.disp = disp;
   h.data_len = data_len;
@@ -806,6 +817,23 @@ static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t
   CHECK_MPI(MMPI_Send(f, (int)len, MPI_BYTE, dest, 1, wc));
   free(f);
   return 1;
+}
+
+/* A put frame (see send_frame). */
+static int send_hostile(MPI_Comm wc, int dest, const void* nodes, int n, int64_t disp,
+                        uint64_t first, uint64_t bytes, uint64_t data_len) {
+  return send_frame(wc, dest, 1, 0, 0, nodes, n, disp, first, bytes, data_len);
+}
+
+/* One accumulate (or request form) with a datatype/op pair MPI rejects, from
+ * an honest origin: `want` (the error class native MPI returns) comes back
+ * and the window's error handler sees it. */
+static void expect_refused(int rc, int want, const char* what) {
+  EXPECT(err_class(rc) == want, "%s: error class %d, expected %d", what, err_class(rc), want);
+  EXPECT(handler_calls == 1 && err_class(handler_code) == want,
+         "%s: the window's handler saw %d calls, class %d", what, handler_calls,
+         err_class(handler_code));
+  handler_calls = 0;
 }
 
 static void suite_errors(void) {
@@ -859,6 +887,66 @@ static void suite_errors(void) {
   EXPECT(handler_calls == 2 && err_class(handler_code) == MPI_ERR_RMA_RANGE, "call_errhandler");
   MMPI_Errhandler_free(&cur);
   CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+
+  /* Datatype/op pairs MPI rejects (MPI-3.1 5.9.2, as Open MPI checks them),
+   * one of each kind: refused at the origin with native MPI's error class
+   * through the window's handler; nothing reaches the target, whose window
+   * stays as it was (checked after the hostile frames below) and which keeps
+   * serving. */
+  CASE("rma_errors op pairs");
+  {
+    MPI_Errhandler peh;
+    CHECK_MPI(MMPI_Win_create_errhandler(on_win_error, &peh));
+    CHECK_MPI(MMPI_Win_set_errhandler(win, peh));
+    MMPI_Errhandler_free(&peh);
+    handler_calls = 0;
+    float f[4] = {1, 2, 3, 4}, fr[4];
+    double d[2] = {1, 2}, dr[2];
+    int iv[4] = {1, 2, 3, 4}, ir[4];
+    double _Complex z[2] = {1, 2};
+    _Bool b[4] = {1, 0, 1, 0};
+    MPI_Datatype fvec; /* a derived type of floats: 2 blocks of 1, stride 2 */
+    CHECK_MPI(MMPI_Type_vector(2, 1, 2, MPI_FLOAT, &fvec));
+    CHECK_MPI(MMPI_Type_commit(&fvec));
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, partner, 0, win));
+    expect_refused(MMPI_Accumulate(f, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT, MPI_BAND, win),
+                   MPI_ERR_OP, "float BAND");
+    expect_refused(MMPI_Accumulate(d, 2, MPI_DOUBLE, partner, 0, 2, MPI_DOUBLE, MPI_LOR, win),
+                   MPI_ERR_OP, "double LOR");
+    expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_INT, MPI_MAXLOC, win),
+                   MPI_ERR_OP, "int MAXLOC");
+    expect_refused(MMPI_Accumulate(iv, 2, MPI_2INT, partner, 0, 2, MPI_2INT, MPI_SUM, win),
+                   MPI_ERR_OP, "2INT SUM");
+    expect_refused(MMPI_Accumulate(z, 2, MPI_C_DOUBLE_COMPLEX, partner, 0, 2, MPI_C_DOUBLE_COMPLEX,
+                                   MPI_MAX, win),
+                   MPI_ERR_OP, "complex MAX");
+    expect_refused(MMPI_Accumulate(b, 4, MPI_C_BOOL, partner, 0, 4, MPI_C_BOOL, MPI_SUM, win),
+                   MPI_ERR_OP, "bool SUM");
+    expect_refused(MMPI_Accumulate(f, 2, MPI_FLOAT, partner, 0, 1, fvec, MPI_BXOR, win), MPI_ERR_OP,
+                   "vector of floats BXOR");
+    expect_refused(MMPI_Get_accumulate(f, 4, MPI_FLOAT, fr, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT,
+                                       MPI_BOR, win),
+                   MPI_ERR_OP, "get-accumulate float BOR");
+    expect_refused(MMPI_Fetch_and_op(d, dr, MPI_DOUBLE, partner, 0, MPI_BAND, win), MPI_ERR_OP,
+                   "fetch-and-op double BAND");
+    MPI_Request rq = MPI_REQUEST_NULL;
+    expect_refused(MMPI_Raccumulate(f, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT, MPI_LXOR, win, &rq),
+                   MPI_ERR_OP, "request form float LXOR");
+    EXPECT(rq == MPI_REQUEST_NULL, "a refused request form returns no request");
+    /* origin built from int, target from float: not one element type */
+    expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_FLOAT, MPI_SUM, win),
+                   MPI_ERR_ARG, "int onto float SUM");
+    /* MPI_NO_OP reads any predefined type, pairs included */
+    CHECK_MPI(MMPI_Get_accumulate(NULL, 0, MPI_2INT, ir, 2, MPI_2INT, partner, 0, 2, MPI_2INT,
+                                  MPI_NO_OP, win));
+    CHECK_MPI(MMPI_Win_unlock(partner, win));
+    for (int i = 0; i < 4; ++i)
+      EXPECT(ir[i] == init_val(partner, i), "no-op read [%d] = %d", i, ir[i]);
+    EXPECT(handler_calls == 0, "the window's handler called %d times for allowed calls",
+           handler_calls);
+    MMPI_Type_free(&fvec);
+    CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+  }
 
   /* Dynamic window: the origin cannot know what is attached; the target
    * refuses, the origin hears it at unlock, memory stays as it was. */
@@ -925,6 +1013,34 @@ static void suite_errors(void) {
     memset(nodes, 0, sizeof nodes);
     nodes[0].kind = LEAF;
     nodes[0].a = 16;
+    /* Accumulates forged with a datatype/op pair MPI rejects (table indexes
+     * of client/rma_types.cpp), each otherwise well formed: the target
+     * refuses and counts them before any reduction, calls no error handler
+     * (Open MPI's MPI_Reduce_local would call MPI_COMM_WORLD's, fatal) and
+     * leaves the window as it was. */
+    enum {
+      OP_MAX = 0,
+      OP_SUM = 2,
+      OP_PROD = 3,
+      OP_BAND = 5,
+      OP_LOR = 6,
+      OP_BOR = 7,
+      OP_MAXLOC = 10
+    };
+    enum { E_INT = 6, E_FLOAT = 12, E_DOUBLE = 13, E_WCHAR = 15, E_BOOL = 16, E_ZDOUBLE = 29 };
+    enum { E_2INT = 34, E_PACKED = 53 };
+    hostile += send_frame(wc, partner, 3, OP_BAND, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_LOR, E_DOUBLE, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_MAXLOC, E_INT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_2INT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_MAX, E_ZDOUBLE, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_BOOL, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_PROD, E_WCHAR, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, E_PACKED, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 4, OP_BOR, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    /* indexes past the tables */
+    hostile += send_frame(wc, partner, 3, 200, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    hostile += send_frame(wc, partner, 3, OP_SUM, 30000, nodes, 1, 0, 0, 16, 16);
     /* a block past the window's end; far before it; lengths that do not add
      * up (16 bytes of data for 8 of the type) */
     hostile += send_hostile(wc, partner, nodes, 1, W - 1, 0, 16, 16);
@@ -990,6 +1106,141 @@ static void suite_errors(void) {
   CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
   CHECK_MPI(MMPI_Win_detach(dw, region));
   CHECK_MPI(MMPI_Win_free(&dw));
+  CHECK_MPI(MMPI_Win_free(&win));
+}
+
+/* ------------------------------------------------------------ rma_bounds */
+
+/* This process's peak resident memory (VmHWM in /proc/self/status), bytes;
+ * -1 where there is no /proc. */
+static long long peak_rss(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  if (f == NULL) return -1;
+  char line[256];
+  long long kb = -1;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (sscanf(line, "VmHWM: %lld kB", &kb) == 1) break;
+  fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+static void suite_bounds(void) {
+  /* Target: the last rank (the other cluster), default bound
+   * (MMPI_RMA_REPLY_BYTES, 4 MiB). Rank 0: one Get of 64 MiB whose target
+   * datatype is a stride-0 vector of one-byte blocks (every block the same
+   * byte: 64 Mi blocks to walk, a reply 16 000 times the window), then a
+   * forged Get of a stride-0 vector of 1 GiB. At 2+2 rank 1 keeps getting
+   * from the same target meanwhile. */
+  enum { WB = 4096 };
+  const long long big = 64LL << 20, bound = 4LL << 20;
+  const int target = size - 1;
+  unsigned char* mem = NULL;
+  MPI_Win win;
+  CHECK_MPI(MMPI_Win_allocate(WB, 1, MPI_INFO_NULL, MMPI_COMM_WORLD, &mem, &win));
+  CHECK_MPI(MMPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+  for (int i = 0; i < WB; ++i) mem[i] = (unsigned char)(i * 7 + rank);
+  CHECK_MPI(MMPI_Win_unlock(rank, win));
+  MPI_Datatype same;
+  CHECK_MPI(MMPI_Type_vector((int)big, 1, 0, MPI_BYTE, &same));
+  CHECK_MPI(MMPI_Type_commit(&same));
+  unsigned char got[8];
+  if (rank != target) { /* connections up before anything is timed */
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    CHECK_MPI(MMPI_Get(got, 8, MPI_BYTE, target, 16, 8, MPI_BYTE, win));
+    CHECK_MPI(MMPI_Win_unlock(target, win));
+  }
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  const long long before = peak_rss();
+  CASE("rma_bounds get");
+  if (rank == 0) {
+    unsigned char* buf = malloc((size_t)big);
+    EXPECT(buf != NULL, "no memory for %lld bytes", big);
+    memset(buf, 0, (size_t)big);
+    const double t0 = now();
+    CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+    CHECK_MPI(MMPI_Get(buf, (int)big, MPI_BYTE, target, 5, 1, same, win));
+    CHECK_MPI(MMPI_Win_unlock(target, win));
+    double took = now() - t0;
+    const unsigned char want = (unsigned char)(5 * 7 + target);
+    long long bad = 0;
+    for (long long i = 0; i < big; ++i) bad += buf[i] != want;
+    EXPECT(bad == 0, "%lld of %lld fetched bytes wrong", bad, big);
+    free(buf);
+    if (size > 2) CHECK_MPI(MMPI_Send(&took, 1, MPI_DOUBLE, 1, 9, MMPI_COMM_WORLD));
+  } else if (rank == 1 && size > 2) {
+    /* Another origin of the same target is served between the pieces: its
+     * slowest get takes a small part of the large one (a target that
+     * served the 64 MiB at once would hold it for about all of it). */
+    double took = 0, slowest = 0;
+    int flag = 0, n = 0;
+    MPI_Request rq;
+    CHECK_MPI(MMPI_Irecv(&took, 1, MPI_DOUBLE, 0, 9, MMPI_COMM_WORLD, &rq));
+    while (!flag) {
+      const double t0 = now();
+      CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+      CHECK_MPI(MMPI_Get(got, 8, MPI_BYTE, target, 16, 8, MPI_BYTE, win));
+      CHECK_MPI(MMPI_Win_unlock(target, win));
+      if (now() - t0 > slowest) slowest = now() - t0;
+      for (int i = 0; i < 8; ++i)
+        EXPECT(got[i] == (unsigned char)((16 + i) * 7 + target), "small get [%d] = %d", i, got[i]);
+      ++n;
+      CHECK_MPI(MMPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+    }
+    printf("rma_bounds: 64 MiB get %.3f s; meanwhile %d small gets, slowest %.3f s\n", took, n,
+           slowest);
+    EXPECT(n >= 2 && slowest < took / 2, "%d small gets, slowest %.3f s of the large one's %.3f s",
+           n, slowest, took);
+  }
+
+  /* A forged Get (rma_wire.h) of a stride-0 vector of 1 GiB: refused before
+   * anything is walked or allocated, and answered (MPI_ERR_COUNT). */
+  CASE("rma_bounds forged");
+  int (*volatile win_comm)(MPI_Win, MPI_Comm*) = MMPIX_Win_comm;
+  const int forge = win_comm != NULL;
+  if (forge && rank == 0) {
+    MPI_Comm wc;
+    CHECK_MPI(MMPIX_Win_comm(win, &wc));
+    struct node {
+      uint8_t kind, pad[3];
+      uint32_t child;
+      int64_t a, b, c, d;
+    } nodes[2];
+    memset(nodes, 0, sizeof nodes);
+    nodes[0].kind = 1; /* leaf of 1 byte */
+    nodes[0].a = 1;
+    nodes[1].kind = 2; /* vector: 2^30 blocks of 1, stride 0 */
+    nodes[1].a = (int64_t)1 << 30;
+    nodes[1].b = 1;
+    frame_reply_tag = 16 + 4242;
+    send_frame(wc, target, 2, 0, 0, nodes, 2, 0, 0, (uint64_t)1 << 30, 0);
+    frame_reply_tag = 0;
+    struct {
+      uint32_t magic;
+      int32_t error;
+      uint64_t data_len;
+      int32_t prior;
+      uint32_t pad;
+    } rh;
+    memset(&rh, 0, sizeof rh);
+    CHECK_MPI(MMPI_Recv(&rh, (int)sizeof rh, MPI_BYTE, target, 16 + 4242, wc, MPI_STATUS_IGNORE));
+    EXPECT(rh.magic == 0x5A524D41 && err_class(rh.error) == MPI_ERR_COUNT && rh.data_len == 0,
+           "forged 1 GiB get answered with error %d, %llu bytes", rh.error,
+           (unsigned long long)rh.data_len);
+  }
+  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+  if (rank == target) {
+    MPI_Count refused = 0;
+    if (forge) {
+      CHECK_MPI(MMPIX_Win_refused(win, &refused));
+      EXPECT(refused == 1, "refused %lld requests, expected the forged one", (long long)refused);
+    }
+    const long long grew = peak_rss() - before;
+    printf("rma_bounds: target peak memory grew by %lld KiB (bound %lld KiB)\n", grew / 1024,
+           bound / 1024);
+    EXPECT(before < 0 || grew < 2 * bound + (8LL << 20),
+           "target peak memory grew by %lld bytes serving 64 MiB and 1 GiB gets", grew);
+  }
+  MMPI_Type_free(&same);
   CHECK_MPI(MMPI_Win_free(&win));
 }
 
@@ -1097,8 +1348,10 @@ static void suite_stream(double secs) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s rma_ops|rma_allops|rma_windows|rma_errors|rma_progress|rma_stream\n",
-            argv[0]);
+    fprintf(
+        stderr,
+        "usage: %s rma_ops|rma_allops|rma_windows|rma_errors|rma_bounds|rma_progress|rma_stream\n",
+        argv[0]);
     return 2;
   }
   (void)nlow;
@@ -1118,6 +1371,8 @@ int main(int argc, char** argv) {
     suite_errors();
   else if (strcmp(suite, "rma_progress") == 0)
     suite_progress();
+  else if (strcmp(suite, "rma_bounds") == 0)
+    suite_bounds();
   else if (strcmp(suite, "rma_stream") == 0)
     suite_stream(argc > 2 ? atof(argv[2]) : 0);
   else

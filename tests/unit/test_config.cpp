@@ -382,6 +382,10 @@ TEST(RmaSettings, DefaultsAndValues) {
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->progress_thread);
   EXPECT_EQ(d->interval.count(), 1);
+  EXPECT_EQ(d->reply_bytes, 4u << 20);
+  auto bound = rma_settings_from(Environment::of({{"MMPI_RMA_REPLY_BYTES", "131072"}}), &why);
+  ASSERT_TRUE(bound.has_value());
+  EXPECT_EQ(bound->reply_bytes, 131072u);
   auto empty = rma_settings_from(
       Environment::of({{"MMPI_RMA_PROGRESS", ""}, {"MMPI_RMA_PROGRESS_INTERVAL_MS", ""}}), &why);
   ASSERT_TRUE(empty.has_value());
@@ -413,6 +417,11 @@ TEST(RmaSettings, BadValuesAreRefusedByName) {
     EXPECT_FALSE(rma_settings_from(Environment::of({{"MMPI_RMA_PROGRESS_INTERVAL_MS", ms}}), &why))
         << ms;
     EXPECT_NE(why.find("MMPI_RMA_PROGRESS_INTERVAL_MS"), std::string::npos) << why;
+  }
+  for (const char* b : {"131071", "1073741825", "0", "-1", "4M", "4194304 "}) {
+    std::string why;
+    EXPECT_FALSE(rma_settings_from(Environment::of({{"MMPI_RMA_REPLY_BYTES", b}}), &why)) << b;
+    EXPECT_NE(why.find("MMPI_RMA_REPLY_BYTES"), std::string::npos) << why;
   }
 }
 
