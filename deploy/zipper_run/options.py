@@ -10,10 +10,12 @@ import re
 from dataclasses import dataclass, field
 
 from . import addresses
-from .util import PROG, UsageError, Fatal, is_posint, is_u64, is_uint
+from . import slurm_options
+from .errors import PROG, Fatal, UsageError
+from .integers import is_posint, is_u64, is_uint
+from .processes import KILL_AFTER
 
 DEFAULT_PORT = 7470
-KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL
 MAX_ZIPPERS = 64
 
 USAGE = f"""\
@@ -321,9 +323,7 @@ def _addr_list(opt, text, single=False):
 def validate(o):
     """Check and complete Options in place (defaults per mode); raises UsageError/Fatal."""
     if o.mode == "slurm":
-        from . import slurm_launch  # its own module: Slurm stays out of the other modes
-
-        return slurm_launch.validate(o)
+        return slurm_options.validate(o)
     if o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site:
         raise UsageError("--slurm-* options need --slurm")
     if not o.np_low:

@@ -26,7 +26,7 @@ import tomllib
 from dataclasses import dataclass
 
 from . import addresses
-from .util import Fatal
+from .errors import Fatal
 
 _KEY = re.compile(r"[0-9a-f]{64}")
 

@@ -11,10 +11,8 @@ import signal
 import time
 
 from . import zipperd
-from .options import KILL_AFTER
-from .util import say
-
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from .errors import say
+from .processes import KILL_AFTER, SIGNALS, status
 
 
 class Interrupted(Exception):
@@ -23,11 +21,6 @@ class Interrupted(Exception):
     def __init__(self, signum):
         super().__init__(signum)
         self.code = 128 + signum
-
-
-def status(rc):
-    """Popen returncode as a shell would report it (128+N for signal N)."""
-    return 128 - rc if rc < 0 else rc
 
 
 class Signals:

@@ -16,11 +16,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import addresses, emulation, port_holder, probe
-from .options import KILL_AFTER
-from .util import Fatal, say, quote_cmd, find_bin
+from . import addresses, emulation_cgroups, emulation_topology, port_holder, probe
+from .errors import Fatal, say
+from .locate import find_bin
+from .processes import KILL_AFTER, SIGNALS, wait_or_kill
+from .shell_quote import quote_cmd
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PROBE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
 _HOLDER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "port_holder.py")
 
@@ -62,8 +63,8 @@ def plan(o, work, self_dir):
     bridges = []
     for i in range(1, k + 1):
         if o.mode == "emulated":
-            a = addresses.parse_addr(f"{emulation.zipper_addr('A', i)}:{port}")
-            b = addresses.parse_addr(f"{emulation.zipper_addr('B', i)}:{port}")
+            a = addresses.parse_addr(f"{emulation_topology.zipper_addr('A', i)}:{port}")
+            b = addresses.parse_addr(f"{emulation_topology.zipper_addr('B', i)}:{port}")
             br = Bridge(i, a, b, "clusterA1", "clusterB1")
             listen = [f"A={a.listen}", f"B={b.listen}"]
         elif o.mode == "local" and not o.fwd_a:
@@ -103,8 +104,8 @@ def plan(o, work, self_dir):
         say("warning: zipperd not found (use --zipperd PATH or set $ZIPPERD)")
         zbin = "zipperd"
     for br in bridges:
-        pre = ["ip", "netns", "exec", emulation.zipper_ns(br.index, k)] if o.mode == "emulated" else []
-        br.node = emulation.zipper_ns(br.index, k) if o.mode == "emulated" else ""
+        pre = ["ip", "netns", "exec", emulation_topology.zipper_ns(br.index, k)] if o.mode == "emulated" else []
+        br.node = emulation_topology.zipper_ns(br.index, k) if o.mode == "emulated" else ""
         # A host key of this run in the private directory (not one zipperd
         # would make in memory and only log): docs/security.md.
         key = ["--host-key", os.path.join(work, f"host_key.{br.index}")]
@@ -238,7 +239,7 @@ def _start_one(o, br):
         logf = open(br.log, "ab")
     except OSError as e:
         raise Fatal(f"cannot write zipperd log '{br.log}': {e.strerror}") from None
-    cg = emulation.node_cgroup(br.node) if br.node else None
+    cg = emulation_cgroups.node_cgroup(br.node) if br.node else None
     # Signals wait until the child is recorded (cleanup must know it).
     old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
@@ -247,7 +248,7 @@ def _start_one(o, br):
             # only, which stops the ranks first, then zipperd.
             br.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                        start_new_session=True, env=_zipperd_env(),
-                                       preexec_fn=(lambda: emulation.join_cgroup(cg)) if cg else None)
+                                       preexec_fn=(lambda: emulation_cgroups.join_cgroup(cg)) if cg else None)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     deadline = time.monotonic() + int(o.zipperd_wait)
@@ -309,16 +310,6 @@ def host_keys(o, bridges):
             raise Fatal(f"cannot read the host key of the zipperd started for {br.fwd_a.text}; "
                         "its ranks could not pin it")
     return keys
-
-
-def wait_or_kill(proc, seconds):
-    """Wait for our child at most `seconds`, then SIGKILL it; returns its status (128+N on signal N)."""
-    try:
-        rc = proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = proc.wait()
-    return 128 - rc if rc < 0 else rc
 
 
 def _stop_remote(o, br):

@@ -20,8 +20,8 @@ import unittest
 
 BIN = sys.argv.pop(1)
 sys.path.insert(0, BIN)
-from zipper_run import options, slurm, slurm_launch, slurm_site  # noqa: E402
-from zipper_run.util import Fatal, UsageError  # noqa: E402
+from zipper_run import options, slurm_allocations as slurm, slurm_options, slurm_plan, slurm_secrets, slurm_site, slurm_srun  # noqa: E402,E501
+from zipper_run.errors import Fatal, UsageError  # noqa: E402
 
 HET_ENV = {
     "SLURM_JOB_ID": "41", "SLURM_HET_SIZE": "3", "SLURM_CLUSTER_NAME": "alpha",
@@ -132,7 +132,7 @@ class Site(unittest.TestCase):
 class Launch(unittest.TestCase):
     def test_options(self):
         o = parsed("--slurm", "--slurm-job-b", "12", "--slurm-conf-b", "/b.conf", "--", "prog")
-        self.assertEqual((o.mode, o.slurm_wait, o.np_low), ("slurm", slurm_launch.DEFAULT_WAIT, ""))
+        self.assertEqual((o.mode, o.slurm_wait, o.np_low), ("slurm", slurm_options.DEFAULT_WAIT, ""))
         for bad in (["--slurm", "--hostfile-a", "h"], ["--slurm", "--zippers", "2"],
                     ["--slurm", "--slurm-job-a", "3"], ["--slurm", "--slurm-wait", "0"],
                     ["--slurm-job-b", "3", "--local", "-x1", "-y1"]):
@@ -143,15 +143,15 @@ class Launch(unittest.TestCase):
         o = parsed("--slurm", "--srun-args", "--cpu-bind=none", "--", "prog", "arg")
         comps = slurm.from_hetjob(HET_ENV)
         site = slurm_site.parse('[bridges.zip]\njob_a = "10.1.0.1:7471"\njob_b = "10.2.0.1:7471"\n')
-        p = slurm_launch.plan_bridges(o, comps, site)
+        p = slurm_plan.plan_bridges(o, comps, site)
         self.assertIs(p.per_job, comps["bridge"])
         p.keys = ["cd" * 32]
-        cmd = slurm_launch.srun_cmd(o, comps["B"], 5, "pmix", "/w/zipper-slurm-rank")
+        cmd = slurm_srun.srun_cmd(o, comps["B"], 5, "pmix", "/w/zipper-slurm-rank")
         self.assertEqual(cmd[:8], ["srun", "--het-group=1", "--mpi=pmix", "-n", "5", "-N", "2", "--input=all"])
         self.assertEqual(cmd[-4:], ["--cpu-bind=none", "/w/zipper-slurm-rank", "prog", "arg"])
         secret = "ef" * 32
         environ = {"MMPI_JOB_SECRET": secret, "MMPI_EAGER_LIMIT": "99", "PATH": "/bin"}
-        env = slurm_launch.rank_env(o, environ, "B", p, "77", 3, 5, None)
+        env = slurm_srun.rank_env(o, environ, "B", p, "77", 3, 5, None)
         self.assertEqual((env["MMPI_FORWARDER"], env["MMPI_FORWARDER_KEYS"], env["MMPI_GROUP"]),
                          ("10.2.0.1:7471", "cd" * 32, "high"))
         self.assertEqual((env["MMPI_NP_LOW"], env["MMPI_NP_HIGH"], env["MMPI_EAGER_LIMIT"]), ("3", "5", "99"))
@@ -161,22 +161,22 @@ class Launch(unittest.TestCase):
         o = parsed("--slurm", "--", "prog")
         comps = {k: v for k, v in slurm.from_hetjob(HET_ENV).items() if k != "bridge"}
         with self.assertRaisesRegex(Fatal, "no bridge nodes"):
-            slurm_launch.plan_bridges(o, comps, slurm_site.parse(""))
-        p = slurm_launch.plan_bridges(o, comps, slurm_site.parse(
+            slurm_plan.plan_bridges(o, comps, slurm_site.parse(""))
+        p = slurm_plan.plan_bridges(o, comps, slurm_site.parse(
             f'[bridges.s]\na = "10.1.0.9:7470"\nb = "10.2.0.9:7470"\nkey = "{"01" * 32}"\n'))
         self.assertEqual((p.nodes, p.keys), (["s"], ["01" * 32]))
         # A site zipperd with no key anywhere is refused before any rank starts (issue 28).
         os.environ.pop("MMPI_FORWARDER_KEYS", None)
         os.environ["MMPI_KNOWN_FORWARDERS"] = "/nonexistent"
         with self.assertRaisesRegex(Fatal, "no host key pinned"):
-            slurm_launch.plan_bridges(o, comps, slurm_site.parse('[bridges.s]\na = "10.1.0.9:7470"\n'
+            slurm_plan.plan_bridges(o, comps, slurm_site.parse('[bridges.s]\na = "10.1.0.9:7470"\n'
                                                                  'b = "10.2.0.9:7470"\n'))
         del os.environ["MMPI_KNOWN_FORWARDERS"]
         with self.assertRaisesRegex(Fatal, "bridge node zip .* no job_a"):
-            slurm_launch.plan_bridges(o, slurm.from_hetjob(HET_ENV), slurm_site.parse(""))
+            slurm_plan.plan_bridges(o, slurm.from_hetjob(HET_ENV), slurm_site.parse(""))
 
     def test_host_keys_match_zipperd(self):
-        keys = slurm_launch.make_keys(None, None, type("P", (), {"nodes": ["n1", "n2"]})(), "")
+        keys = slurm_secrets.make_keys(None, None, type("P", (), {"nodes": ["n1", "n2"]})(), "")
         self.assertNotEqual(keys[0], keys[1])
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "host_key")

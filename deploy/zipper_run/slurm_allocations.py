@@ -12,13 +12,12 @@ Node names come from `scontrol show hostnames`. Ranks are placed by srun
 inside each allocation (its nodes and tasks per node).
 """
 
-import os
 import re
 import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .util import Fatal, say
+from .errors import Fatal, say
 
 SCONTROL_TIMEOUT = 30
 
