@@ -21,9 +21,10 @@ import tempfile
 from . import addresses, site_keys, slurm_allocations, slurm_site, supervise
 from .errors import PROG, Fatal
 from .locate import find_bin
+from .processes import die_with_parent
 from .shell_quote import quote_cmd
-from .slurm_plan import check_reachable, plan_bridges
-from .slurm_secrets import job_secret, make_keys
+from .slurm_plan import check_components, check_reachable, plan_bridges
+from .slurm_secrets import job_secret, make_keys, refuse_exported_secret
 from .slurm_srun import bridge_cmd, rank_env, srun_cmd, start_bridges, wait_bridges
 
 
@@ -34,7 +35,7 @@ def _components(o):
             raise Fatal("--slurm: no allocation for cluster A: not inside salloc/sbatch "
                         "(SLURM_JOB_ID unset) and no --slurm-job-a")
         return slurm_allocations.from_jobs(job_a, o.slurm_conf_a or None, o.slurm_job_b, o.slurm_conf_b or None,
-                               int(o.slurm_wait), os.environ)
+                               int(o.slurm_wait), os.environ, cancel_on_failure=o.slurm_cancel_on_failure)
     return slurm_allocations.from_hetjob(os.environ)
 
 
@@ -54,11 +55,13 @@ def _dry_run(o, comps, p, cmds, bcmd):
 def run(r, transparent_env=None):
     """The --slurm run of main's Run `r`; returns the exit status."""
     o = r.o
+    refuse_exported_secret(os.environ)
     comps = _components(o)
     x = int(o.np_low) if o.np_low else comps["A"].ntasks
     y = int(o.np_high) if o.np_high else comps["B"].ntasks
     site = slurm_site.load(o.slurm_site or slurm_site.default_path(r.self_dir), bool(o.slurm_site))
     site_keys.warn_if_accept(o)
+    check_components(comps, site, x, y)
     p = plan_bridges(o, comps, site, r.self_dir)
     job_id = o.job_id or os.environ.get("MMPI_JOB_ID") or str(secrets.randbits(64))
     secret = job_secret()
@@ -94,7 +97,9 @@ def run(r, transparent_env=None):
     line = (secret + "\n").encode()
     for c in ("A", "B"):
         env = rank_env(o, comps[c].env or os.environ, c, p, job_id, x, y, preload)
-        proc = subprocess.Popen(cmds[c], stdin=subprocess.PIPE, env=env, start_new_session=True)
+        # srun ends its step when zipper-run ends, however (die_with_parent).
+        proc = subprocess.Popen(cmds[c], stdin=subprocess.PIPE, env=env, start_new_session=True,
+                                preexec_fn=die_with_parent())
         r.procs[c] = proc
         try:
             proc.stdin.write(line)

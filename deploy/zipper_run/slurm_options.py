@@ -27,6 +27,8 @@ def validate(o):
     for j in (o.slurm_job_a, o.slurm_job_b):
         if j and not is_posint(j):
             raise UsageError(f"--slurm-job-a/-b must be a Slurm job id, got '{j}'")
+    if o.slurm_cancel_on_failure and not o.slurm_job_b:
+        raise UsageError("--slurm-cancel-on-failure is for two allocations: give --slurm-job-b too")
     if (o.slurm_conf_a or o.slurm_job_a) and not o.slurm_job_b:
         raise UsageError("--slurm-job-a/--slurm-conf-a are for two allocations: give --slurm-job-b too")
     for bad, flag in ((o.hostfile_a or o.hostfile_b, "--hostfile-a/-b"), (o.zipper_host, "--zipper-host"),

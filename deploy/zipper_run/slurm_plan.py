@@ -25,10 +25,42 @@ def _site_pins(o, p, self_dir):
     return site_keys.keys_for(o, brs, self_dir)
 
 
+def check_components(comps, site, x, y):
+    """Before any rank starts: Fatal in zipper's words when -x/-y ask for
+    more ranks than a cluster's allocation has tasks, or when a component
+    holds nodes (or is in a partition) that the site configuration puts in
+    the other cluster (components given in the wrong order)."""
+    for c, n, opt in (("A", x, "-x"), ("B", y, "-y")):
+        comp = comps[c]
+        if n > comp.ntasks:
+            raise Fatal(f"--slurm: {opt} {n} asks for more ranks than the {comp.ntasks} task(s) of cluster "
+                        f"{c}'s allocation ({comp.describe()}): ask for at most {comp.ntasks}, or allocate more")
+    known = site.clusters or {}
+    for c in ("A", "B"):
+        comp, other = comps[c], "B" if c == "A" else "A"
+        what = (f"component {comp.het_group}" if comp.het_group >= 0 else f"job {comp.job_id}") + \
+            f" (cluster {c}'s ranks)"
+        mine, theirs = known.get(c), known.get(other)
+        for node in comp.nodes:
+            if (theirs and node in theirs.nodes) or (mine and mine.nodes and node not in mine.nodes):
+                where = f"cluster {other}'s" if theirs and node in theirs.nodes else f"not cluster {c}'s"
+                raise Fatal(f"--slurm: {what} has node {node}, which the site configuration ({site.path}) "
+                            f"names {where}: components in the wrong order? cluster A is component 0 "
+                            "(salloc -p A ... : -p B ...)")
+        part = comp.partition
+        if part and ((theirs and part in theirs.partitions) or (mine and mine.partitions and part not in mine.partitions)):
+            raise Fatal(f"--slurm: {what} is in partition {part}, which the site configuration ({site.path}) "
+                        f"does not give cluster {c}: components in the wrong order? cluster A is component 0 "
+                        "(salloc -p A ... : -p B ...)")
+
+
 def plan_bridges(o, comps, site, self_dir=""):
     """Where the forwarders are (Plan); Fatal when there are none, the
-    site configuration lacks what the job needs, or a site zipperd's key is
-    pinned nowhere."""
+    site configuration lacks what the job needs (or is missing), or a site
+    zipperd's key is pinned nowhere."""
+    if site.missing and not o.fwd_a:
+        raise Fatal(f"--slurm: no site configuration: '{site.path}' does not exist; it names the bridge "
+                    "nodes (docs/slurm.md): give --slurm-site FILE or set $ZIPPER_SLURM_SITE")
     p = Plan()
     if "bridge" in comps:
         comp = comps["bridge"]

@@ -1,4 +1,4 @@
-"""The secrets of a --slurm run: the job secret (the caller's or a fresh one)
+"""The secrets of a --slurm run: the job secret (the caller's file or a fresh one)
 and a fresh X25519 host key per bridge node for the per-job zipperd.
 
 The job secret reaches the ranks through srun's standard input only
@@ -15,12 +15,20 @@ from .errors import Fatal
 SECRET_VARS = ("MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_JOB_SECRET_FD")
 
 
+def refuse_exported_secret(environ):
+    """Fatal when MMPI_JOB_SECRET is in the environment: Slurm saves the
+    environment of every job (slurmctld's StateSaveLocation, slurmdbd with
+    AccountingStoreFlags=job_env), so a secret there is on record."""
+    if "MMPI_JOB_SECRET" in environ:
+        raise Fatal("--slurm will not take MMPI_JOB_SECRET from the environment, which Slurm saves with "
+                    "the job (slurmctld's state, slurmdbd's job_env): unset it and give the secret in a "
+                    "mode-0600 file named by MMPI_JOB_SECRET_FILE, or let zipper-run make one")
+
+
 def job_secret():
-    """The job secret (64 hex digits): the caller's MMPI_JOB_SECRET or
-    MMPI_JOB_SECRET_FILE, else a fresh one."""
-    if os.environ.get("MMPI_JOB_SECRET"):
-        s = os.environ["MMPI_JOB_SECRET"].strip()
-    elif os.environ.get("MMPI_JOB_SECRET_FILE"):
+    """The job secret (64 hex digits): read from MMPI_JOB_SECRET_FILE, else a
+    fresh one. (An exported MMPI_JOB_SECRET is refused first.)"""
+    if os.environ.get("MMPI_JOB_SECRET_FILE"):
         path = os.environ["MMPI_JOB_SECRET_FILE"]
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

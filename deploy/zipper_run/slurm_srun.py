@@ -11,7 +11,7 @@ import time
 
 from . import addresses, zipperd
 from .errors import Fatal
-from .processes import SIGNALS, status
+from .processes import SIGNALS, die_with_parent, status
 from .slurm_secrets import SECRET_VARS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,7 +71,7 @@ def start_bridges(o, r, p, zbin, keys):
     brs = []
     for i, (a, b) in enumerate(zip(p.fwd_a, p.fwd_b), 1):
         br = zipperd.Bridge(i, a, b)
-        br.log, br.log_is_default, br.started = log, not o.zipperd_log, True
+        br.log, br.log_is_default, br.started, br.step = log, not o.zipperd_log, True, True
         brs.append(br)
     r.bridges = brs
     env = {k: v for k, v in (comp.env or os.environ).items() if k not in SECRET_VARS}
@@ -79,13 +79,15 @@ def start_bridges(o, r, p, zbin, keys):
         old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
         try:
             proc = subprocess.Popen(bridge_cmd(o, comp, p, zbin), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=logf, env=env, start_new_session=True)
+                                    stderr=logf, env=env, start_new_session=True, preexec_fn=die_with_parent())
             brs[0].proc = proc
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    # The keys, then END; standard input stays open while the job runs: its
+    # end is what stops the per-job zipperd (zipperd.stop, slurm_bridge.py).
     try:
-        proc.stdin.write("".join(f"{n} {sk}\n" for n, (sk, _) in zip(p.nodes, keys)).encode())
-        proc.stdin.close()
+        proc.stdin.write("".join(f"{n} {sk}\n" for n, (sk, _) in zip(p.nodes, keys)).encode() + b"END\n")
+        proc.stdin.flush()
     except BrokenPipeError:
         pass
     return proc

@@ -47,6 +47,7 @@ class Bridge:
     log_shown: bool = False
     listen: list = field(default_factory=list)
     node: str = ""  # emulated bridge node namespace (its cgroup)
+    step: bool = False  # proc is the srun step of per-job zipperd (slurm_bridge.py)
 
 
 def _listen_args(specs):
@@ -329,6 +330,27 @@ def _stop_remote(o, br):
         _ssh_run(o, f"rm -f {d}/zipperd.pid {d}/launched.pid {d}/host_key {d}/host_key.pub; rmdir {d}")
 
 
+def _stop_step(br, proc):
+    """Stop the per-job zipperd step by closing its standard input: each
+    node's slurm_bridge.py then stops its zipperd and the step ends with
+    status 0. SIGTERM to srun only when that takes too long (srun answers it
+    with SIGKILL to the step's tasks)."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        rc = proc.wait(timeout=2 * KILL_AFTER)
+    except subprocess.TimeoutExpired:
+        say(f"the zipperd step (srun) did not end within {2 * KILL_AFTER} s of the end of its input; "
+            "stopping it with SIGTERM")
+        proc.terminate()
+        rc = wait_or_kill(proc, KILL_AFTER)
+    rc = 128 - rc if rc < 0 else rc
+    if rc != 0:
+        say(f"the zipperd step (srun) ended with status {rc} at shutdown (log: {br.log})")
+
+
 def stop(o, br):
     """Stop bridge node br's zipperd if zipper-run started it (TERM, KILL after 5 s)."""
     proc, br.proc = br.proc, None
@@ -343,6 +365,9 @@ def stop(o, br):
             wait_or_kill(proc, KILL_AFTER)
         return
     if not proc:
+        return
+    if br.step:
+        _stop_step(br, proc)
         return
     if proc.poll() is None:
         proc.terminate()

@@ -95,12 +95,21 @@ class TwoAllocations(unittest.TestCase):
         self.assertNotIn("SLURM_NTASKS", c["B"].env)  # the enclosing job's variables stay out
         self.assertEqual(self.cancelled, [])
 
-    def test_never_starts_cancels_both(self):
+    def test_never_starts_cancels_both_when_asked(self):
         self.states = {"4": "RUNNING", "5": "PENDING"}
-        with self.assertRaisesRegex(Fatal, r"cluster B \(job 5\) did not start within 1 s"):
+        with self.assertRaisesRegex(Fatal, r"cluster B \(job 5\) did not start within 1 s .*; cancelled jobs 4 and 5"):
             slurm.from_jobs("4", None, "5", None, 1, {}, sleep=lambda s: setattr(self, "t", self.t + s),
-                            now=lambda: self.t)
+                            now=lambda: self.t, cancel_on_failure=True)
         self.assertEqual(sorted(self.cancelled), ["4", "5"])
+
+    def test_healthy_allocation_is_not_cancelled(self):
+        # B never starts, or B ended: A runs, and is the user's.
+        for b_state, why in (("PENDING", "did not start within 1 s .*"), ("COMPLETED", r"ended \(COMPLETED\)")):
+            self.states, self.t = {"4": "RUNNING", "5": b_state}, 0.0
+            with self.assertRaisesRegex(Fatal, rf"cluster B \(job 5\) {why}; no job cancelled"):
+                slurm.from_jobs("4", None, "5", None, 1, {}, sleep=lambda s: setattr(self, "t", self.t + s),
+                                now=lambda: self.t)
+            self.assertEqual(self.cancelled, [])
 
 
 class Site(unittest.TestCase):
@@ -186,6 +195,89 @@ class Launch(unittest.TestCase):
             r = subprocess.run([os.path.join(BIN, "zipperd"), "--print-host-key", "--host-key", path],
                                stdout=subprocess.PIPE, text=True, check=True)
             self.assertEqual(r.stdout.strip(), keys[0][1])
+
+
+class Mistakes(unittest.TestCase):
+    """Each mistake gets one error in zipper's words before any rank starts."""
+
+    SITE = ('[cluster_a]\nnodes = "a[1-4]"\npartitions = ["pa"]\n'
+            '[cluster_b]\nnodes = "b[01-04]"\npartitions = ["pb"]\n')
+
+    def test_more_ranks_than_tasks(self):
+        comps = slurm.from_hetjob(HET_ENV)  # A: 3 tasks, B: 6
+        slurm_plan.check_components(comps, slurm_site.parse(""), 3, 6)
+        with self.assertRaisesRegex(Fatal, r"-x 4 asks for more ranks than the 3 task\(s\) of cluster A"):
+            slurm_plan.check_components(comps, slurm_site.parse(""), 4, 6)
+        with self.assertRaisesRegex(Fatal, r"-y 7 asks for more ranks than the 6 task\(s\) of cluster B"):
+            slurm_plan.check_components(comps, slurm_site.parse(""), 1, 7)
+
+    def test_components_in_the_wrong_order(self):
+        site = slurm_site.parse(self.SITE)
+        slurm_plan.check_components(slurm.from_hetjob(HET_ENV), site, 1, 1)
+        swapped = dict(HET_ENV, SLURM_JOB_NODELIST_HET_GROUP_0="b[01-02]", SLURM_JOB_NODELIST_HET_GROUP_1="a[1-2]")
+        with self.assertRaisesRegex(Fatal, r"component 0 \(cluster A's ranks\) has node b01, which the site "
+                                           r"configuration .* names cluster B's: components in the wrong order"):
+            slurm_plan.check_components(slurm.from_hetjob(swapped), site, 1, 1)
+        parts = dict(HET_ENV, SLURM_JOB_PARTITION_HET_GROUP_0="pb")
+        with self.assertRaisesRegex(Fatal, r"component 0 \(cluster A's ranks\) is in partition pb, which"):
+            slurm_plan.check_components(slurm.from_hetjob(parts), slurm_site.parse(
+                '[cluster_b]\npartitions = ["pb"]\n'), 1, 1)
+        with self.assertRaisesRegex(Fatal, "cluster_a.nodes must be a Slurm host list"):
+            slurm_site.parse('[cluster_a]\nnodes = "a[1-"\n')
+
+    def test_missing_site_file_is_named(self):
+        o = parsed("--slurm", "--", "prog")
+        with tempfile.TemporaryDirectory() as d:
+            site = slurm_site.load(os.path.join(d, "slurm.toml"), False)
+            with self.assertRaisesRegex(Fatal, r"no site configuration: '.*slurm.toml' does not exist"):
+                slurm_plan.plan_bridges(o, slurm.from_hetjob(HET_ENV), site)
+
+    def test_exported_secret_is_refused(self):
+        from zipper_run import slurm_secrets as sec
+        with self.assertRaisesRegex(Fatal, "will not take MMPI_JOB_SECRET from the environment.*"
+                                           "MMPI_JOB_SECRET_FILE"):
+            sec.refuse_exported_secret({"MMPI_JOB_SECRET": "ab" * 32})
+        sec.refuse_exported_secret({"MMPI_JOB_SECRET_FILE": "/x"})
+
+
+class BridgeWrapper(unittest.TestCase):
+    """slurm_bridge.py with a stand-in zipperd: the key and pid file are gone
+    once it reports READY, and the end of its standard input stops zipperd
+    (status 0), so a step that srun SIGKILLs later leaves nothing behind."""
+
+    FAKE = ("import os,signal,sys,time\n"
+            "a=sys.argv; key=open(a[a.index('--host-key')+1]).read().strip(); pid=a[a.index('--pid-file')+1]\n"
+            "open(os.environ['FAKE_OUT'],'w').write(key)\n"
+            "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+            "open(pid,'w').write(str(os.getpid()))\n"
+            "while True: time.sleep(1)\n")
+
+    def start(self, d):
+        fake = os.path.join(d, "fake-zipperd")
+        with open(fake, "w") as f:
+            f.write(f"#!{sys.executable}\n" + self.FAKE)
+        os.chmod(fake, 0o755)
+        tmp = os.path.join(d, "tmp")
+        os.mkdir(tmp)
+        env = dict(os.environ, TMPDIR=tmp, SLURMD_NODENAME="n1", FAKE_OUT=os.path.join(d, "key-seen"))
+        p = subprocess.Popen([sys.executable, os.path.join(BIN, "zipper_run", "slurm_bridge.py"), fake,
+                              "n1,127.0.0.1:1,127.0.0.1:2", "--"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=env)
+        p.stdin.write(f"n0 {'11' * 32}\nn1 {'ab' * 32}\nEND\n".encode())
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), b"READY n1\n")
+        with open(env["FAKE_OUT"]) as f:
+            self.assertEqual(f.read(), "ab" * 32)  # its own node's key, and only that
+        self.assertEqual(os.listdir(tmp), [], "the private directory is gone once zipperd is ready")
+        return p, tmp
+
+    def test_end_of_input_stops_zipperd_and_nothing_is_left(self):
+        with tempfile.TemporaryDirectory() as d:
+            p, tmp = self.start(d)
+            p.stdin.close()
+            self.assertEqual(p.wait(timeout=20), 0)
+            p.stdout.close()
+            self.assertEqual(os.listdir(tmp), [])
 
 
 class RankWrapper(unittest.TestCase):
