@@ -29,6 +29,7 @@ class Run:
         self.bridges = []
         self.procs = {}
         self.sigs = None
+        self.keep = []  # open files to close at the very end (the unnamed zipperd log of --slurm)
 
 
 def _secret_var():
@@ -245,6 +246,8 @@ def _cleanup(r, code):
             zipperd.show_log(br.log, 20)
     if r.work and not r.o.dry_run and os.path.isdir(r.work):
         shutil.rmtree(r.work, ignore_errors=True)
+    for f in r.keep:
+        f.close()
 
 
 def _transparent_env(o, self_dir):

@@ -16,7 +16,6 @@ argument or a file. zipperd never gets it.
 import os
 import secrets
 import subprocess
-import tempfile
 
 from . import addresses, site_keys, slurm_allocations, slurm_site, supervise
 from .errors import PROG, Fatal
@@ -25,7 +24,7 @@ from .processes import die_with_parent
 from .shell_quote import quote_cmd
 from .slurm_plan import check_components, check_reachable, plan_bridges
 from .slurm_secrets import job_secret, make_keys, refuse_exported_secret
-from .slurm_srun import bridge_cmd, rank_env, srun_cmd, start_bridges, wait_bridges
+from .slurm_srun import StepErrors, bridge_cmd, rank_env, srun_cmd, start_bridges, wait_bridges
 
 
 def _components(o):
@@ -82,10 +81,6 @@ def run(r, transparent_env=None):
     if o.dry_run:
         _dry_run(o, comps, p, cmds, bridge_cmd(o, p.per_job, p, zbin) if p.per_job else None)
         return 0
-    try:
-        r.work = tempfile.mkdtemp(prefix="zipper-run.", dir=os.environ.get("TMPDIR") or "/tmp")
-    except OSError as e:
-        raise Fatal(f"cannot create a temp dir: {e.strerror}") from None
     # Everything starts at once: the ranks retry their connection until zipperd
     # listens (MMPI_CONNECT_TIMEOUT), and a bridge node that fails ends the
     # run with its own one-line error (cleanup stops the steps).
@@ -95,11 +90,13 @@ def run(r, transparent_env=None):
         p.keys = [pk for _, pk in keys]
         bproc = start_bridges(o, r, p, zbin, keys)
     line = (secret + "\n").encode()
+    errors = {}
     for c in ("A", "B"):
         env = rank_env(o, comps[c].env or os.environ, c, p, job_id, x, y, preload)
         # srun ends its step when zipper-run ends, however (die_with_parent).
-        proc = subprocess.Popen(cmds[c], stdin=subprocess.PIPE, env=env, start_new_session=True,
-                                preexec_fn=die_with_parent())
+        proc = subprocess.Popen(cmds[c], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                start_new_session=True, preexec_fn=die_with_parent())
+        errors[c] = StepErrors(proc.stderr)
         r.procs[c] = proc
         try:
             proc.stdin.write(line)
@@ -111,4 +108,4 @@ def run(r, transparent_env=None):
     else:
         check_reachable(p)  # after the launch: its round trips overlap the ranks' start
     r.sigs.running = True
-    return supervise.supervise(o, r.procs, r.bridges, r.sigs)
+    return supervise.supervise(o, r.procs, r.bridges, r.sigs, lambda c: errors[c].status())

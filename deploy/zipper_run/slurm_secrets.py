@@ -9,6 +9,7 @@ argument or a file. zipperd never gets it.
 import os
 import secrets
 import subprocess
+import tempfile
 
 from .errors import Fatal
 
@@ -66,9 +67,9 @@ def _x25519_public(secret):
 
 def make_keys(o, r, p, zbin):
     """A fresh host key per bridge node for this job: [(secret hex, public hex)].
-    Made here (libsodium, else `zipperd --print-host-key` in the private run
-    directory) so that the ranks can start with the keys pinned while the
-    per-job zipperd starts."""
+    Made here (libsodium, else `zipperd --print-host-key` in a private
+    directory removed at once) so that the ranks can start with the keys
+    pinned while the per-job zipperd starts."""
     out = []
     for i, node in enumerate(p.nodes, 1):
         sk = secrets.token_bytes(32)
@@ -76,12 +77,12 @@ def make_keys(o, r, p, zbin):
         if pk:
             out.append((sk.hex(), pk))
             continue
-        path = os.path.join(r.work, f"host_key.{i}")
-        k = subprocess.run([zbin, "--print-host-key", "--host-key", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=30, check=False)
-        if k.returncode != 0:
-            raise Fatal(f"cannot make a host key for bridge node {node}: {k.stderr.strip()}")
-        with open(path) as f:
-            out.append((f.read().strip(), k.stdout.strip()))
-        os.unlink(path)
+        with tempfile.TemporaryDirectory(prefix="zipper-run.") as d:
+            path = os.path.join(d, "host_key")
+            k = subprocess.run([zbin, "--print-host-key", "--host-key", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=30, check=False)
+            if k.returncode != 0:
+                raise Fatal(f"cannot make a host key for bridge node {node}: {k.stderr.strip()}")
+            with open(path) as f:
+                out.append((f.read().strip(), k.stdout.strip()))
     return out

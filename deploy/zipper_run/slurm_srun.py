@@ -3,10 +3,13 @@ zipper-slurm-rank, which reads the job secret from standard input) and the
 per-job zipperd step on hetjob component 2 (slurm_bridge.py)."""
 
 import os
+import re
 import select
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 from . import addresses, zipperd
@@ -39,6 +42,67 @@ def rank_env(o, environ, cluster, p, job_id, x, y, preload):
     return env
 
 
+# srun's report of a task that failed: "srun: error: NODE: task 3: Exited
+# with exit code 2", or the signal's description ("task 0: Segmentation
+# fault (core dumped)").
+_TASK_END = re.compile(r"srun: error: [^:]+: tasks? [0-9,\-]+: (.+)")
+_SIGNAL_NAMES = {signal.strsignal(s): int(s) for s in signal.Signals if signal.strsignal(s)}
+
+
+def task_status(line):
+    """The exit status (128+N for signal N) that an srun error line reports
+    for a task, or None when the line is no such report."""
+    m = _TASK_END.search(line)
+    if not m:
+        return None
+    what = m.group(1).strip()
+    code = re.fullmatch(r"Exited with exit code ([0-9]+)", what)
+    if code:
+        return int(code.group(1))
+    sig = _SIGNAL_NAMES.get(what.removesuffix(" (core dumped)"))
+    return 128 + sig if sig else None
+
+
+class StepErrors:
+    """Copies an srun step's standard error to ours as it comes and keeps
+    the first failing task's status that srun reports there."""
+
+    def __init__(self, pipe):
+        self.first = None
+        self._fd = pipe.fileno()
+        self._pipe = pipe
+        self._thread = threading.Thread(target=self._copy, daemon=True)
+        self._thread.start()
+
+    def _copy(self):
+        tail = b""
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            try:
+                os.write(2, chunk)
+            except OSError:
+                pass
+            if self.first is None:
+                lines = (tail + chunk).split(b"\n")
+                tail = lines.pop()[-4096:]
+                for line in lines:
+                    rc = task_status(line.decode(errors="replace")) if b"srun: error:" in line else None
+                    if rc:
+                        self.first = rc
+                        break
+        self._pipe.close()
+
+    def status(self, timeout=2.0):
+        """The first failing task's status once srun ended (its last words read), or None."""
+        self._thread.join(timeout)
+        return self.first
+
+
 def srun_cmd(o, comp, np, mpi, rank_wrapper):
     """argv of the srun step of one cluster: np ranks in `comp`, each the rank
     wrapper that reads the secret from stdin and execs the program."""
@@ -67,7 +131,16 @@ def start_bridges(o, r, p, zbin, keys):
     """Start the per-job zipperd step (each node's secret key on its stdin);
     returns the Popen. Its READY lines are awaited by wait_bridges()."""
     comp = p.per_job
-    log = os.path.join(r.work, "zipperd.log") if not o.zipperd_log else o.zipperd_log
+    if o.zipperd_log:
+        log = o.zipperd_log
+        logf = open(log, "ab")
+    else:
+        # A file without a name (O_TMPFILE, else unlinked at once): nothing
+        # of the job stays behind even when zipper-run is SIGKILLed; it is
+        # read back through /proc/self/fd while zipper-run runs.
+        logf = tempfile.TemporaryFile(dir=os.environ.get("TMPDIR") or "/tmp")
+        r.keep.append(logf)
+        log = f"/proc/self/fd/{logf.fileno()}"
     brs = []
     for i, (a, b) in enumerate(zip(p.fwd_a, p.fwd_b), 1):
         br = zipperd.Bridge(i, a, b)
@@ -75,14 +148,15 @@ def start_bridges(o, r, p, zbin, keys):
         brs.append(br)
     r.bridges = brs
     env = {k: v for k, v in (comp.env or os.environ).items() if k not in SECRET_VARS}
-    with open(log, "ab") as logf:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-        try:
-            proc = subprocess.Popen(bridge_cmd(o, comp, p, zbin), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=logf, env=env, start_new_session=True, preexec_fn=die_with_parent())
-            brs[0].proc = proc
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        proc = subprocess.Popen(bridge_cmd(o, comp, p, zbin), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=logf, env=env, start_new_session=True, preexec_fn=die_with_parent())
+        brs[0].proc = proc
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if o.zipperd_log:
+            logf.close()
     # The keys, then END; standard input stays open while the job runs: its
     # end is what stops the per-job zipperd (zipperd.stop, slurm_bridge.py).
     try:

@@ -79,9 +79,13 @@ def _term(procs, sig=signal.SIGTERM):
                 pass
 
 
-def supervise(o, clusters, bridges, sigs):
+def supervise(o, clusters, bridges, sigs, rank_status=None):
     """Wait for the launchers of `clusters` ({'A': Popen, 'B': Popen}) while
-    watching our zipperd (`bridges`). Returns the exit status."""
+    watching our zipperd (`bridges`). Returns the exit status.
+    rank_status(name): the status of the first failing rank of cluster
+    `name`, when its launcher knows better than its own exit status (srun
+    reports the highest status of all its tasks, such as 143 for the ranks
+    it killed after the first one failed), else None."""
     live = dict(clusters)  # name -> Popen
     for br in bridges:
         if br.proc:
@@ -140,6 +144,8 @@ def supervise(o, clusters, bridges, sigs):
                 if rc is None:
                     continue
                 rc = status(rc)
+                if rc != 0 and rank_status and name in ("A", "B"):
+                    rc = rank_status(name) or rc
                 del live[name]
                 if fds.get(name) is not None:
                     os.close(fds.pop(name))

@@ -240,6 +240,18 @@ class Mistakes(unittest.TestCase):
         sec.refuse_exported_secret({"MMPI_JOB_SECRET_FILE": "/x"})
 
 
+class StepStatus(unittest.TestCase):
+    def test_first_failing_task_from_srun_errors(self):
+        # srun exits with the highest status of its tasks (143 for those it
+        # killed); zipper-run reports the first failing rank's from these lines.
+        t = slurm_srun.task_status
+        self.assertEqual(t("srun: error: clusterA1: task 0: Exited with exit code 3"), 3)
+        self.assertEqual(t("srun: error: n1: tasks 1-3: Killed"), 137)
+        self.assertEqual(t("srun: error: n1: task 2: Segmentation fault (core dumped)"), 139)
+        self.assertIsNone(t("srun: error: Timed out waiting for job step to complete"))
+        self.assertIsNone(t("task 0: Exited with exit code 3"))  # a rank's own output
+
+
 class BridgeWrapper(unittest.TestCase):
     """slurm_bridge.py with a stand-in zipperd: the key and pid file are gone
     once it reports READY, and the end of its standard input stops zipperd
