@@ -1,8 +1,8 @@
 """The site's Slurm configuration for zipper: bridge nodes, their addresses and host keys.
 
-A TOML file (docs/slurm.md), found at --slurm-site FILE, else
-$ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml beside the installed
-zipper-run:
+A TOML file (docs/slurm.md; deploy/slurm/slurm.toml is the installed
+example), found at --slurm-site FILE, else $ZIPPER_SLURM_SITE, else
+/etc/zipper/slurm.toml (prefix /usr) or PREFIX/etc/zipper/slurm.toml:
 
     mpi = "pmix"                       # srun --mpi type (default: pmix)
 
@@ -72,10 +72,14 @@ class Site:
 
 
 def default_path(self_dir):
+    """$ZIPPER_SLURM_SITE, else where the install put the example: /etc/zipper
+    for the /usr prefix (the package), PREFIX/etc/zipper otherwise."""
     env = os.environ.get("ZIPPER_SLURM_SITE")
     if env:
         return env
-    return os.path.normpath(os.path.join(self_dir, "..", "etc", "zipper", "slurm.toml"))
+    prefix = os.path.normpath(os.path.join(self_dir, ".."))
+    etc = "/etc" if prefix == "/usr" else os.path.join(prefix, "etc")
+    return os.path.join(etc, "zipper", "slurm.toml")
 
 
 def _addr(path, node, key, value):

@@ -227,7 +227,7 @@ def salloc_no_shell(t, cluster, *args):
     r = t.run(["salloc", "--no-shell"] + list(args), cluster, timeout=60)
     m = re.search(r"Granted job allocation ([0-9]+)", r.stderr)
     if not m:
-        fail(f"salloc --no-shell {args}: {r.stderr}")
+        fail(f"salloc --no-shell {args}: {r.stderr}\n{t.emu.logs()}")
     return m.group(1)
 
 

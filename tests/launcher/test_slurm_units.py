@@ -127,6 +127,21 @@ class Site(unittest.TestCase):
             with self.assertRaisesRegex(Fatal, key):
                 slurm_site.parse(text)
 
+    def test_installed_example(self):
+        # deploy/slurm/slurm.toml: all commented out it names nothing; uncommented it parses.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "slurm", "slurm.toml")
+        with open(path) as f:
+            text = f.read()
+        self.assertEqual((slurm_site.parse(text).bridges, slurm_site.parse(text).clusters), ([], {}))
+        lines = [ln[1:] for ln in text.splitlines() if ln.startswith("#") and not ln.startswith("# ")
+                 and not ln.startswith("#  ") and ln != "#"]
+        s = slurm_site.parse("\n".join(lines).replace("<64 hex digits>", "ab" * 32))
+        self.assertEqual((s.mpi, s.bridge("bridge01").job_a.port, s.clusters["B"].partitions),
+                         ("pmix", 7471, ["clusterB"]))
+        os.environ.pop("ZIPPER_SLURM_SITE", None)
+        self.assertEqual(slurm_site.default_path("/usr/bin"), "/etc/zipper/slurm.toml")
+        self.assertEqual(slurm_site.default_path("/opt/z/bin"), "/opt/z/etc/zipper/slurm.toml")
+
     def test_file_others_may_write_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "slurm.toml")
