@@ -48,7 +48,8 @@ def _ensure_emulation(o):
     k = int(o.zippers)
     if emulation_topology.count_zippers() == 0:
         return True
-    ha, hb, hz = emulation_topology.count_nodes("A"), emulation_topology.count_nodes("B"), emulation_topology.count_zippers()
+    ha, hb = emulation_topology.count_nodes("A"), emulation_topology.count_nodes("B")
+    hz = emulation_topology.count_zippers()
     na, nb = int(o.nodes_a), int(o.nodes_b)
     if ha < na or hb < nb or hz < k:
         raise Fatal(f"the emulation has {ha} node(s) in cluster A, {hb} in cluster B and {hz} "

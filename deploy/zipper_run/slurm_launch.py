@@ -108,4 +108,11 @@ def run(r, transparent_env=None):
     else:
         check_reachable(p)  # after the launch: its round trips overlap the ranks' start
     r.sigs.running = True
-    return supervise.supervise(o, r.procs, r.bridges, r.sigs, lambda c: errors[c].status())
+    try:
+        return supervise.supervise(o, r.procs, r.bridges, r.sigs, lambda c: errors[c].status())
+    finally:
+        # The last of an ended step's standard error (its ranks' too) is
+        # copied out before zipper-run exits.
+        for c, e in errors.items():
+            if r.procs[c].poll() is not None:
+                e.status(5.0)
