@@ -11,8 +11,12 @@ import subprocess
 import sys
 import tempfile
 
-from . import emulation, mpirun, options, site_keys, slurm_launch, supervise, version, zipperd
-from .util import PROG, Fatal, UsageError, find_bin, quote_cmd, say
+from . import (emulation_cgroups, emulation_lock, emulation_topology, mpirun, options, site_keys, slurm_launch,
+               supervise, version, zipperd)
+from .errors import PROG, Fatal, UsageError, say
+from .locate import find_bin
+from .processes import KILL_AFTER, wait_or_kill
+from .shell_quote import quote_cmd
 
 
 class Run:
@@ -25,6 +29,7 @@ class Run:
         self.bridges = []
         self.procs = {}
         self.sigs = None
+        self.keep = []  # open files to close at the very end (the unnamed zipperd log of --slurm)
 
 
 def _secret_var():
@@ -39,11 +44,12 @@ def _secret_var():
 
 def _ensure_emulation(o):
     """True if the emulation must be created; Fatal if it is too small."""
-    emulation.wait_unlocked()
+    emulation_lock.wait_unlocked()
     k = int(o.zippers)
-    if emulation.count_zippers() == 0:
+    if emulation_topology.count_zippers() == 0:
         return True
-    ha, hb, hz = emulation.count_nodes("A"), emulation.count_nodes("B"), emulation.count_zippers()
+    ha, hb = emulation_topology.count_nodes("A"), emulation_topology.count_nodes("B")
+    hz = emulation_topology.count_zippers()
     na, nb = int(o.nodes_a), int(o.nodes_b)
     if ha < na or hb < nb or hz < k:
         raise Fatal(f"the emulation has {ha} node(s) in cluster A, {hb} in cluster B and {hz} "
@@ -63,7 +69,7 @@ def _preexec(cgroup_procs):
     """In the child, before exec: join the emulated node's cgroup (if any)."""
     if not cgroup_procs:
         return None
-    return lambda: emulation.join_cgroup(cgroup_procs)
+    return lambda: emulation_cgroups.join_cgroup(cgroup_procs)
 
 
 def _run(r):
@@ -162,14 +168,14 @@ def _run(r):
                 say(f"warning: --no-zipperd but no zipperd answers at {br.fwd_a.text}")
 
     if o.mode == "emulated":
-        fair = all(emulation.node_cgroup(h) for h in heads.values())
+        fair = all(emulation_cgroups.node_cgroup(h) for h in heads.values())
         if not fair:
             say("note: no per-node cgroups from zipper-emulate (cgroup v2 unavailable?); "
                 "each mpirun runs in a session of its own instead")
     r.sigs.running = True
     for c in ("A", "B"):
         if c in cmds:
-            cg = emulation.node_cgroup(heads[c]) if o.mode == "emulated" else None
+            cg = emulation_cgroups.node_cgroup(heads[c]) if o.mode == "emulated" else None
             # Each mpirun in a session of its own (an autogroup of its own).
             r.procs[c] = subprocess.Popen(cmds[c], stdin=None if c == "A" else subprocess.DEVNULL,
                                           start_new_session=True, preexec_fn=_preexec(cg))
@@ -190,8 +196,8 @@ def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
             print("# emulation missing; would create it:")
             print(quote_cmd(_emulate_cmd(emulate_bin or "zipper-emulate", o)))
         else:
-            print(f"# emulation present: {emulation.count_nodes('A')} node(s) in A, "
-                  f"{emulation.count_nodes('B')} in B, {emulation.count_zippers()} bridge node(s)")
+            print(f"# emulation present: {emulation_topology.count_nodes('A')} node(s) in A, "
+                  f"{emulation_topology.count_nodes('B')} in B, {emulation_topology.count_zippers()} bridge node(s)")
     if will_start:
         for br in r.bridges:
             if o.mode == "cluster":
@@ -228,7 +234,7 @@ def _cleanup(r, code):
     for p in live:
         p.terminate()
     for p in live:
-        zipperd.wait_or_kill(p, options.KILL_AFTER)
+        wait_or_kill(p, KILL_AFTER)
     for br in r.bridges:
         zipperd.stop(r.o, br)
     for br in r.bridges:
@@ -241,6 +247,8 @@ def _cleanup(r, code):
             zipperd.show_log(br.log, 20)
     if r.work and not r.o.dry_run and os.path.isdir(r.work):
         shutil.rmtree(r.work, ignore_errors=True)
+    for f in r.keep:
+        f.close()
 
 
 def _transparent_env(o, self_dir):

@@ -7,8 +7,8 @@ zipper-run's own value and never shows it on a command line (ps).
 import os
 import re
 
-from . import addresses, emulation
-from .util import ncpus
+from . import addresses, emulation_topology
+from .cpus import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
@@ -95,7 +95,7 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=No
     cmd = []
     if o.mode == "emulated":
         cmd = ["ip", "netns", "exec", head, "unshare", "--uts"]
-        cpu = None if o.no_pin else emulation.cpu_for_host(head)
+        cpu = None if o.no_pin else emulation_topology.cpu_for_host(head)
         if cpu is not None:
             cmd += ["taskset", "-c", str(cpu)]
         cmd += ["sh", "-c", 'hostname "$0" && exec "$@"', head]

@@ -11,8 +11,8 @@ import os
 import re
 import sys
 
-from . import emulation
-from .util import quote_cmd
+from . import emulation_cgroups, emulation_topology
+from .shell_quote import quote_cmd
 
 PROG = "zipper-netns-rsh"
 
@@ -90,19 +90,19 @@ def main(argv):
         _fail(f"no command given for {host} (interactive login is not supported)")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", host):
         _fail(f"invalid host name '{host}'")
-    if not emulation.netns_exists(host):
+    if not emulation_topology.netns_exists(host):
         _fail(f"no network namespace '{host}' (is the emulation up? see zipper-emulate status)")
     cmd = ["ip", "netns", "exec", host, "unshare", "--uts"]
     if os.environ.get("ZIPPER_RSH_NO_PIN", "0") != "1":
-        cpu = emulation.cpu_for_host(host)
+        cpu = emulation_topology.cpu_for_host(host)
         if cpu is not None:
             cmd += ["taskset", "-c", str(cpu)]
     cmd += ["sh", "-c", f"hostname {host} && {' '.join(args)}"]
     if os.environ.get("ZIPPER_RSH_DEBUG", "0") == "1":
         print(f"{PROG}: {quote_cmd(cmd)}", file=sys.stderr)
-    cg = emulation.node_cgroup(host)
+    cg = emulation_cgroups.node_cgroup(host)
     if cg:
-        emulation.join_cgroup(cg)
+        emulation_cgroups.join_cgroup(cg)
     try:
         os.setsid()  # an autogroup of its own, even without cgroups
     except OSError:

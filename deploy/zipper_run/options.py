@@ -10,10 +10,12 @@ import re
 from dataclasses import dataclass, field
 
 from . import addresses
-from .util import PROG, UsageError, Fatal, is_posint, is_u64, is_uint
+from . import slurm_options
+from .errors import PROG, Fatal, UsageError
+from .integers import is_posint, is_u64, is_uint
+from .processes import KILL_AFTER
 
 DEFAULT_PORT = 7470
-KILL_AFTER = 5  # seconds between SIGTERM and SIGKILL
 MAX_ZIPPERS = 64
 
 USAGE = f"""\
@@ -64,7 +66,9 @@ Slurm (docs/slurm.md):
     --slurm-conf-a FILE   SLURM_CONF of each cluster (default: the environment's)
     --slurm-conf-b FILE
     --slurm-wait SECONDS  wait for both allocations to run (default 300); if one
-                          does not, both are cancelled
+                          does not, zipper-run fails and cancels nothing unless:
+    --slurm-cancel-on-failure
+                          cancel both allocations when one never runs or ended
     --slurm-site FILE     site configuration: bridge nodes, addresses, host keys
                           (default $ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml)
     --slurm-mpi TYPE      srun --mpi type (default: the site's, else pmix, which
@@ -72,7 +76,8 @@ Slurm (docs/slurm.md):
     --srun-args "ARGS"    extra srun arguments for both clusters (also -a / -b forms:
     --srun-args-a/-b      --srun-args-a "ARGS", --srun-args-b "ARGS")
   The job secret reaches the ranks on srun's standard input, never in the
-  environment Slurm records.
+  environment Slurm records: an exported MMPI_JOB_SECRET is refused (use
+  MMPI_JOB_SECRET_FILE, or let zipper-run make the secret).
 
 zipperd:
   --port PORT             forwarder port in emulated/local mode (default {DEFAULT_PORT})
@@ -201,6 +206,7 @@ class Options:
     slurm_wait: str = ""
     slurm_site: str = ""
     slurm_mpi: str = ""
+    slurm_cancel_on_failure: bool = False
     srun_args: list = field(default_factory=list)
     srun_args_a: list = field(default_factory=list)
     srun_args_b: list = field(default_factory=list)
@@ -244,7 +250,7 @@ _OPTIONS = {
     "--slurm-job-a": ("slurm_job_a", "value"), "--slurm-job-b": ("slurm_job_b", "value"),
     "--slurm-conf-a": ("slurm_conf_a", "value"), "--slurm-conf-b": ("slurm_conf_b", "value"),
     "--slurm-wait": ("slurm_wait", "value"), "--slurm-site": ("slurm_site", "value"),
-    "--slurm-mpi": ("slurm_mpi", "value"),
+    "--slurm-mpi": ("slurm_mpi", "value"), "--slurm-cancel-on-failure": ("slurm_cancel_on_failure", "flag"),
     "--srun-args": ("srun_args", "words"), "--srun-args-a": ("srun_args_a", "words"),
     "--srun-args-b": ("srun_args_b", "words"),
 }
@@ -321,10 +327,9 @@ def _addr_list(opt, text, single=False):
 def validate(o):
     """Check and complete Options in place (defaults per mode); raises UsageError/Fatal."""
     if o.mode == "slurm":
-        from . import slurm_launch  # its own module: Slurm stays out of the other modes
-
-        return slurm_launch.validate(o)
-    if o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site:
+        return slurm_options.validate(o)
+    if (o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site
+            or o.slurm_cancel_on_failure):
         raise UsageError("--slurm-* options need --slurm")
     if not o.np_low:
         raise UsageError("-x/--np-low is required")

@@ -8,7 +8,7 @@ clear line instead of in every rank.
 import os
 import re
 
-from .util import Fatal, say
+from .errors import Fatal, say
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 

@@ -1,8 +1,8 @@
 """The site's Slurm configuration for zipper: bridge nodes, their addresses and host keys.
 
-A TOML file (docs/slurm.md), found at --slurm-site FILE, else
-$ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml beside the installed
-zipper-run:
+A TOML file (docs/slurm.md; deploy/slurm/slurm.toml is the installed
+example), found at --slurm-site FILE, else $ZIPPER_SLURM_SITE, else
+/etc/zipper/slurm.toml (prefix /usr) or PREFIX/etc/zipper/slurm.toml:
 
     mpi = "pmix"                       # srun --mpi type (default: pmix)
 
@@ -12,6 +12,13 @@ zipper-run:
     key = "64 hex digits"              # that zipperd's host key (zipperd --print-host-key)
     job_a = "10.201.0.254:7471"        # a per-job zipperd (hetjob component 2) listens here
     job_b = "10.202.0.254:7471"
+
+    [cluster_a]                        # optional: cluster A's nodes and partitions, so that
+    nodes = "clusterA[1-64]"           # components given in the wrong order are refused
+    partitions = ["a"]                 # before any rank starts
+    [cluster_b]
+    nodes = "clusterB[1-64]"
+    partitions = ["b"]
 
 Bridge nodes serving with a key are the job's forwarders unless the job has
 a component 2; nodes of component 2 must have job_a/job_b. The file must be
@@ -26,7 +33,8 @@ import tomllib
 from dataclasses import dataclass
 
 from . import addresses
-from .util import Fatal
+from .errors import Fatal
+from .slurm_allocations import expand_hostlist
 
 _KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -44,20 +52,34 @@ class SiteBridge:
 
 
 @dataclass
+class SiteCluster:
+    """Which nodes and partitions belong to one cluster (empty: not said)."""
+
+    nodes: list  # node names (the hostlist expanded)
+    partitions: list
+
+
+@dataclass
 class Site:
     path: str
     mpi: str
     bridges: list  # [SiteBridge], in file order
+    clusters: dict = None  # {"A": SiteCluster, "B": SiteCluster}, those the file names
+    missing: bool = False  # no file at path (and none was asked for)
 
     def bridge(self, node):
         return next((b for b in self.bridges if b.node == node), None)
 
 
 def default_path(self_dir):
+    """$ZIPPER_SLURM_SITE, else where the install put the example: /etc/zipper
+    for the /usr prefix (the package), PREFIX/etc/zipper otherwise."""
     env = os.environ.get("ZIPPER_SLURM_SITE")
     if env:
         return env
-    return os.path.normpath(os.path.join(self_dir, "..", "etc", "zipper", "slurm.toml"))
+    prefix = os.path.normpath(os.path.join(self_dir, ".."))
+    etc = "/etc" if prefix == "/usr" else os.path.join(prefix, "etc")
+    return os.path.join(etc, "zipper", "slurm.toml")
 
 
 def _addr(path, node, key, value):
@@ -75,7 +97,7 @@ def parse(text, path="<site>"):
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise Fatal(f"{path}: {e}") from None
-    unknown = set(doc) - {"mpi", "bridges"}
+    unknown = set(doc) - {"mpi", "bridges", "cluster_a", "cluster_b"}
     if unknown:
         raise Fatal(f"{path}: unknown key '{sorted(unknown)[0]}'")
     mpi = doc.get("mpi", "")
@@ -99,7 +121,24 @@ def parse(text, path="<site>"):
         if (b.a is None) != (b.b is None) or (b.job_a is None) != (b.job_b is None):
             raise Fatal(f"{path}: bridges.{node} needs both a and b (and both job_a and job_b)")
         bridges.append(b)
-    return Site(path, mpi, bridges)
+    clusters = {}
+    for c in ("A", "B"):
+        t = doc.get(f"cluster_{c.lower()}")
+        if t is not None:
+            clusters[c] = _cluster(path, f"cluster_{c.lower()}", t)
+    return Site(path, mpi, bridges, clusters)
+
+
+def _cluster(path, name, t):
+    if not isinstance(t, dict) or set(t) - {"nodes", "partitions"}:
+        raise Fatal(f"{path}: {name} must be a table of 'nodes' (a Slurm host list) and 'partitions'")
+    nodes, parts = t.get("nodes", ""), t.get("partitions", [])
+    if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
+        raise Fatal(f"{path}: {name}.partitions must be a list of partition names")
+    expanded = expand_hostlist(nodes) if isinstance(nodes, str) and nodes else None
+    if nodes and expanded is None:
+        raise Fatal(f"{path}: {name}.nodes must be a Slurm host list such as \"node[001-064]\", got {nodes!r}")
+    return SiteCluster(expanded or [], parts)
 
 
 def load(path, required):
@@ -109,7 +148,7 @@ def load(path, required):
     except FileNotFoundError:
         if required:
             raise Fatal(f"--slurm-site: '{path}' does not exist") from None
-        return Site(path, "", [])
+        return Site(path, "", [], {}, missing=True)
     except OSError as e:
         raise Fatal(f"site configuration '{path}': {e.strerror}") from None
     with os.fdopen(fd, "rb") as f:

@@ -1,8 +1,9 @@
 """Running both clusters: signals, --timeout, --grace, and the exit status.
 
-Exit status: 0 if both mpiruns exit 0, else the first non-zero one; 124 on
+Each cluster is one launcher process: an mpirun, or under --slurm an srun
+step. Exit status: 0 if both exit 0, else the first non-zero one; 124 on
 --timeout; 128+N when zipper-run got signal N (SIGINT, SIGTERM, SIGHUP are
-forwarded to both mpiruns as SIGTERM; a second signal sends SIGKILL).
+forwarded to both as SIGTERM; a second signal sends SIGKILL).
 """
 
 import os
@@ -11,10 +12,8 @@ import signal
 import time
 
 from . import zipperd
-from .options import KILL_AFTER
-from .util import say
-
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from .errors import say
+from .processes import KILL_AFTER, SIGNALS, status
 
 
 class Interrupted(Exception):
@@ -23,11 +22,6 @@ class Interrupted(Exception):
     def __init__(self, signum):
         super().__init__(signum)
         self.code = 128 + signum
-
-
-def status(rc):
-    """Popen returncode as a shell would report it (128+N for signal N)."""
-    return 128 - rc if rc < 0 else rc
 
 
 class Signals:
@@ -85,9 +79,13 @@ def _term(procs, sig=signal.SIGTERM):
                 pass
 
 
-def supervise(o, clusters, bridges, sigs):
-    """Wait for the mpiruns of `clusters` ({'A': Popen, 'B': Popen}) while
-    watching our zipperd (`bridges`). Returns the exit status."""
+def supervise(o, clusters, bridges, sigs, rank_status=None):
+    """Wait for the launchers of `clusters` ({'A': Popen, 'B': Popen}) while
+    watching our zipperd (`bridges`). Returns the exit status.
+    rank_status(name): the status of the first failing rank of cluster
+    `name`, when its launcher knows better than its own exit status (srun
+    reports the highest status of all its tasks, such as 143 for the ranks
+    it killed after the first one failed), else None."""
     live = dict(clusters)  # name -> Popen
     for br in bridges:
         if br.proc:
@@ -100,8 +98,10 @@ def supervise(o, clusters, bridges, sigs):
     first_fail = None
     timed_out = terminating = False
 
-    def mpiruns():
+    def launchers():
         return [p for n, p in live.items() if n in ("A", "B")]
+
+    what = "srun step" if o.mode == "slurm" else "mpirun"
 
     try:
         while any(n in live for n in ("A", "B")):
@@ -109,28 +109,28 @@ def supervise(o, clusters, bridges, sigs):
             if timeout_at is not None and t >= timeout_at:
                 timeout_at, timed_out, terminating = None, True, True
                 say(f"timeout of {o.timeout} s reached; killing both clusters")
-                _term(mpiruns())
+                _term(launchers())
                 kill_at = t + KILL_AFTER
             if grace_at is not None and t >= grace_at:
                 grace_at, terminating = None, True
                 say(f"killing the remaining cluster after a {o.grace} s grace period")
-                _term(mpiruns())
+                _term(launchers())
                 kill_at = t + KILL_AFTER
             if kill_at is not None and t >= kill_at:
                 kill_at = None
-                if any(p.poll() is None for p in mpiruns()):
-                    say("mpirun did not stop after SIGTERM; sending SIGKILL")
-                _term(mpiruns(), signal.SIGKILL)
+                if any(p.poll() is None for p in launchers()):
+                    say(f"{what} did not stop after SIGTERM; sending SIGKILL")
+                _term(launchers(), signal.SIGKILL)
             for signum in sigs.drain():
                 name = signal.Signals(signum).name
                 if not terminating:
                     terminating = True
                     say(f"got {name}; stopping both clusters")
-                    _term(mpiruns())
+                    _term(launchers())
                     kill_at = now() + KILL_AFTER
                 else:
                     say(f"got {name} again; killing")
-                    _term(mpiruns(), signal.SIGKILL)
+                    _term(launchers(), signal.SIGKILL)
 
             deadlines = [d for d in (timeout_at, grace_at, kill_at) if d is not None]
             wait = max(0.0, min(deadlines) - now()) if deadlines else 1.0
@@ -144,6 +144,8 @@ def supervise(o, clusters, bridges, sigs):
                 if rc is None:
                     continue
                 rc = status(rc)
+                if rc != 0 and rank_status and name in ("A", "B"):
+                    rc = rank_status(name) or rc
                 del live[name]
                 if fds.get(name) is not None:
                     os.close(fds.pop(name))
@@ -154,7 +156,7 @@ def supervise(o, clusters, bridges, sigs):
                         if first_fail is None:
                             first_fail = rc
                         if not terminating:
-                            say(f"cluster {name} (mpirun) exited with status {rc}")
+                            say(f"cluster {name} ({what}) exited with status {rc}")
                             if other in live and grace_at is None:
                                 if int(o.grace) > 0:
                                     say(f"cluster {other} gets {o.grace} s to finish before it is killed")
@@ -163,7 +165,8 @@ def supervise(o, clusters, bridges, sigs):
                     br = bridges[int(name[7:]) - 1]
                     br.proc, br.died = None, True
                     if not terminating:
-                        say(f"zipperd exited unexpectedly with status {rc}; log ({br.log}):")
+                        who = "the zipperd step (srun)" if br.step else "zipperd"
+                        say(f"{who} exited unexpectedly with status {rc}; log ({br.log}):")
                         zipperd.show_log(br.log, 20)
                         # With other bridge nodes left the ranks fail over
                         # (issue 18); with none, nothing crosses any more.

@@ -4,7 +4,7 @@ by deploy/CMakeLists.txt; absent when run from the source tree)."""
 
 import os
 
-from .util import Fatal
+from .errors import Fatal
 
 try:
     from .build_info import VERSION, LIB_DIRS  # generated

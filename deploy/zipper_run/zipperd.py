@@ -16,11 +16,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import addresses, emulation, port_holder, probe
-from .options import KILL_AFTER
-from .util import Fatal, say, quote_cmd, find_bin
+from . import addresses, emulation_cgroups, emulation_topology, port_holder, probe
+from .errors import Fatal, say
+from .locate import find_bin
+from .processes import KILL_AFTER, SIGNALS, wait_or_kill
+from .shell_quote import quote_cmd
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PROBE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
 _HOLDER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "port_holder.py")
 
@@ -46,6 +47,7 @@ class Bridge:
     log_shown: bool = False
     listen: list = field(default_factory=list)
     node: str = ""  # emulated bridge node namespace (its cgroup)
+    step: bool = False  # proc is the srun step of per-job zipperd (slurm_bridge.py)
 
 
 def _listen_args(specs):
@@ -62,8 +64,8 @@ def plan(o, work, self_dir):
     bridges = []
     for i in range(1, k + 1):
         if o.mode == "emulated":
-            a = addresses.parse_addr(f"{emulation.zipper_addr('A', i)}:{port}")
-            b = addresses.parse_addr(f"{emulation.zipper_addr('B', i)}:{port}")
+            a = addresses.parse_addr(f"{emulation_topology.zipper_addr('A', i)}:{port}")
+            b = addresses.parse_addr(f"{emulation_topology.zipper_addr('B', i)}:{port}")
             br = Bridge(i, a, b, "clusterA1", "clusterB1")
             listen = [f"A={a.listen}", f"B={b.listen}"]
         elif o.mode == "local" and not o.fwd_a:
@@ -103,8 +105,8 @@ def plan(o, work, self_dir):
         say("warning: zipperd not found (use --zipperd PATH or set $ZIPPERD)")
         zbin = "zipperd"
     for br in bridges:
-        pre = ["ip", "netns", "exec", emulation.zipper_ns(br.index, k)] if o.mode == "emulated" else []
-        br.node = emulation.zipper_ns(br.index, k) if o.mode == "emulated" else ""
+        pre = ["ip", "netns", "exec", emulation_topology.zipper_ns(br.index, k)] if o.mode == "emulated" else []
+        br.node = emulation_topology.zipper_ns(br.index, k) if o.mode == "emulated" else ""
         # A host key of this run in the private directory (not one zipperd
         # would make in memory and only log): docs/security.md.
         key = ["--host-key", os.path.join(work, f"host_key.{br.index}")]
@@ -238,7 +240,7 @@ def _start_one(o, br):
         logf = open(br.log, "ab")
     except OSError as e:
         raise Fatal(f"cannot write zipperd log '{br.log}': {e.strerror}") from None
-    cg = emulation.node_cgroup(br.node) if br.node else None
+    cg = emulation_cgroups.node_cgroup(br.node) if br.node else None
     # Signals wait until the child is recorded (cleanup must know it).
     old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
@@ -247,7 +249,7 @@ def _start_one(o, br):
             # only, which stops the ranks first, then zipperd.
             br.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                        start_new_session=True, env=_zipperd_env(),
-                                       preexec_fn=(lambda: emulation.join_cgroup(cg)) if cg else None)
+                                       preexec_fn=(lambda: emulation_cgroups.join_cgroup(cg)) if cg else None)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     deadline = time.monotonic() + int(o.zipperd_wait)
@@ -311,16 +313,6 @@ def host_keys(o, bridges):
     return keys
 
 
-def wait_or_kill(proc, seconds):
-    """Wait for our child at most `seconds`, then SIGKILL it; returns its status (128+N on signal N)."""
-    try:
-        rc = proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = proc.wait()
-    return 128 - rc if rc < 0 else rc
-
-
 def _stop_remote(o, br):
     if br.remote_id:
         pid, exe, st = br.remote_id
@@ -338,6 +330,27 @@ def _stop_remote(o, br):
         _ssh_run(o, f"rm -f {d}/zipperd.pid {d}/launched.pid {d}/host_key {d}/host_key.pub; rmdir {d}")
 
 
+def _stop_step(br, proc):
+    """Stop the per-job zipperd step by closing its standard input: each
+    node's slurm_bridge.py then stops its zipperd and the step ends with
+    status 0. SIGTERM to srun only when that takes too long (srun answers it
+    with SIGKILL to the step's tasks)."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        rc = proc.wait(timeout=2 * KILL_AFTER)
+    except subprocess.TimeoutExpired:
+        say(f"the zipperd step (srun) did not end within {2 * KILL_AFTER} s of the end of its input; "
+            "stopping it with SIGTERM")
+        proc.terminate()
+        rc = wait_or_kill(proc, KILL_AFTER)
+    rc = 128 - rc if rc < 0 else rc
+    if rc != 0:
+        say(f"the zipperd step (srun) ended with status {rc} at shutdown (log: {br.log})")
+
+
 def stop(o, br):
     """Stop bridge node br's zipperd if zipper-run started it (TERM, KILL after 5 s)."""
     proc, br.proc = br.proc, None
@@ -352,6 +365,9 @@ def stop(o, br):
             wait_or_kill(proc, KILL_AFTER)
         return
     if not proc:
+        return
+    if br.step:
+        _stop_step(br, proc)
         return
     if proc.poll() is None:
         proc.terminate()

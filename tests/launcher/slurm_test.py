@@ -22,7 +22,16 @@ sbatch    sbatch of examples/zipper-slurm.sbatch: its output file holds every
           file of Slurm's hold no secret
 errors    each error gives one line naming the cause, exit non-zero, nothing
           left allocated: no allocation, a hetjob of one component, an
-          unreachable bridge node, a second allocation that never starts
+          unreachable bridge node, an exported MMPI_JOB_SECRET, -x larger
+          than the allocation, components in the wrong order, a missing site
+          file, a second allocation that never starts (cancelled only with
+          --slurm-cancel-on-failure; without, the running one is kept)
+ends      a hetjob with a per-job zipperd ended each way a job ends: normal
+          exit (0), a rank crash (the rank's status), --timeout (124),
+          scancel and a SIGKILLed zipper-run; after each, no file of the
+          job in /tmp, /dev/shm or a node's TmpFS (the per-job zipperd's
+          host key and pid file included), no memfd or key in any
+          /proc/PID/fd, and no process of the job
 Exit 77: skipped (with the reason), 0: pass, 1: fail.
 """
 
@@ -218,7 +227,7 @@ def salloc_no_shell(t, cluster, *args):
     r = t.run(["salloc", "--no-shell"] + list(args), cluster, timeout=60)
     m = re.search(r"Granted job allocation ([0-9]+)", r.stderr)
     if not m:
-        fail(f"salloc --no-shell {args}: {r.stderr}")
+        fail(f"salloc --no-shell {args}: {r.stderr}\n{t.emu.logs()}")
     return m.group(1)
 
 
@@ -326,20 +335,281 @@ def check_errors(t):
                "--", t.itest, "ring"], alpha)
     one_error_line(r, r"bridge node zipper unreachable", "unreachable bridge node")
     no_jobs_left(t, alpha, "unreachable bridge node")
-    # The second allocation never starts (held): both are cancelled.
+    # An exported job secret: refused, since Slurm saves the job's environment.
+    r = t.run(["salloc", "-p", "a", "-N1", ":", "-p", "b", "-N1", t.zrun, "--slurm", "--slurm-site", site,
+               "--", t.itest, "ring"], alpha, MMPI_JOB_SECRET="ab" * 32)
+    one_error_line(r, r"will not take MMPI_JOB_SECRET from the environment.*MMPI_JOB_SECRET_FILE",
+                   "exported MMPI_JOB_SECRET")
+    # More ranks than the allocation has tasks.
+    r = t.run(["salloc", "-p", "a", "-N1", "-n2", ":", "-p", "b", "-N1", t.zrun, "--slurm", "--slurm-site", site,
+               "-x", "3", "-y", "1", "--", t.itest, "ring"], alpha)
+    one_error_line(r, r"-x 3 asks for more ranks than the 2 task\(s\) of cluster A", "-x above the allocation")
+    # Components in the wrong order (B's nodes as component 0), the site file naming the clusters.
+    named = t.site('[cluster_a]\nnodes = "clusterA[1-2]"\n[cluster_b]\nnodes = "clusterB[1-2]"\n'
+                   '[bridges.zipper]\na = "10.201.0.254:7574"\nb = "10.202.0.254:7574"\n'
+                   f'key = "{"1" * 64}"\n')
+    r = t.run(["salloc", "-p", "b", "-N1", ":", "-p", "a", "-N1", t.zrun, "--slurm", "--slurm-site", named,
+               "--", t.itest, "ring"], alpha)
+    one_error_line(r, r"component 0 \(cluster A's ranks\) has node clusterB1, .*wrong order",
+                   "components in the wrong order")
+    # No site file where zipper-run looks for it.
+    r = t.run(["salloc", "-p", "a", "-N1", ":", "-p", "b", "-N1", t.zrun, "--slurm", "--", t.itest, "ring"], alpha,
+              ZIPPER_SLURM_SITE=os.path.join(t.tmp, "absent.toml"))
+    one_error_line(r, r"no site configuration: '.*absent.toml' does not exist", "missing site file")
+    no_jobs_left(t, alpha, "the mistakes")
+    # The second allocation never starts (held): zipper-run fails and leaves
+    # the running one alone, unless asked to cancel both.
     ja = salloc_no_shell(t, alpha, "-p", "a", "-N1")
     r = t.run(["sbatch", "--parsable", "--hold", "-p", "b", "-N1", "--wrap", "sleep 1"], beta, timeout=30)
     jb = r.stdout.strip().split(";")[0]
     if not jb.isdigit():
         fail(f"sbatch --hold: {r.stdout} {r.stderr}")
-    r = t.run([t.zrun, "--slurm", "--slurm-wait", "3", "--slurm-job-a", ja, "--slurm-conf-a", alpha.conf,
-               "--slurm-job-b", jb, "--slurm-conf-b", beta.conf, "--", t.itest, "ring"], alpha)
-    one_error_line(r, rf"cluster B \(job {jb}\) did not start within 3 s", "second allocation never starts")
+    two = [t.zrun, "--slurm", "--slurm-wait", "3", "--slurm-job-a", ja, "--slurm-conf-a", alpha.conf,
+           "--slurm-job-b", jb, "--slurm-conf-b", beta.conf]
+    r = t.run(two + ["--", t.itest, "ring"], alpha)
+    one_error_line(r, rf"cluster B \(job {jb}\) did not start within 3 s .*no job cancelled",
+                   "second allocation never starts")
+    sa, sb = job_state(t, alpha, ja), job_state(t, beta, jb)
+    if sa != "RUNNING" or sb != "PENDING":
+        fail(f"without --slurm-cancel-on-failure: job {ja} {sa}, job {jb} {sb} (expected RUNNING, PENDING)")
+    print(f"ok: nothing cancelled unasked (job {ja}: {sa}, job {jb}: {sb})", flush=True)
+    r = t.run(two[:1] + ["--slurm", "--slurm-cancel-on-failure"] + two[2:] + ["--", t.itest, "ring"], alpha)
+    one_error_line(r, rf"cluster B \(job {jb}\) did not start within 3 s .*cancelled jobs {ja} and {jb}",
+                   "second allocation never starts, --slurm-cancel-on-failure")
     time.sleep(0.5)
     sa, sb = job_state(t, alpha, ja), job_state(t, beta, jb)
     if sa not in ("CANCELLED", "COMPLETED", "GONE") or sb not in ("CANCELLED", "GONE"):
         fail(f"after the second allocation never started: job {ja} {sa}, job {jb} {sb} (not cancelled)")
-    print(f"ok: both allocations cancelled (job {ja}: {sa}, job {jb}: {sb})", flush=True)
+    print(f"ok: both allocations cancelled when asked (job {ja}: {sa}, job {jb}: {sb})", flush=True)
+
+
+ENDS_PORT = 7575
+SLEEP_MARK = "86399"  # `sleep 86399`: a rank that waits after its MPI work, findable in ps
+
+
+def ends_program(t):
+    """A rank program: the ring suite through the per-job zipperd, then a note
+    that it runs, then a long sleep (holding the secret's memfd, as the shell
+    that execs it inherited it)."""
+    d = os.path.join(t.tmp, "started")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(t.tmp, "ends-prog.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n"
+                f'"{t.itest}" ring || exit $?\n'
+                f'touch "{d}/$MMPI_GROUP.$SLURM_PROCID"\n'
+                f"exec sleep {SLEEP_MARK}\n")
+    os.chmod(path, 0o755)
+    crash = os.path.join(t.tmp, "ends-crash.sh")
+    with open(crash, "w") as f:
+        f.write("#!/bin/sh\n"
+                '[ "$MMPI_GROUP" = low ] && [ "$SLURM_PROCID" = 0 ] && exit 3\n'
+                f'exec "{t.itest}" ring\n')
+    os.chmod(crash, 0o755)
+    return path, crash, d
+
+
+def _tmp_dirs(t):
+    """Where a job's files could be: /tmp, /dev/shm and every node's TmpFS."""
+    base = os.path.dirname(t.emu.alpha.tmp_fs)
+    return ["/tmp", "/dev/shm"] + [os.path.join(base, n) for n in os.listdir(base)
+                                    if n.startswith(os.path.basename(t.emu.alpha.tmp_fs))]
+
+
+def _entries(t):
+    out = set()
+    for d in _tmp_dirs(t):
+        try:
+            out |= {os.path.join(d, n) for n in os.listdir(d)}
+        except OSError:
+            pass
+    return out
+
+
+def _job_processes(t, marks):
+    """(pid, cmdline) of processes of a zipper job: zipper-run, its srun
+    steps, the rank wrapper, the per-job zipperd and its wrapper, the ranks."""
+    hits = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(m in cmd for m in marks):
+            hits.append((int(pid), cmd.strip()))
+    return hits
+
+
+def _job_fds():
+    """/proc/PID/fd entries that are the job secret's memfd or a per-job key."""
+    hits = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if "zipper-job-secret" in target or "zipperd-job." in target or "host_key" in target:
+                hits.append(f"{pid}/fd/{fd} -> {target}")
+    return hits
+
+
+def check_nothing_left(t, what, before, secret, wait_s=30):
+    """After a job ended: no process of it (Slurm may need KillWait), no
+    memfd or key in any process, and no new file of it in /tmp, /dev/shm or
+    a node's TmpFS (the secret in none)."""
+    marks = [t.itest, SLEEP_MARK, "slurm_bridge.py", "zipper-slurm-rank", t.zrun, f":{ENDS_PORT}"]
+    deadline = time.monotonic() + wait_s
+    while True:
+        procs, fds = _job_processes(t, marks), _job_fds()
+        if not procs and not fds:
+            break
+        if time.monotonic() > deadline:
+            fail(f"{what}: left after {wait_s} s: processes {procs}, fds {fds}")
+        time.sleep(0.5)
+    # The job's TMPDIR is the test's own: everything in it is the job's.
+    # In the shared /tmp, /dev/shm and TmpFS only names of the job count
+    # (other users' files come and go there).
+    jobtmp = os.path.join(t.tmp, "jobtmp")
+    left = [os.path.join(jobtmp, n) for n in os.listdir(jobtmp)]
+    new = sorted(_entries(t) - before)
+    left += [p for p in new if re.search(r"zipperd-job|zipper-slurm|mmpi|ompi|pmix|vader|sm_segment|host_key",
+                                         os.path.basename(p))]
+    if left:
+        fail(f"{what}: files of the job left: {left}")
+    hits = []
+    for p in new + [jobtmp]:  # new entries may be anyone's (a build's temporary files): none may hold the secret
+        if os.path.isdir(p):
+            hits += grep_tree(p, secret.encode())
+        elif os.path.isfile(p):
+            try:
+                with open(p, "rb") as fh:
+                    hits += [p] if secret.encode() in fh.read() else []
+            except OSError:
+                pass
+    if hits:
+        fail(f"{what}: the job secret is in {hits}")
+    print(f"ok: {what}: no process, memfd, key or file of the job left (its TMPDIR empty; "
+          f"{len(new)} new entries in /tmp, /dev/shm, TmpFS, none of the job)", flush=True)
+
+
+def _wait_started(t, d, n, proc, what, timeout=90):
+    deadline = time.monotonic() + timeout
+    while len(os.listdir(d)) < n:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            out, err = proc.communicate(timeout=30) if proc.poll() is not None else ("", "")
+            fail(f"{what}: the ranks did not start ({sorted(os.listdir(d))}): {out} {err[-2000:]}\n"
+                 f"{t.emu.logs()}")
+        time.sleep(0.2)
+
+
+def check_ends(t):
+    alpha = t.emu.alpha
+    site = t.site(f'[bridges.zipper]\njob_a = "10.201.0.254:{ENDS_PORT}"\njob_b = "10.202.0.254:{ENDS_PORT}"\n')
+    secret, sfile = t.secret_file()
+    prog, crash, started = ends_program(t)
+    jobtmp = os.path.join(t.tmp, "jobtmp")
+    os.makedirs(jobtmp, mode=0o700)
+    t.rank_env["TMPDIR"] = jobtmp  # zipper-run's, the zipperd step's and the ranks' temporary files
+    # Two ranks in A: when one fails srun kills the other, and reports the
+    # highest status of the two (143), not the failing rank's.
+    het = ["salloc", "-p", "a", "-N1", "-n2", ":", "-p", "b", "-N1", "-n1", ":", "-p", "bridge", "-N1"]
+    zrun = [t.zrun, "--slurm", "--slurm-site", site, "--grace", "5"]
+    rcfile = os.path.join(t.tmp, "ends.rc")
+
+    def inner(*args):
+        """A shell for salloc: zipper-run with args, its status into rcfile."""
+        return ["sh", "-c", f'echo $SLURM_JOB_ID > {rcfile}.job; "$@"; echo $? > {rcfile}', "sh"] + zrun + list(args)
+
+    def rc():
+        """zipper-run's status, or None when the shell did not get to write it."""
+        try:
+            with open(rcfile) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def fresh():
+        for p in (rcfile, rcfile + ".job"):
+            if os.path.exists(p):
+                os.unlink(p)
+        for n in os.listdir(started):
+            os.unlink(os.path.join(started, n))
+        return _entries(t)
+
+    # A normal end.
+    before = fresh()
+    r = t.run(het + inner("--", t.itest, "ring"), alpha, MMPI_JOB_SECRET_FILE=sfile)
+    if rc() != 0 or "PASS ring" not in r.stdout:
+        fail(f"normal end: zipper-run status {rc()}\n{r.stdout}\n{r.stderr[-3000:]}")
+    if "did not stop" in r.stderr or "killed it" in r.stderr or "at shutdown" in r.stderr:
+        fail(f"normal end: a false message about stopping zipperd:\n{r.stderr[-2000:]}")
+    print("ok: normal end: status 0, no message about stopping zipperd", flush=True)
+    check_nothing_left(t, "normal end", before, secret)
+
+    # A rank that crashes (exit 3 before MPI_Init): zipper-run exits 3.
+    before = fresh()
+    r = t.run(het + inner("--", crash), alpha, MMPI_JOB_SECRET_FILE=sfile)
+    if rc() != 3:
+        fail(f"rank crash: zipper-run status {rc()}, not the rank's 3\n{r.stderr[-3000:]}\n{t.emu.logs()}")
+    if "(mpirun)" in r.stderr:
+        fail(f"rank crash: an srun step called mpirun:\n{r.stderr[-2000:]}")
+    print(f"ok: rank crash: status 3, the rank's ({[ln for ln in r.stderr.splitlines() if 'srun step' in ln][:1]})",
+          flush=True)
+    check_nothing_left(t, "rank crash", before, secret)
+
+    # --timeout while the ranks run.
+    before = fresh()
+    r = t.run(het + inner("--timeout", "15", "--", prog), alpha, MMPI_JOB_SECRET_FILE=sfile)
+    if rc() != 124 or len(os.listdir(started)) != 3:
+        fail(f"timeout: status {rc()} (expected 124), started {os.listdir(started)}\n{r.stderr[-3000:]}\n"
+             f"{t.emu.logs()}")
+    print("ok: --timeout: status 124", flush=True)
+    check_nothing_left(t, "timeout", before, secret)
+
+    # scancel of the job while the ranks run.
+    before = fresh()
+    p = subprocess.Popen(alpha.client(het + inner("--", prog)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=t.env(alpha, MMPI_JOB_SECRET_FILE=sfile))
+    _wait_started(t, started, 3, p, "scancel")
+    with open(rcfile + ".job") as f:
+        job = f.read().strip()
+    t.run(["scancel", job], alpha, timeout=30)
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail("scancel: salloc did not end within 60 s")
+    no_jobs_left(t, alpha, "scancel")
+    print(f"ok: scancel of job {job}: salloc ended ({p.returncode})", flush=True)
+    check_nothing_left(t, "scancel", before, secret)
+
+    # zipper-run SIGKILLed while the ranks run.
+    before = fresh()
+    pidfile = os.path.join(t.tmp, "zrun.pid")
+    killed = ["sh", "-c", f'"$@" & echo $! > {pidfile}; wait', "sh"] + zrun + ["--", prog]
+    p = subprocess.Popen(alpha.client(het + killed), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=t.env(alpha, MMPI_JOB_SECRET_FILE=sfile))
+    _wait_started(t, started, 3, p, "killed zipper-run")
+    with open(pidfile) as f:
+        os.kill(int(f.read().strip()), 9)
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail("killed zipper-run: salloc did not end within 60 s")
+    no_jobs_left(t, alpha, "killed zipper-run")
+    print("ok: SIGKILL of zipper-run: the job ended", flush=True)
+    check_nothing_left(t, "killed zipper-run", before, secret)
 
 
 def main(argv):
@@ -362,7 +632,7 @@ def main(argv):
             fail(f"Slurm did not come up: {e}")
         t = Env(bin_dir, src_dir, emu)
         {"hetjob": check_hetjob, "twoalloc": check_twoalloc, "sbatch": check_sbatch,
-         "errors": check_errors}[check](t)
+         "errors": check_errors, "ends": check_ends}[check](t)
     finally:
         emu.stop()
     print(f"PASS slurm {check}")

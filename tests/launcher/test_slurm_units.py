@@ -20,8 +20,8 @@ import unittest
 
 BIN = sys.argv.pop(1)
 sys.path.insert(0, BIN)
-from zipper_run import options, slurm, slurm_launch, slurm_site  # noqa: E402
-from zipper_run.util import Fatal, UsageError  # noqa: E402
+from zipper_run import options, slurm_allocations as slurm, slurm_options, slurm_plan, slurm_secrets, slurm_site, slurm_srun  # noqa: E402,E501
+from zipper_run.errors import Fatal, UsageError  # noqa: E402
 
 HET_ENV = {
     "SLURM_JOB_ID": "41", "SLURM_HET_SIZE": "3", "SLURM_CLUSTER_NAME": "alpha",
@@ -95,12 +95,21 @@ class TwoAllocations(unittest.TestCase):
         self.assertNotIn("SLURM_NTASKS", c["B"].env)  # the enclosing job's variables stay out
         self.assertEqual(self.cancelled, [])
 
-    def test_never_starts_cancels_both(self):
+    def test_never_starts_cancels_both_when_asked(self):
         self.states = {"4": "RUNNING", "5": "PENDING"}
-        with self.assertRaisesRegex(Fatal, r"cluster B \(job 5\) did not start within 1 s"):
+        with self.assertRaisesRegex(Fatal, r"cluster B \(job 5\) did not start within 1 s .*; cancelled jobs 4 and 5"):
             slurm.from_jobs("4", None, "5", None, 1, {}, sleep=lambda s: setattr(self, "t", self.t + s),
-                            now=lambda: self.t)
+                            now=lambda: self.t, cancel_on_failure=True)
         self.assertEqual(sorted(self.cancelled), ["4", "5"])
+
+    def test_healthy_allocation_is_not_cancelled(self):
+        # B never starts, or B ended: A runs, and is the user's.
+        for b_state, why in (("PENDING", "did not start within 1 s .*"), ("COMPLETED", r"ended \(COMPLETED\)")):
+            self.states, self.t = {"4": "RUNNING", "5": b_state}, 0.0
+            with self.assertRaisesRegex(Fatal, rf"cluster B \(job 5\) {why}; no job cancelled"):
+                slurm.from_jobs("4", None, "5", None, 1, {}, sleep=lambda s: setattr(self, "t", self.t + s),
+                                now=lambda: self.t)
+            self.assertEqual(self.cancelled, [])
 
 
 class Site(unittest.TestCase):
@@ -118,6 +127,21 @@ class Site(unittest.TestCase):
             with self.assertRaisesRegex(Fatal, key):
                 slurm_site.parse(text)
 
+    def test_installed_example(self):
+        # deploy/slurm/slurm.toml: all commented out it names nothing; uncommented it parses.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "slurm", "slurm.toml")
+        with open(path) as f:
+            text = f.read()
+        self.assertEqual((slurm_site.parse(text).bridges, slurm_site.parse(text).clusters), ([], {}))
+        lines = [ln[1:] for ln in text.splitlines() if ln.startswith("#") and not ln.startswith("# ")
+                 and not ln.startswith("#  ") and ln != "#"]
+        s = slurm_site.parse("\n".join(lines).replace("<64 hex digits>", "ab" * 32))
+        self.assertEqual((s.mpi, s.bridge("bridge01").job_a.port, s.clusters["B"].partitions),
+                         ("pmix", 7471, ["clusterB"]))
+        os.environ.pop("ZIPPER_SLURM_SITE", None)
+        self.assertEqual(slurm_site.default_path("/usr/bin"), "/etc/zipper/slurm.toml")
+        self.assertEqual(slurm_site.default_path("/opt/z/bin"), "/opt/z/etc/zipper/slurm.toml")
+
     def test_file_others_may_write_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "slurm.toml")
@@ -132,7 +156,7 @@ class Site(unittest.TestCase):
 class Launch(unittest.TestCase):
     def test_options(self):
         o = parsed("--slurm", "--slurm-job-b", "12", "--slurm-conf-b", "/b.conf", "--", "prog")
-        self.assertEqual((o.mode, o.slurm_wait, o.np_low), ("slurm", slurm_launch.DEFAULT_WAIT, ""))
+        self.assertEqual((o.mode, o.slurm_wait, o.np_low), ("slurm", slurm_options.DEFAULT_WAIT, ""))
         for bad in (["--slurm", "--hostfile-a", "h"], ["--slurm", "--zippers", "2"],
                     ["--slurm", "--slurm-job-a", "3"], ["--slurm", "--slurm-wait", "0"],
                     ["--slurm-job-b", "3", "--local", "-x1", "-y1"]):
@@ -143,15 +167,15 @@ class Launch(unittest.TestCase):
         o = parsed("--slurm", "--srun-args", "--cpu-bind=none", "--", "prog", "arg")
         comps = slurm.from_hetjob(HET_ENV)
         site = slurm_site.parse('[bridges.zip]\njob_a = "10.1.0.1:7471"\njob_b = "10.2.0.1:7471"\n')
-        p = slurm_launch.plan_bridges(o, comps, site)
+        p = slurm_plan.plan_bridges(o, comps, site)
         self.assertIs(p.per_job, comps["bridge"])
         p.keys = ["cd" * 32]
-        cmd = slurm_launch.srun_cmd(o, comps["B"], 5, "pmix", "/w/zipper-slurm-rank")
+        cmd = slurm_srun.srun_cmd(o, comps["B"], 5, "pmix", "/w/zipper-slurm-rank")
         self.assertEqual(cmd[:8], ["srun", "--het-group=1", "--mpi=pmix", "-n", "5", "-N", "2", "--input=all"])
         self.assertEqual(cmd[-4:], ["--cpu-bind=none", "/w/zipper-slurm-rank", "prog", "arg"])
         secret = "ef" * 32
         environ = {"MMPI_JOB_SECRET": secret, "MMPI_EAGER_LIMIT": "99", "PATH": "/bin"}
-        env = slurm_launch.rank_env(o, environ, "B", p, "77", 3, 5, None)
+        env = slurm_srun.rank_env(o, environ, "B", p, "77", 3, 5, None)
         self.assertEqual((env["MMPI_FORWARDER"], env["MMPI_FORWARDER_KEYS"], env["MMPI_GROUP"]),
                          ("10.2.0.1:7471", "cd" * 32, "high"))
         self.assertEqual((env["MMPI_NP_LOW"], env["MMPI_NP_HIGH"], env["MMPI_EAGER_LIMIT"]), ("3", "5", "99"))
@@ -161,22 +185,22 @@ class Launch(unittest.TestCase):
         o = parsed("--slurm", "--", "prog")
         comps = {k: v for k, v in slurm.from_hetjob(HET_ENV).items() if k != "bridge"}
         with self.assertRaisesRegex(Fatal, "no bridge nodes"):
-            slurm_launch.plan_bridges(o, comps, slurm_site.parse(""))
-        p = slurm_launch.plan_bridges(o, comps, slurm_site.parse(
+            slurm_plan.plan_bridges(o, comps, slurm_site.parse(""))
+        p = slurm_plan.plan_bridges(o, comps, slurm_site.parse(
             f'[bridges.s]\na = "10.1.0.9:7470"\nb = "10.2.0.9:7470"\nkey = "{"01" * 32}"\n'))
         self.assertEqual((p.nodes, p.keys), (["s"], ["01" * 32]))
         # A site zipperd with no key anywhere is refused before any rank starts (issue 28).
         os.environ.pop("MMPI_FORWARDER_KEYS", None)
         os.environ["MMPI_KNOWN_FORWARDERS"] = "/nonexistent"
         with self.assertRaisesRegex(Fatal, "no host key pinned"):
-            slurm_launch.plan_bridges(o, comps, slurm_site.parse('[bridges.s]\na = "10.1.0.9:7470"\n'
+            slurm_plan.plan_bridges(o, comps, slurm_site.parse('[bridges.s]\na = "10.1.0.9:7470"\n'
                                                                  'b = "10.2.0.9:7470"\n'))
         del os.environ["MMPI_KNOWN_FORWARDERS"]
         with self.assertRaisesRegex(Fatal, "bridge node zip .* no job_a"):
-            slurm_launch.plan_bridges(o, slurm.from_hetjob(HET_ENV), slurm_site.parse(""))
+            slurm_plan.plan_bridges(o, slurm.from_hetjob(HET_ENV), slurm_site.parse(""))
 
     def test_host_keys_match_zipperd(self):
-        keys = slurm_launch.make_keys(None, None, type("P", (), {"nodes": ["n1", "n2"]})(), "")
+        keys = slurm_secrets.make_keys(None, None, type("P", (), {"nodes": ["n1", "n2"]})(), "")
         self.assertNotEqual(keys[0], keys[1])
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "host_key")
@@ -186,6 +210,101 @@ class Launch(unittest.TestCase):
             r = subprocess.run([os.path.join(BIN, "zipperd"), "--print-host-key", "--host-key", path],
                                stdout=subprocess.PIPE, text=True, check=True)
             self.assertEqual(r.stdout.strip(), keys[0][1])
+
+
+class Mistakes(unittest.TestCase):
+    """Each mistake gets one error in zipper's words before any rank starts."""
+
+    SITE = ('[cluster_a]\nnodes = "a[1-4]"\npartitions = ["pa"]\n'
+            '[cluster_b]\nnodes = "b[01-04]"\npartitions = ["pb"]\n')
+
+    def test_more_ranks_than_tasks(self):
+        comps = slurm.from_hetjob(HET_ENV)  # A: 3 tasks, B: 6
+        slurm_plan.check_components(comps, slurm_site.parse(""), 3, 6)
+        with self.assertRaisesRegex(Fatal, r"-x 4 asks for more ranks than the 3 task\(s\) of cluster A"):
+            slurm_plan.check_components(comps, slurm_site.parse(""), 4, 6)
+        with self.assertRaisesRegex(Fatal, r"-y 7 asks for more ranks than the 6 task\(s\) of cluster B"):
+            slurm_plan.check_components(comps, slurm_site.parse(""), 1, 7)
+
+    def test_components_in_the_wrong_order(self):
+        site = slurm_site.parse(self.SITE)
+        slurm_plan.check_components(slurm.from_hetjob(HET_ENV), site, 1, 1)
+        swapped = dict(HET_ENV, SLURM_JOB_NODELIST_HET_GROUP_0="b[01-02]", SLURM_JOB_NODELIST_HET_GROUP_1="a[1-2]")
+        with self.assertRaisesRegex(Fatal, r"component 0 \(cluster A's ranks\) has node b01, which the site "
+                                           r"configuration .* names cluster B's: components in the wrong order"):
+            slurm_plan.check_components(slurm.from_hetjob(swapped), site, 1, 1)
+        parts = dict(HET_ENV, SLURM_JOB_PARTITION_HET_GROUP_0="pb")
+        with self.assertRaisesRegex(Fatal, r"component 0 \(cluster A's ranks\) is in partition pb, which"):
+            slurm_plan.check_components(slurm.from_hetjob(parts), slurm_site.parse(
+                '[cluster_b]\npartitions = ["pb"]\n'), 1, 1)
+        with self.assertRaisesRegex(Fatal, "cluster_a.nodes must be a Slurm host list"):
+            slurm_site.parse('[cluster_a]\nnodes = "a[1-"\n')
+
+    def test_missing_site_file_is_named(self):
+        o = parsed("--slurm", "--", "prog")
+        with tempfile.TemporaryDirectory() as d:
+            site = slurm_site.load(os.path.join(d, "slurm.toml"), False)
+            with self.assertRaisesRegex(Fatal, r"no site configuration: '.*slurm.toml' does not exist"):
+                slurm_plan.plan_bridges(o, slurm.from_hetjob(HET_ENV), site)
+
+    def test_exported_secret_is_refused(self):
+        from zipper_run import slurm_secrets as sec
+        with self.assertRaisesRegex(Fatal, "will not take MMPI_JOB_SECRET from the environment.*"
+                                           "MMPI_JOB_SECRET_FILE"):
+            sec.refuse_exported_secret({"MMPI_JOB_SECRET": "ab" * 32})
+        sec.refuse_exported_secret({"MMPI_JOB_SECRET_FILE": "/x"})
+
+
+class StepStatus(unittest.TestCase):
+    def test_first_failing_task_from_srun_errors(self):
+        # srun exits with the highest status of its tasks (143 for those it
+        # killed); zipper-run reports the first failing rank's from these lines.
+        t = slurm_srun.task_status
+        self.assertEqual(t("srun: error: clusterA1: task 0: Exited with exit code 3"), 3)
+        self.assertEqual(t("srun: error: n1: tasks 1-3: Killed"), 137)
+        self.assertEqual(t("srun: error: n1: task 2: Segmentation fault (core dumped)"), 139)
+        self.assertIsNone(t("srun: error: Timed out waiting for job step to complete"))
+        self.assertIsNone(t("task 0: Exited with exit code 3"))  # a rank's own output
+
+
+class BridgeWrapper(unittest.TestCase):
+    """slurm_bridge.py with a stand-in zipperd: the key and pid file are gone
+    once it reports READY, and the end of its standard input stops zipperd
+    (status 0), so a step that srun SIGKILLs later leaves nothing behind."""
+
+    FAKE = ("import os,signal,sys,time\n"
+            "a=sys.argv; key=open(a[a.index('--host-key')+1]).read().strip(); pid=a[a.index('--pid-file')+1]\n"
+            "open(os.environ['FAKE_OUT'],'w').write(key)\n"
+            "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+            "open(pid,'w').write(str(os.getpid()))\n"
+            "while True: time.sleep(1)\n")
+
+    def start(self, d):
+        fake = os.path.join(d, "fake-zipperd")
+        with open(fake, "w") as f:
+            f.write(f"#!{sys.executable}\n" + self.FAKE)
+        os.chmod(fake, 0o755)
+        tmp = os.path.join(d, "tmp")
+        os.mkdir(tmp)
+        env = dict(os.environ, TMPDIR=tmp, SLURMD_NODENAME="n1", FAKE_OUT=os.path.join(d, "key-seen"))
+        p = subprocess.Popen([sys.executable, os.path.join(BIN, "zipper_run", "slurm_bridge.py"), fake,
+                              "n1,127.0.0.1:1,127.0.0.1:2", "--"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=env)
+        p.stdin.write(f"n0 {'11' * 32}\nn1 {'ab' * 32}\nEND\n".encode())
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), b"READY n1\n")
+        with open(env["FAKE_OUT"]) as f:
+            self.assertEqual(f.read(), "ab" * 32)  # its own node's key, and only that
+        self.assertEqual(os.listdir(tmp), [], "the private directory is gone once zipperd is ready")
+        return p, tmp
+
+    def test_end_of_input_stops_zipperd_and_nothing_is_left(self):
+        with tempfile.TemporaryDirectory() as d:
+            p, tmp = self.start(d)
+            p.stdin.close()
+            self.assertEqual(p.wait(timeout=20), 0)
+            p.stdout.close()
+            self.assertEqual(os.listdir(tmp), [])
 
 
 class RankWrapper(unittest.TestCase):

@@ -13,8 +13,8 @@ import sys
 import unittest
 
 sys.path.insert(0, sys.argv.pop(1))
-from zipper_run import addresses, emulation, mpirun, options, probe  # noqa: E402
-from zipper_run.util import UsageError  # noqa: E402
+from zipper_run import addresses, cpus, emulation_topology as emulation, mpirun, options, probe  # noqa: E402
+from zipper_run.errors import UsageError  # noqa: E402
 
 
 def parsed(*argv):
@@ -73,7 +73,7 @@ class Options(unittest.TestCase):
 
 class Emulation(unittest.TestCase):
     def test_cpu_for_host(self):
-        n = emulation.ncpus()
+        n = cpus.ncpus()
         self.assertEqual(emulation.cpu_for_host("clusterA1"), 0)
         self.assertEqual(emulation.cpu_for_host("clusterB1"), 1 % n)
         self.assertEqual(emulation.cpu_for_host("clusterA3"), 2 % n)
@@ -102,7 +102,7 @@ class Emulate(unittest.TestCase):
     """zipper-emulate's argument checks (they come before anything is built)."""
 
     def run_emulate(self, *argv):
-        from zipper_run import emulate
+        from zipper_run import emulation_cli as emulate
         import contextlib
         import io
         err = io.StringIO()
@@ -123,7 +123,7 @@ class Emulate(unittest.TestCase):
         self.assertEqual(self.run_emulate()[0], 2)
 
     def test_ours(self):
-        from zipper_run import emulation
+        from zipper_run import emulation_topology as emulation
         for ns in ("zipper", "zfabric", "zipper3", "clusterA12", "clusterB1"):
             self.assertTrue(emulation.is_ours(ns), ns)
         for ns in ("zipper-check-1", "clusterC1", "zipperx", "other"):
@@ -131,7 +131,7 @@ class Emulate(unittest.TestCase):
 
     def test_topology_written_once(self):
         # What zipper-emulate builds is what zipper-run looks for.
-        from zipper_run import emulation
+        from zipper_run import emulation_topology as emulation
         self.assertEqual(emulation.namespaces(2, 1, 1), {"clusterA1", "clusterA2", "clusterB1", "zipper"})
         self.assertEqual(emulation.namespaces(1, 1, 2),
                          {"clusterA1", "clusterB1", "zfabric", "zipper1", "zipper2"})
@@ -160,6 +160,36 @@ class Mpirun(unittest.TestCase):
         self.assertFalse(any("ab" * 32 in a for a in cmd))
         self.assertIn("MMPI_GROUP=high", cmd)
         self.assertEqual(cmd[cmd.index("-np") + 1], "2")
+
+
+class Layers(unittest.TestCase):
+    """The package's modules import only modules below them (no circle)."""
+
+    # Bottom first. A module may import only modules earlier in this list;
+    # slurm_bridge.py and probe.py also run as scripts and import none.
+    ORDER = ("errors", "shell_quote", "integers", "cpus", "processes", "addresses", "probe", "port_holder",
+             "locate", "version", "emulation_topology", "emulation_shell", "emulation_cgroups",
+             "emulation_lock", "emulation_build", "emulation_cli", "netns_rsh", "mpirun", "site_keys",
+             "slurm_allocations", "slurm_site", "slurm_options", "options", "zipperd", "supervise",
+             "slurm_secrets", "slurm_plan", "slurm_srun", "slurm_bridge", "slurm_launch", "main")
+
+    def test_no_upward_import(self):
+        import ast
+        import zipper_run
+        pkg = os.path.dirname(zipper_run.__file__)
+        mods = sorted(f[:-3] for f in os.listdir(pkg) if f.endswith(".py") and f not in ("__init__.py",
+                                                                                         "build_info.py"))
+        self.assertEqual(sorted(self.ORDER), mods, "every module has its place in ORDER")
+        for m in mods:
+            with open(os.path.join(pkg, m + ".py")) as f:
+                tree = ast.parse(f.read())
+            used = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    used |= {node.module} if node.module else {a.name for a in node.names}
+            used.discard("build_info")
+            for u in used:
+                self.assertLess(self.ORDER.index(u), self.ORDER.index(m), f"{m} imports {u}, above it")
 
 
 if __name__ == "__main__":

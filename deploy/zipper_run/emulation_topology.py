@@ -1,28 +1,22 @@
 """The emulated clusters' topology, written once: the names and addresses that
-zipper-emulate builds (emulate.py) and zipper-run and zipper-netns-rsh use.
+zipper-emulate builds (emulation_build.py) and zipper-run and zipper-netns-rsh use.
 
 Namespaces: clusterA<i> / clusterB<i> (nodes), and the bridge nodes: `zipper`
 when there is one, zipper1..zipperK when there are K > 1. Bridge node i
 (1-based) has 10.201.0.(255-i) on zA and 10.202.0.(255-i) on zB.
-Each node namespace has a cgroup of the same name under one of CGROUP_ROOTS
-when zipper-emulate could make one, so that every emulated node gets an
-equal CPU share (docs/launch-contract.md).
+Each node namespace has a cgroup of the same name (emulation_cgroups.py).
 """
 
-import fcntl
 import os
 import re
 
-from .util import ncpus, say
+from .cpus import ncpus
 
 NETNS_DIR = "/run/netns"
 # The bridge node of a one-bridge emulation; with K > 1 bridge nodes
 # zipper1..zipperK, and the Linux bridges brA/brB in FABRIC_NS.
 ZNS = "zipper"
 FABRIC_NS = "zfabric"
-# Where zipper-emulate makes the node cgroups: cgroup v2 with the cpu
-# controller, else the cgroup v1 cpu hierarchy (equal cpu.shares per node).
-CGROUP_ROOTS = ("/sys/fs/cgroup/zipper-emulate", "/sys/fs/cgroup/cpu/zipper-emulate")
 SUBNET = {"A": "10.201.0", "B": "10.202.0"}
 
 
@@ -117,63 +111,3 @@ def cpu_for_host(host):
         return None
     idx, n = int(m.group(2)), ncpus()
     return (idx + n - 1) % n if m.group(1) in ("A", "a") else idx % n
-
-
-def wait_unlocked(timeout=60):
-    """Wait while a zipper-emulate up/down holds its lock (half-built topology)."""
-    lock = os.path.join(state_dir(), "lock")
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        import time
-
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    say(f"warning: {lock} still locked after {timeout} s")
-                    return
-                time.sleep(0.1)
-    finally:
-        os.close(fd)
-
-
-def node_cgroup(host):
-    """cgroup.procs of the node's cgroup if zipper-emulate made one, else None."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", host):
-        return None
-    # Inside `ip netns exec` (mpirun's launch agent runs there) /sys is a fresh
-    # sysfs without the cgroup mounts: reach them through the root of a process
-    # outside, zipper-run's (ZIPPER_RSH_ROOT=/proc/PID/root, set by zipper-run).
-    outside = os.environ.get("ZIPPER_RSH_ROOT", "")
-    for prefix in ("", outside) if re.fullmatch(r"/proc/[0-9]+/root", outside) else ("",):
-        for root in CGROUP_ROOTS:
-            procs = prefix + os.path.join(root, host, "cgroup.procs")
-            if os.path.isfile(procs):
-                return procs
-    return None
-
-
-def join_cgroup(procs):
-    """Move the calling process into the cgroup whose cgroup.procs is `procs`.
-
-    Async-signal-safe enough for a preexec_fn: one open and one write of "0"
-    (the writer itself). Returns True on success.
-    """
-    try:
-        fd = os.open(procs, os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        os.write(fd, b"0")
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)

@@ -1,4 +1,4 @@
-"""zipper-emulate: build the emulated two-cluster topology of docs/launch-contract.md
+"""zipper-emulate's command line (up, down, status, check): the emulated two-cluster topology of docs/launch-contract.md
 out of network namespaces, veth pairs and Linux bridges.
 
     netns zipper       brA, brB (bridges); zA 10.201.0.254/24, zB 10.202.0.254/24
@@ -14,8 +14,6 @@ Every node namespace gets a cgroup with an equal CPU share where the machine
 allows it (cgroup v2 cpu controller, else the cgroup v1 cpu hierarchy).
 """
 
-import datetime
-import fcntl
 import os
 import re
 import shutil
@@ -23,21 +21,15 @@ import signal
 import subprocess
 import sys
 
-from . import emulation
-from .emulation import FABRIC_NS, ZNS, bridge_ns, built_zipper_ns, infra_namespaces, is_ours
+from .emulation_build import (TBF_BURST, TBF_LATENCY, build_cluster, check_not_busy, do_down, new_netns,
+                              no_forwarding, our_netns, read_state, topology_matches, write_state)
+from .emulation_cgroups import make_cgroups
+from .emulation_lock import Lock
+from .emulation_shell import PROG, Error, info, need_cmd, need_root, run_opt
+from .emulation_topology import FABRIC_NS, ZNS, infra_namespaces, netns_exists, state_dir
 
-PROG = "zipper-emulate"
-STATE_VERSION = "1"
 MAX_NODES = 250
 MAX_ZIPPERS = 16
-TBF_BURST = "256kb"
-TBF_LATENCY = "50ms"
-CGROUP_V2 = "/sys/fs/cgroup"
-CGROUP_V1_CPU = "/sys/fs/cgroup/cpu"
-
-
-def state_dir():
-    return emulation.state_dir()
 
 
 USAGE = f"""\
@@ -82,51 +74,6 @@ or /run/zipper-emulate.
 """
 
 
-class Error(Exception):
-    """printed as 'zipper-emulate: error: MSG', exit 1."""
-
-
-def info(msg):
-    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
-
-
-def need_cmd(name):
-    if not shutil.which(name):
-        raise Error(f"required command '{name}' not found in PATH")
-
-
-def need_root():
-    if os.geteuid() != 0:
-        raise Error("must run as root (network namespaces need CAP_SYS_ADMIN/CAP_NET_ADMIN)")
-
-
-def run(*argv):
-    """Run a command; on failure show it with its output and raise Error."""
-    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    if r.returncode != 0:
-        out = r.stdout.strip()
-        raise Error(f"command failed: {' '.join(argv)}" + (f"\n{out}" if out else ""))
-    return r.stdout
-
-
-def run_opt(*argv):
-    """Best effort (e.g. IPv6 compiled out)."""
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-
-def our_netns():
-    """The emulation's namespaces that exist."""
-    try:
-        names = os.listdir(emulation.NETNS_DIR)
-    except OSError:
-        return []
-    return sorted((n for n in names if is_ours(n)), key=_natural)
-
-
-def _natural(s):
-    return [int(t) if t.isdigit() else t for t in re.split(r"([0-9]+)", s)]
-
-
 def valid_rate(r):
     # tc itself does the final validation.
     return bool(re.fullmatch(r"[0-9]+(\.[0-9]+)?([kKmMgGtT]i?)?(bit|bps)?", r))
@@ -134,243 +81,6 @@ def valid_rate(r):
 
 def valid_count(v, most):
     return bool(re.fullmatch(r"[1-9][0-9]*", v)) and int(v) <= most
-
-
-class Lock:
-    """The exclusive emulation lock (zipper-run waits on it while we build)."""
-
-    def __enter__(self):
-        os.makedirs(state_dir(), exist_ok=True)
-        self.fd = os.open(os.path.join(state_dir(), "lock"),
-                          os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        import time
-
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise Error(f"could not lock {state_dir()}/lock within 60 s "
-                                f"(another {PROG} running?)") from None
-                time.sleep(0.1)
-
-    def __exit__(self, *exc):
-        os.close(self.fd)
-
-
-# ---------------------------------------------------------------- state file
-FIELDS = ("NODES_A", "NODES_B", "RATE_A", "RATE_B", "ZIPPERS", "RATE_ZIPPER", "CGROUP")
-
-
-def read_state():
-    """The state file as a dict (a state without ZIPPERS is a one-bridge one), or None."""
-    try:
-        with open(os.path.join(state_dir(), "state")) as f:
-            st = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-    except OSError:
-        return None
-    st.setdefault("ZIPPERS", "1")
-    for k in FIELDS:
-        st.setdefault(k, "")
-    return st
-
-
-def write_state(cfg, cgroup):
-    path = os.path.join(state_dir(), "state")
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(f"VERSION={STATE_VERSION}\n")
-        for k in FIELDS[:-1]:
-            f.write(f"{k}={cfg[k]}\n")
-        f.write(f"CGROUP={cgroup}\n")
-        f.write(f"CREATED={datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')}\n")
-    os.replace(tmp, path)
-
-
-def topology_matches(cfg):
-    """Is exactly the requested topology up? (cheap: the state and a few ip calls)"""
-    st = read_state()
-    if not st or st.get("VERSION") != STATE_VERSION or any(st[k] != cfg[k] for k in FIELDS[:-1]):
-        return False
-    na, nb, k = int(cfg["NODES_A"]), int(cfg["NODES_B"]), int(cfg["ZIPPERS"])
-    if set(our_netns()) != emulation.namespaces(na, nb, k):
-        return False
-    brns = bridge_ns(k)
-    r = subprocess.run(["ip", "-n", brns, "-o", "link", "show"], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
-    if r.returncode != 0 or " brA:" not in r.stdout or " brB:" not in r.stdout:
-        return False
-    r = subprocess.run(["ip", "-n", built_zipper_ns(k, k), "-o", "link", "show"], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
-    return r.returncode == 0 and " zA@" in r.stdout and " zB@" in r.stdout
-
-
-# ---------------------------------------------------------------- build
-def new_netns(ns):
-    run("ip", "netns", "add", ns)
-    run("ip", "-n", ns, "link", "set", "lo", "up")
-    # No IPv6: keeps the links quiet (no router solicitations, MLD) and makes
-    # sure nothing sneaks across the zipper via link-local addresses.
-    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
-    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1")
-
-
-def no_forwarding(ns):
-    run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=0")
-    run_opt("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=0")
-
-
-def shape(ns, dev, rate):
-    if rate:
-        run("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
-            "burst", TBF_BURST, "latency", TBF_LATENCY)
-
-
-def build_cluster(c, n, rate, k, rate_zipper):
-    br = f"br{c}"
-    brns = bridge_ns(k)
-    run("ip", "-n", brns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0")
-    run("ip", "-n", brns, "link", "set", br, "up")
-    # Each zipper's own NIC: veth zX <-> zX-br (k = 1) or zX<j>-br, a bridge port.
-    for j in range(1, k + 1):
-        zns = built_zipper_ns(j, k)
-        port = f"z{c}-br" if k == 1 else f"z{c}{j}-br"
-        if k == 1:
-            run("ip", "-n", zns, "link", "add", f"z{c}", "type", "veth", "peer", "name", port)
-        else:
-            run("ip", "-n", brns, "link", "add", port, "type", "veth", "peer", "name", f"z{c}",
-                "netns", zns)
-        run("ip", "-n", brns, "link", "set", port, "master", br)
-        run("ip", "-n", brns, "link", "set", port, "up")
-        run("ip", "-n", zns, "addr", "add", f"{emulation.zipper_addr(c, j)}/24", "dev", f"z{c}")
-        run("ip", "-n", zns, "link", "set", f"z{c}", "up")
-        if rate_zipper:
-            shape(zns, f"z{c}", rate_zipper)  # zipper -> net
-            shape(brns, port, rate_zipper)  # net -> zipper
-        else:
-            shape(zns, f"z{c}", rate)
-    for i in range(1, n + 1):
-        ns, port = emulation.node_ns(c, i), f"v{c}{i}"
-        new_netns(ns)
-        run("ip", "-n", brns, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
-        run("ip", "-n", brns, "link", "set", port, "master", br)
-        run("ip", "-n", brns, "link", "set", port, "up")
-        run("ip", "-n", ns, "addr", "add", f"{emulation.node_addr(c, i)}/24", "dev", "eth0")
-        run("ip", "-n", ns, "link", "set", "eth0", "up")
-        shape(ns, "eth0", rate)  # node -> net
-        shape(brns, port, rate)  # net -> node
-
-
-# ---------------------------------------------------------------- cgroups
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def make_cgroups(nodes):
-    """One cgroup per emulated node with the default (equal) CPU weight, so that
-    every node gets an equal share whatever its session or autogroup; their
-    parent weighs as many default tasks as there are nodes.
-    Returns the base directory, or "" when the machine offers no cpu controller."""
-    why = ""
-    base = ""
-    try:
-        if os.path.exists(os.path.join(CGROUP_V2, "cgroup.controllers")):
-            if "cpu" not in open(os.path.join(CGROUP_V2, "cgroup.controllers")).read().split():
-                why = "cgroup v2 has no cpu controller here"
-            else:
-                base = os.path.join(CGROUP_V2, "zipper-emulate")
-                _write(os.path.join(CGROUP_V2, "cgroup.subtree_control"), "+cpu")
-                os.makedirs(base, exist_ok=True)
-                _write(os.path.join(base, "cgroup.subtree_control"), "+cpu")
-        elif os.access(os.path.join(CGROUP_V1_CPU, "cgroup.procs"), os.W_OK):
-            base = os.path.join(CGROUP_V1_CPU, "zipper-emulate")
-            os.makedirs(base, exist_ok=True)
-        else:
-            why = "no cgroup v2 cpu controller and no writable cgroup v1 cpu hierarchy"
-        if not why:
-            for ns in nodes:
-                os.makedirs(os.path.join(base, ns), exist_ok=True)
-            # The emulation as a whole weighs what its nodes would as separate
-            # tasks beside the host's other work (one default weight each).
-            if base.startswith(CGROUP_V1_CPU):
-                _write(os.path.join(base, "cpu.shares"), str(1024 * len(nodes)))
-            else:
-                _write(os.path.join(base, "cpu.weight"), str(min(10000, 100 * len(nodes))))
-    except OSError as e:
-        why = f"{e.filename}: {e.strerror}"
-    if why:
-        info(f"no per-node cgroups ({why}); zipper-run and zipper-netns-rsh fall back to a "
-             "session per mpirun and per node")
-        remove_cgroups()
-        return ""
-    return base
-
-
-def remove_cgroups():
-    """Best effort: a cgroup that still holds a process stays."""
-    for base in (os.path.join(CGROUP_V2, "zipper-emulate"), os.path.join(CGROUP_V1_CPU, "zipper-emulate")):
-        if not os.path.isdir(base):
-            continue
-        for d in os.listdir(base):
-            if os.path.exists(os.path.join(base, d, "cgroup.procs")):
-                try:
-                    os.rmdir(os.path.join(base, d))
-                except OSError:
-                    pass
-        try:
-            os.rmdir(base)
-        except OSError:
-            pass
-
-
-# ---------------------------------------------------------------- teardown
-def busy_procs():
-    """(pid, comm) of processes running inside any of our namespaces."""
-    pids = set()
-    for ns in our_netns():
-        r = subprocess.run(["ip", "netns", "pids", ns], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True)
-        pids |= {int(p) for p in r.stdout.split() if p.isdigit()}
-    pids.discard(os.getpid())
-    out = []
-    for p in sorted(pids):
-        try:
-            comm = open(f"/proc/{p}/comm").read().strip()
-        except OSError:
-            comm = "?"
-        out.append((p, comm))
-    return out
-
-
-def check_not_busy(force, what):
-    """Refuse to tear down namespaces that are in use, unless --force."""
-    if force:
-        return
-    procs = busy_procs()
-    if procs:
-        shown = ",".join(f"{p} {c}" for p, c in procs[:5]) + (", ..." if len(procs) > 5 else "")
-        raise Error(f"cannot {what}: {len(procs)} process(es) still run in the emulated namespaces "
-                    f"({shown}); wait for them or use --force (they keep running in detached namespaces)")
-
-
-def do_down():
-    failed = False
-    for ns in our_netns():
-        r = subprocess.run(["ip", "netns", "delete", ns], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-        # It may have vanished meanwhile; only complain if it is still there.
-        if r.returncode != 0 and emulation.netns_exists(ns):
-            info(f"could not delete netns {ns}")
-            failed = True
-    remove_cgroups()
-    try:
-        os.unlink(os.path.join(state_dir(), "state"))
-    except FileNotFoundError:
-        pass
-    return not failed
 
 
 # ---------------------------------------------------------------- commands
@@ -508,7 +218,7 @@ def cmd_status(args):
     else:
         print(f"emulation: namespaces present but no state file (not built by {PROG} up?)")
     for brns in (ZNS, FABRIC_NS):
-        if not emulation.netns_exists(brns):
+        if not netns_exists(brns):
             continue
         r = subprocess.run(["ip", "netns", "exec", brns, "cat", "/proc/sys/net/ipv4/ip_forward"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -7,18 +7,19 @@ Two forms (docs/slurm.md):
 - two allocations, one per cluster: job ids (--slurm-job-a, default
   $SLURM_JOB_ID, and --slurm-job-b), each cluster with its own SLURM_CONF
   (--slurm-conf-a/-b), read with `scontrol show job -o`; zipper-run waits
-  until both run (--slurm-wait) and cancels both if one never starts.
+  until both run (--slurm-wait); when one never starts or has ended it
+  fails, and cancels both only when asked (--slurm-cancel-on-failure): the
+  user's healthy allocation is theirs.
 Node names come from `scontrol show hostnames`. Ranks are placed by srun
 inside each allocation (its nodes and tasks per node).
 """
 
-import os
 import re
 import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .util import Fatal, say
+from .errors import Fatal, say
 
 SCONTROL_TIMEOUT = 30
 
@@ -34,6 +35,7 @@ class Component:
     het_group: int = -1  # hetjob component, -1 in the two-allocation form
     env: dict = field(default_factory=dict)  # environment for its srun (SLURM_CONF)
     cluster: str = ""  # Slurm cluster name, for messages
+    partition: str = ""  # Slurm partition ("" when not known)
 
     def srun_args(self):
         """srun options that put a step into this allocation."""
@@ -179,7 +181,7 @@ def from_hetjob(environ):
             raise Fatal(f"--slurm: job {job}: SLURM_JOB_NODELIST{sfx} is not set")
         nodes = hostnames(nodelist, env)
         comps[role] = Component(role, job, nodes, _ntasks(environ, sfx, len(nodes)), g, {},
-                                environ.get("SLURM_CLUSTER_NAME", ""))
+                                environ.get("SLURM_CLUSTER_NAME", ""), environ.get("SLURM_JOB_PARTITION" + sfx, ""))
     if n > 3:
         say(f"note: job {job} has {n} components; components 3 and above are not used")
     return comps
@@ -214,13 +216,15 @@ def _component_of_job(role, job_id, recs, env):
     nodes = hostnames(nodelist, env)
     ntasks = rec.get("NumTasks", "")
     return Component(role, str(job_id), nodes, int(ntasks) if ntasks.isdigit() else len(nodes), -1,
-                     env, rec.get("ClusterName", "") or "")
+                     env, rec.get("ClusterName", "") or "", rec.get("Partition", "") or "")
 
 
-def from_jobs(job_a, conf_a, job_b, conf_b, wait_s, environ, sleep=time.sleep, now=time.monotonic):
+def from_jobs(job_a, conf_a, job_b, conf_b, wait_s, environ, sleep=time.sleep, now=time.monotonic,
+              cancel_on_failure=False):
     """Components A and B of two allocations (job ids, each cluster's
     SLURM_CONF or None for the caller's). Waits until both run, at most
-    wait_s seconds; if one does not, cancels both and raises Fatal naming it."""
+    wait_s seconds; if one does not, raises Fatal naming it, after
+    cancelling both when cancel_on_failure."""
     envs = {"A": clean_env(environ, conf_a), "B": clean_env(environ, conf_b)}
     jobs = {"A": job_a, "B": job_b}
     deadline = now() + wait_s
@@ -234,12 +238,15 @@ def from_jobs(job_a, conf_a, job_b, conf_b, wait_s, environ, sleep=time.sleep, n
         if dead or late:
             c = dead[0] if dead else next(c for c, s in states.items() if s[0] != "RUNNING")
             state, reason = states[c][0], states[c][1]
-            for other in ("A", "B"):
-                cancel(jobs[other], envs[other])
             why = (f"ended ({state})" if dead else
                    f"did not start within {wait_s} s ({state}, reason {reason or 'none'})")
-            raise Fatal(f"--slurm: the allocation of cluster {c} (job {jobs[c]}) {why}; "
-                        f"cancelled jobs {jobs['A']} and {jobs['B']}")
+            if cancel_on_failure:
+                for other in ("A", "B"):
+                    cancel(jobs[other], envs[other])
+                then = f"cancelled jobs {jobs['A']} and {jobs['B']}"
+            else:
+                then = "no job cancelled (--slurm-cancel-on-failure would cancel both)"
+            raise Fatal(f"--slurm: the allocation of cluster {c} (job {jobs[c]}) {why}; {then}")
         if not announced:
             say(f"waiting up to {wait_s} s for both allocations to run "
                 f"(A: job {jobs['A']} {states['A'][0]}, B: job {jobs['B']} {states['B'][0]})")
