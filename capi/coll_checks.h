@@ -38,7 +38,7 @@ inline int finish_named(const char* what, const char* algorithm, const coll::Top
                "aborting the job\n",
                t.rank, what, algorithm, text);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, rc);
+  MMPI_Abort(MPI_COMM_WORLD, rc);  // ends both clusters
   return rc;
 }
 

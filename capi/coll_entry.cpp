@@ -1,5 +1,7 @@
 #include "coll_entry.h"
 
+#include <mmpi.h>
+
 #include <cstdio>
 #include <string>
 
@@ -45,7 +47,7 @@ int finish(const char* what, const coll::Topology& t, coll::Choice ch, int rc) {
                t.rank, what, std::string(coll::name_of(ch.algorithm)).c_str(), ch.inter_senders,
                text);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, rc);
+  MMPI_Abort(MPI_COMM_WORLD, rc);  // ends both clusters
   return rc;
 }
 

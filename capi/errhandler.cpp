@@ -120,7 +120,7 @@ int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
                  "mmpi[rank %d]: %s on %s failed: %s; MPI_ERRORS_ARE_FATAL: aborting the job\n",
                  rt->rank(), fn, label.c_str(), text);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, rc);
+    MMPI_Abort(MPI_COMM_WORLD, rc);  // ends both clusters
     return rc;
   }
   with_native_handler(handle, h, [&] { MPI_Comm_call_errhandler(handle, rc); });

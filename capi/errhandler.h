@@ -5,8 +5,8 @@
  * matched message, else MMPI_COMM_WORLD) and hands the code to
  * mmpi_err_raise, which applies that communicator's handler:
  *   MPI_ERRORS_ARE_FATAL (the default, inherited by derived communicators):
- *     one line on stderr, then MPI_Abort of this cluster's job (zipper-run
- *     then stops the other cluster);
+ *     one line on stderr, then MMPI_Abort with the code: this cluster
+ *     aborts, and zipperd relays the abort to the other cluster at once;
  *   MPI_ERRORS_RETURN: the code is returned;
  *   a user handler (MMPI_Comm_create_errhandler): called with the MMPI
  *     communicator handle and the code, then the code is returned.

@@ -1,5 +1,7 @@
 #include "file_state.h"
 
+#include <mmpi.h>
+
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -42,7 +44,7 @@ int file_error(MPI_File fh, int rc) {
                  "aborting the job\n",
                  len, text);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, rc);
+    MMPI_Abort(MPI_COMM_WORLD, rc);  // ends both clusters
   }
   // A user handler: called through a scratch file handle (the handler
   // receives that handle, not MPI_FILE_NULL).

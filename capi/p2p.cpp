@@ -72,8 +72,8 @@ int MMPI_Finalize(void) {
 }
 
 int MMPI_Abort(MPI_Comm comm, int errorcode) {
-  (void)comm;  // aborting the local cluster's job; zipperd tells the other side
-  return MPI_Abort(MPI_COMM_WORLD, errorcode);
+  (void)comm;  // the whole job ends, both clusters (as Open MPI does for any comm)
+  return Runtime::abort(errorcode);
 }
 
 int mmpi_impl_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,

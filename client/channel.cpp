@@ -1,6 +1,8 @@
 #include "channel.h"
 
+#include <linux/sockios.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -214,6 +216,28 @@ std::chrono::steady_clock::time_point Channel::ping() {
   return ping_sent_;
 }
 
+bool Channel::post_abort(int code) {
+  if (!link_ || !hello_acked_ || failing()) return false;
+  OutFrame f;
+  f.hdr.type = FrameType::kAbort;
+  f.hdr.job_id = cfg_.job_id;
+  f.hdr.src = static_cast<std::uint32_t>(rank_);
+  f.hdr.tag = code;
+  f.urgent = true;
+  link_->post(std::move(f));
+  return abort_sent();
+}
+
+bool Channel::abort_sent() {
+  if (!link_) return true;
+  if (link_->progress_send() == proto::LinkStatus::kError) return true;
+  if (link_->send_pending()) return false;
+  // A verbs send completes once the peer has it; a TCP socket's bytes may
+  // still wait in the kernel, and the reset of an exiting process drops them.
+  int unsent = 0;
+  return ::ioctl(link_->poll_fd(), SIOCOUTQ, &unsent) != 0 || unsent == 0;
+}
+
 void Channel::flush_credit_wait() {
   for (auto* wait : {&control_wait_, &credit_wait_}) {
     while (link_ && !wait->empty()) {
@@ -276,6 +300,8 @@ void Channel::on_frame(FrameHandler& h, const FrameHeader& hdr, Payload payload)
       return;
     case FrameType::kCredit:
       return;
+    case FrameType::kAbort:
+      return h.on_abort(static_cast<int>(hdr.src), hdr.tag);
     case FrameType::kError: {
       const std::string text(reinterpret_cast<const char*>(payload.bytes.data()),
                              payload.bytes.size());

@@ -33,6 +33,9 @@ class FrameHandler {
   virtual void on_link_failed() = 0;
   /// zipperd said it is draining (proto::ErrorCode::kDraining).
   virtual void on_draining() {}
+  /// zipperd relays rank `from`'s MPI_Abort with error `code` (the other
+  /// cluster aborted the job). The default ignores it.
+  virtual void on_abort(int /*from*/, int /*code*/) {}
 };
 
 class Channel {
@@ -79,6 +82,15 @@ class Channel {
   /// Closes the link at once (queued frames dropped) and calls
   /// h.on_link_failed(); error() says `why`.
   void fail_now(FrameHandler& h, const std::string& why) { failed(h, why); }
+
+  /// MMPI_Abort: queues an ABORT carrying `code` ahead of everything else,
+  /// without credit (zipperd takes it regardless), and starts writing it.
+  /// False when the rank is not admitted on this channel (nothing sent).
+  bool post_abort(int code);
+  /// Writes what is left of the ABORT; true once the link is gone or the
+  /// bytes left this host (the kernel's send queue is empty, so a reset
+  /// when this process dies cannot discard them).
+  bool abort_sent();
 
   /// Health (client/rails.h): sends a PING unless one is out; zipperd answers
   /// from its relay loop. Returns the time the outstanding PING was sent.

@@ -63,6 +63,9 @@ class Rails::Adapter final : public FrameHandler {
     r.retry = false;
     h_.on_rail_draining(i_);
   }
+  void on_abort(int from, int code) override {
+    if (rails_.on_abort_) rails_.on_abort_(from, code);
+  }
 
  private:
   Rails& rails_;
@@ -271,6 +274,23 @@ void Rails::progress(RailHandler& h) {
     }
   }
   if (size() > 1) flush_after_receive();
+}
+
+void Rails::abort(int code, std::chrono::milliseconds wait) {
+  std::vector<Channel*> sending;
+  for (auto& r : rails_)
+    if ((r->state == State::kUp || r->state == State::kDraining) && r->ch->post_abort(code))
+      sending.push_back(r->ch.get());
+  const auto deadline = Clock::now() + wait;
+  std::vector<pollfd> fds;
+  while (!sending.empty() && Clock::now() < deadline) {
+    std::erase_if(sending, [](Channel* c) { return c->abort_sent(); });
+    fds.clear();
+    for (Channel* c : sending)
+      if (c->poll_fd() >= 0) fds.push_back(pollfd{c->poll_fd(), POLLOUT, 0});
+    // POLLOUT says there is room, not that the bytes left: nap briefly.
+    if (!sending.empty()) poll(fds.data(), fds.size(), 1);
+  }
 }
 
 void Rails::flush_after_receive() {

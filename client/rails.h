@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,14 @@ class Rails final : public RailPort {
   /// Descriptors a sleeping wait polls (the rails with a link).
   void poll_fds(std::vector<pollfd>* out) const;
 
+  /// MMPI_Abort: sends ABORT with `code` on every rail in use (zipperd
+  /// relays it to the other cluster's ranks) and waits until each has left
+  /// this host, at most `wait`.
+  void abort(int code, std::chrono::milliseconds wait);
+  /// Called when a zipperd relays the other cluster's abort: rank `from`,
+  /// error `code`. Meant to end this cluster (MPI_Abort); nullptr ignores it.
+  void on_abort(std::function<void(int from, int code)> f) { on_abort_ = std::move(f); }
+
  private:
   struct Rail;
   class Adapter;
@@ -94,6 +103,7 @@ class Rails final : public RailPort {
   std::uint64_t eager_limit_ = 0, chunk_size_ = 0;
   int next_chunk_rail_ = 0;
   bool all_lost_ = false;
+  std::function<void(int, int)> on_abort_;
 };
 
 }  // namespace zipper::client

@@ -121,6 +121,16 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->engine_ =
       std::make_unique<Engine>(*rt->rails_, rt->progress_, rt->rank_, rt->size_, lo, hi,
                                cfg->spin_rounds, cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
+  // The other cluster aborted: this one ends at once with its code, whatever
+  // this rank was waiting for.
+  rt->rails_->on_abort([rank = rt->rank_](int from, int code) {
+    std::fprintf(stderr,
+                 "mmpi[rank %d]: rank %d in the other cluster called MPI_Abort with code %d; "
+                 "aborting this cluster\n",
+                 rank, from, code);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+  });
   if (cfg->forwarder) {
     // The engine is the rails' frame handler during the handshake too.
     if (!rt->engine_->connect()) {
@@ -131,6 +141,15 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   }
   instance_ = std::move(rt);
   return MPI_SUCCESS;
+}
+
+int Runtime::abort(int code) {
+  if (Runtime* rt = get(); rt && rt->rails_ && rt->engine_) {
+    // The engine's lock keeps the RMA progress thread off the rails.
+    std::lock_guard<std::recursive_mutex> g(rt->engine_->mutex());
+    rt->rails_->abort(code, kAbortSendWait);
+  }
+  return MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 void Runtime::window_opened() {

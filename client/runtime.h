@@ -27,6 +27,14 @@ class Runtime {
   static int init(int* argc, char*** argv, int required, int* provided);
   /// MMPI_Finalize: flushes the link, says BYE, finalizes MPI.
   static int finalize();
+  /// MMPI_Abort, and every fatal error: tells the other cluster through
+  /// each zipperd (an ABORT carrying `code`, which zipperd relays to the
+  /// ranks there, who abort with the same code), waiting at most
+  /// kAbortSendWait for it to leave, then aborts this cluster (MPI_Abort on
+  /// MPI_COMM_WORLD with `code`). Without a runtime, only the latter.
+  /// Returns only if MPI_Abort does.
+  static int abort(int code);
+  static constexpr std::chrono::milliseconds kAbortSendWait{300};
 
   /// World rank and size (virtual ranks over both clusters).
   int rank() const { return rank_; }

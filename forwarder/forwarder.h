@@ -108,6 +108,10 @@ class Forwarder final : private ConnectionHost {
   /// Relays a data frame of an admitted rank to its destination (cut-through).
   void relay(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
              proto::Payload payload);
+  /// An admitted rank's ABORT (MMPI_Abort): refused and counted unless it
+  /// names the connection's own job and rank; else, once per job, relayed to
+  /// every rank of the other cluster (error code in `tag`).
+  void relay_abort(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr);
   /// Answers a client's PING (one answer queued at a time).
   void answer_ping(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr);
   void sweep(Side& side);

@@ -107,6 +107,9 @@ class Job {
   /// The job's pool buffers by size class (BufferPool's per-class shares).
   PoolTenant pool_use;
 
+  /// True for the first call only: the job was aborted (a rank's ABORT).
+  bool abort_once() { return !aborted_.exchange(true, std::memory_order_relaxed); }
+
   /// Departures without BYE announced to the other ranks one by one; after
   /// that, one last notice says the job is broken (kAllRanks) and further
   /// departures cost nothing (issue 21: no O(N^2) on a mass disconnect).
@@ -135,6 +138,7 @@ class Job {
   std::uint64_t seen_frames_ = 0;
   std::chrono::steady_clock::time_point last_active_ = created;
   std::atomic<std::uint32_t> unorderly_{0};
+  std::atomic<bool> aborted_{false};
   mutable std::mutex mu_;
   std::unordered_map<std::uint32_t, std::shared_ptr<Connection>> slots_;
   std::unordered_set<std::uint32_t> departed_;  // ranks that left: never admitted again

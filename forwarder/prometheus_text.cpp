@@ -136,6 +136,12 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
   w.family("zipper_pings_over_share_total", "counter",
            "PINGs dropped unanswered because their connection was over its --ping-rate share.");
   w.sample("", s.pings_over_share);
+  w.family("zipper_jobs_aborted_total", "counter",
+           "Jobs ended by a rank's MPI_Abort, relayed to the other cluster's ranks.");
+  w.sample("", s.jobs_aborted);
+  w.family("zipper_aborts_refused_total", "counter",
+           "ABORT frames refused: they named another job or rank than their connection's.");
+  w.sample("", s.aborts_refused);
   w.family("zipper_jobs_evicted_total", "counter",
            "Idle jobs evicted (--idle-evict) to admit a new job or connection.");
   w.sample("", s.jobs_evicted);

@@ -12,6 +12,9 @@ std::optional<proto::Payload> ConnectionSink::payload_dest(const proto::FrameHea
   if (!conn_->job)
     return proto::Payload::allocate(hdr.payload_len);  // hello: bounded by kPreHelloMaxPayload
   if (hdr.type == proto::FrameType::kPing && hdr.payload_len == 0) return take_ping(hdr);
+  // An ABORT ends the job: it costs no credit (the rank sends it whatever
+  // it has left) and holds nothing; the control budget bounds how many.
+  if (hdr.type == proto::FrameType::kAbort && hdr.payload_len == 0) return proto::Payload{};
   auto out = flow_.reserve(conn_, hdr, &violation_);
   if (violation_) fatal_ = true;
   return out;

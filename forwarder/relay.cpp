@@ -46,6 +46,8 @@ void Forwarder::on_frame(const std::shared_ptr<Connection>& conn, const FrameHea
       return;
     case FrameType::kPing:
       return answer_ping(conn, hdr);
+    case FrameType::kAbort:
+      return relay_abort(conn, hdr);
     default:
       note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, hdr.seq,
@@ -93,6 +95,42 @@ void Forwarder::relay(const std::shared_ptr<Connection>& conn, const FrameHeader
   // Cut-through: write now from this thread; the destination side's send
   // thread finishes whatever the socket does not take.
   if (dest->link->progress_send() == LinkStatus::kError) dest->link->shutdown();
+}
+
+void Forwarder::relay_abort(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr) {
+  // Only a rank of the job may end it: the connection was admitted with the
+  // job's secret, and the frame must name that job and rank. Another
+  // tenant's connection naming this job (or a rank it is not) is refused.
+  if (hdr.job_id != conn->job->id() || hdr.src != conn->vrank) {
+    counters_.aborts_refused.fetch_add(1, std::memory_order_relaxed);
+    note_protocol_error(conn);
+    send_error(conn, ErrorCode::kUnknownJob, conn->vrank, hdr.seq,
+               "ABORT claims job " + std::to_string(hdr.job_id) + " rank " +
+                   std::to_string(hdr.src) + " on a connection of job " +
+                   std::to_string(conn->job->id()) + " rank " + std::to_string(conn->vrank));
+    return close_conn(conn, "spoofed ABORT");
+  }
+  Job& job = *conn->job;
+  // Once per job: every rank of a cluster may call MPI_Abort, each on every
+  // rail; the first one's code is the job's.
+  if (!job.abort_once()) return;
+  counters_.jobs_aborted.fetch_add(1, std::memory_order_relaxed);
+  const bool from_low = conn->vrank < job.np_low();
+  log_.warn("abort", "job {}: rank {} aborted the job with code {}; telling the {} cluster",
+            job.label(), conn->vrank, hdr.tag, from_low ? "high" : "low");
+  // The aborting rank's own cluster ends by its native MPI_Abort; the other
+  // cluster hears it from here, at once (no wait for the departures).
+  for (auto& other : job.members()) {
+    if (other->doomed || (other->vrank < job.np_low()) == from_low) continue;
+    OutFrame f;
+    f.hdr.type = FrameType::kAbort;
+    f.hdr.job_id = job.id();
+    f.hdr.src = conn->vrank;
+    f.hdr.dst = other->vrank;
+    f.hdr.tag = hdr.tag;
+    f.urgent = true;
+    send_control(other, std::move(f));
+  }
 }
 
 void Forwarder::answer_ping(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr) {

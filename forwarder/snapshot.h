@@ -81,6 +81,8 @@ struct Snapshot {
   std::uint64_t control_deferrals = 0;
   std::uint64_t pings_dropped = 0;
   std::uint64_t pings_over_share = 0;  // dropped over the connection's --ping-rate
+  std::uint64_t jobs_aborted = 0;      // ended by a rank's ABORT (MPI_Abort)
+  std::uint64_t aborts_refused = 0;    // ABORTs naming another job or rank: refused
   std::uint64_t jobs_evicted = 0;
   std::uint64_t unadmitted_evicted = 0;
   Traffic spliced;  // relayed payloads that moved by splice() (pipe_pool.h), all sides

@@ -24,6 +24,8 @@ nlohmann::json to_json(const Snapshot& s) {
                    {"control_deferrals", s.control_deferrals},
                    {"pings_dropped", s.pings_dropped},
                    {"pings_over_share", s.pings_over_share},
+                   {"jobs_aborted", s.jobs_aborted},
+                   {"aborts_refused", s.aborts_refused},
                    {"jobs_evicted", s.jobs_evicted},
                    {"unadmitted_evicted", s.unadmitted_evicted},
                    {"spliced", traffic(s.spliced)}};

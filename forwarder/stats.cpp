@@ -58,6 +58,8 @@ Snapshot Forwarder::snapshot() const {
   s.control_deferrals = counters_.control_deferrals.load();
   s.pings_dropped = counters_.pings_dropped.load();
   s.pings_over_share = counters_.pings_over_share.load();
+  s.jobs_aborted = counters_.jobs_aborted.load();
+  s.aborts_refused = counters_.aborts_refused.load();
   s.jobs_evicted = registry_.evictions();
   s.unadmitted_evicted = counters_.unadmitted_evicted.load();
   const PipePool::Stats ps = flow_->pipes().stats();

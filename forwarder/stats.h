@@ -33,6 +33,10 @@ struct Counters {
   std::atomic<std::uint64_t> control_deferrals{0}, pings_dropped{0}, unadmitted_evicted{0};
   // PINGs dropped over their connection's --ping-rate share (ping_share.h).
   std::atomic<std::uint64_t> pings_over_share{0};
+  // Jobs a rank's ABORT ended (relayed to the other cluster), and ABORT
+  // frames refused because they named another job or rank than their
+  // connection's.
+  std::atomic<std::uint64_t> jobs_aborted{0}, aborts_refused{0};
 };
 
 /// A plain copy of the Counters totals and the pools' figures at one instant

@@ -87,6 +87,8 @@ std::string_view to_string(FrameType t) {
       return "AUTH";
     case FrameType::kPing:
       return "PING";
+    case FrameType::kAbort:
+      return "ABORT";
   }
   return "?";
 }
@@ -170,6 +172,7 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
     case FrameType::kJobReady:
     case FrameType::kBye:
     case FrameType::kPing:
+    case FrameType::kAbort:
       if (h.payload_len != 0) return DecodeError::kBadLength;
       break;
     case FrameType::kHello:

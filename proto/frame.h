@@ -30,8 +30,10 @@ enum class FrameType : std::uint8_t {
   kChallenge = 11,  // zipperd -> client after HELLO: payload ChallengePayload (proto/auth.h)
   kAuth = 12,       // client -> zipperd: payload AuthPayload, the answer to the challenge
   kPing = 13,       // client -> zipperd health probe; zipperd answers with flags kPong, same seq
+  kAbort = 14,      // MMPI_Abort: tag = error code; client -> zipperd, relayed to the other
+                    // cluster's ranks with src = the aborting rank; no payload, no credit
 };
-inline constexpr std::uint8_t kMaxFrameType = 13;
+inline constexpr std::uint8_t kMaxFrameType = 14;
 
 /// kPing flags: zipperd's answer.
 inline constexpr std::uint8_t kPong = 1;

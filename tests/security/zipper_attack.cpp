@@ -2095,6 +2095,82 @@ TEST_F(Attack, ControlSocketInAPlantedDirectoryIsRefused) {
   ::rmdir(dir.c_str());
 }
 
+// MPI_Abort across clusters: a rank's ABORT (error code in its tag) reaches
+// the other cluster's ranks of its own job at once, and nothing else. Another
+// tenant cannot abort the job: under the same job id with its own secret it
+// only aborts its own job; naming the job (or a rank it is not) on its own
+// connection is refused, counted and closes that connection.
+TEST_F(Attack, AbortReachesOnlyItsJobAndCannotBeForged) {
+  const std::uint16_t mport = free_port();
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--metrics-listen", "127.0.0.1:" + std::to_string(mport)});
+  Zipperd z(limits);
+  const std::uint64_t job = 70;
+  // The victim: 2+2, ranks 0 and 1 on side A, 2 and 3 on side B.
+  std::vector<FrameClient*> v;
+  for (std::uint32_t r = 0; r < 4; ++r) {
+    v.push_back(&connect(z, r < 2 ? 0 : 1));
+    send_hello(*v.back(), job, r, 2, 2);
+  }
+  ASSERT_TRUE(pump_until(v, [&] {
+    for (FrameClient* c : v)
+      if (c->inbox().size() < 2) return false;
+    return true;
+  }));
+  for (FrameClient* c : v) {
+    ASSERT_TRUE(got(*c, FrameType::kHelloAck));
+    ASSERT_TRUE(got(*c, FrameType::kJobReady));
+  }
+  const auto abort_frame = [](std::uint64_t j, std::uint32_t src, std::int32_t code) {
+    proto::OutFrame f;
+    f.hdr = header(FrameType::kAbort, j, src, 0);
+    f.hdr.tag = code;
+    return f;
+  };
+  // Same id, another secret: its own job (1+1, alone), which it may abort.
+  FrameClient& twin = connect(z, 0);
+  ASSERT_TRUE(admit(twin, test_secret(999), job, 0, 1, 1));
+  twin.post(abort_frame(job, 0, 9));
+  // Another job of the attacker names the victim's job, then a rank it is not.
+  FrameClient& x = connect(z, 0);
+  ASSERT_TRUE(admit(x, test_secret(998), 71, 0, 1, 1));
+  x.post(abort_frame(job, 0, 9));
+  EXPECT_TRUE(refused(x, ErrorCode::kUnknownJob));
+  FrameClient& y = connect(z, 0);
+  ASSERT_TRUE(admit(y, test_secret(997), 72, 0, 1, 1));
+  y.post(abort_frame(72, 1, 9));
+  EXPECT_TRUE(refused(y, ErrorCode::kUnknownJob));
+  pump_for(all(), milliseconds(300));
+  for (FrameClient* c : v) {
+    EXPECT_TRUE(c->inbox().empty())
+        << "the victim's rank got " << c->inbox().size() << " frames, the first "
+        << proto::to_string(c->inbox().front().hdr.type);
+    EXPECT_FALSE(c->closed());
+  }
+  EXPECT_FALSE(twin.closed());
+  // The victim still runs, and its own abort reaches exactly the other cluster.
+  EXPECT_GT(pingpong(*v[0], *v[1], job, 20, 64), 0);  // ranks 0 and 1 (pingpong's pair)
+  v[1]->post(abort_frame(job, 1, 42));
+  for (int r : {2, 3}) {
+    auto f = next(*v[static_cast<std::size_t>(r)]);
+    ASSERT_TRUE(f) << "rank " << r << " got no ABORT";
+    EXPECT_EQ(f->hdr.type, FrameType::kAbort);
+    EXPECT_EQ(f->hdr.job_id, job);
+    EXPECT_EQ(f->hdr.src, 1u);
+    EXPECT_EQ(f->hdr.dst, static_cast<std::uint32_t>(r));
+    EXPECT_EQ(f->hdr.tag, 42);
+  }
+  // Once per job: a second abort (another rank, another code) is not relayed.
+  v[0]->post(abort_frame(job, 0, 43));
+  pump_for(all(), milliseconds(300));
+  for (FrameClient* c : v) EXPECT_TRUE(c->inbox().empty());
+  const std::string text = scrape(mport, seconds(10));
+  EXPECT_EQ(metric(text, "zipper_aborts_refused_total"), 2) << text;
+  EXPECT_EQ(metric(text, "zipper_jobs_aborted_total"), 2) << text;  // the twin's and the victim's
+  EXPECT_EQ(metric(text, "zipper_protocol_errors_total"), 2) << text;
+  EXPECT_TRUE(z.alive());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -110,7 +110,7 @@ FrameHeader valid_of_type(FrameType t) {
 
 TEST(FrameCodec, HeaderSizeAndConstants) {
   EXPECT_EQ(kHeaderSize, 64u);
-  EXPECT_EQ(kMaxFrameType, static_cast<std::uint8_t>(FrameType::kPing));
+  EXPECT_EQ(kMaxFrameType, static_cast<std::uint8_t>(FrameType::kAbort));
   EXPECT_EQ(credit_cost(0), 1u);  // one buffer per frame, whatever its size
   EXPECT_EQ(credit_cost(1000), 1u);
 }
@@ -355,7 +355,7 @@ TEST(FrameCodec, BadLengthChunk) {
 TEST(FrameCodec, BadLengthPayloadlessTypes) {
   FrameHeader d;
   for (FrameType t : {FrameType::kRts, FrameType::kCts, FrameType::kCredit, FrameType::kJobReady,
-                      FrameType::kBye}) {
+                      FrameType::kBye, FrameType::kPing, FrameType::kAbort}) {
     SCOPED_TRACE(std::string(to_string(t)));
     FrameHeader h = valid_of_type(t);
     h.msg_len = 12345;  // RTS/CTS carry a length but no payload
