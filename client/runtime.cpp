@@ -79,18 +79,16 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->settings_.calls = *calls;
   rt->settings_.env.forget("MMPI_JOB_SECRET");
   const ClientConfig* cfg = &rt->settings_.client;
-  if (cfg->forwarder) {
-    const int group_size = static_cast<int>(cfg->high_group ? cfg->np_high : cfg->np_low);
-    if (group_size != rt->local_size_) {
-      rt->report("this cluster runs " + std::to_string(rt->local_size_) + " ranks but MMPI_NP_" +
-                 (cfg->high_group ? "HIGH" : "LOW") + " says " + std::to_string(group_size));
-      MPI_Abort(MPI_COMM_WORLD, 1);
-      return MPI_ERR_OTHER;
-    }
-    rt->offset_ = cfg->high_group ? static_cast<int>(cfg->np_low) : 0;
-    rt->size_ = static_cast<int>(cfg->np_low + cfg->np_high);
-    rt->rank_ += rt->offset_;
+  auto sites = sites_from(*cfg, rt->local_size_, &why);
+  if (!sites) {
+    rt->report(why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
   }
+  rt->sites_ = std::make_unique<const SiteMap>(std::move(*sites));
+  rt->offset_ = rt->sites_->local_ranks().first;
+  rt->size_ = rt->sites_->world_size();
+  rt->rank_ += rt->offset_;
   const int lo = rt->offset_, hi = rt->offset_ + rt->local_size_;
 
   std::vector<int> all(static_cast<std::size_t>(rt->size_));
