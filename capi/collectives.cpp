@@ -78,7 +78,7 @@ int mmpi_impl_Barrier(MPI_Comm comm) {
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
-  const Choice ch = selection().choose(Collective::kBarrier, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kBarrier, 0, t.site_members);
   return finish("MMPI_Barrier", t, ch, barrier_two_level(t));
 }
 
@@ -92,7 +92,7 @@ int mmpi_impl_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MP
   if (int rc = check_buf(count, datatype)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
-  Choice ch = selection().choose(Collective::kBcast, bytes_of(count, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kBcast, bytes_of(count, datatype), t.site_members);
   ch.inter_senders = senders(t, ch);
   const int rc =
       ch.algorithm == Algorithm::kVanDeGeijn
@@ -113,7 +113,8 @@ int mmpi_impl_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
   if (sendbuf == MPI_IN_PLACE && t.rank != root) return MPI_ERR_BUFFER;
-  const Choice ch = selection().choose(Collective::kReduce, bytes_of(count, datatype), t.x, t.y);
+  const Choice ch =
+      selection().choose(Collective::kReduce, bytes_of(count, datatype), t.site_members);
   const int rc = needs_rank_order(t, op)
                      ? reduce_in_order(t, sendbuf, recvbuf, count, datatype, op, root)
                      : reduce_leaders(t, sendbuf, recvbuf, count, datatype, op, root, ch.segment);
@@ -130,7 +131,7 @@ int mmpi_impl_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_buf(count, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
-  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(count, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(count, datatype), t.site_members);
   ch.inter_senders = senders(t, ch);
   return finish("MMPI_Allreduce", t, ch,
                 allreduce_with(t, ch, sendbuf, recvbuf, count, datatype, op));
@@ -176,7 +177,7 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
   // its own: agree on it first (one 8-byte MAX allreduce) when the size
   // decides anything.
   std::uint64_t largest = 0;
-  if (selection().depends_on_size(Collective::kAlltoallv, t.x, t.y)) {
+  if (selection().depends_on_size(Collective::kAlltoallv, t.site_members)) {
     MPI_Count type_size = 0;
     MPI_Type_size_x(sendtype, &type_size);
     for (int i = 0; i < t.size; ++i)
@@ -184,7 +185,7 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
     const std::uint64_t mine = largest;
     if (int rc = allreduce_two_tier(t, &mine, &largest, 1, MPI_UINT64_T, MPI_MAX)) return rc;
   }
-  Choice ch = selection().choose(Collective::kAlltoallv, largest, t.x, t.y);
+  Choice ch = selection().choose(Collective::kAlltoallv, largest, t.site_members);
   ch.inter_senders = senders(t, ch);
   const int rc =
       ch.algorithm == Algorithm::kAggregated
@@ -224,7 +225,8 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (int rc = sb.status()) return rc;
   const std::vector<int> sc = sb.counts(), sd = sb.displacements(), rc = rb.counts(),
                          rd = rb.displacements();
-  Choice ch = selection().choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.x, t.y);
+  Choice ch =
+      selection().choose(Collective::kAlltoall, bytes_of(sendcount, sendtype), t.site_members);
   ch.inter_senders = senders(t, ch);
   const int err =
       ch.algorithm == Algorithm::kAggregated
@@ -252,7 +254,7 @@ int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (am_root)
     if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = selection().choose(Collective::kGather, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kGather, 0, t.site_members);
   return finish(
       "MMPI_Gather", t, ch,
       gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
@@ -275,7 +277,7 @@ int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (am_root)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
-  const Choice ch = selection().choose(Collective::kScatter, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kScatter, 0, t.site_members);
   return finish(
       "MMPI_Scatter", t, ch,
       scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
@@ -294,7 +296,7 @@ int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (sendbuf != MPI_IN_PLACE)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = selection().choose(Collective::kAllgather, 0, t.x, t.y);
+  const Choice ch = selection().choose(Collective::kAllgather, 0, t.site_members);
   return finish("MMPI_Allgather", t, ch,
                 allgather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
@@ -321,7 +323,7 @@ int mmpi_impl_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvc
   // Algorithm via_allreduce: allreduce the whole vector (with the allreduce
   // selection), keep this rank's block.
   const int total = t.size * recvcount;
-  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(total, datatype), t.x, t.y);
+  Choice ch = selection().choose(Collective::kAllreduce, bytes_of(total, datatype), t.site_members);
   ch.inter_senders = senders(t, ch);
   TypedBuffer full(total, datatype);
   int rc = allreduce_with(t, ch, in, full.data(), total, datatype, op);

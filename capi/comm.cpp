@@ -316,10 +316,10 @@ int mmpi_impl_Comm_test_inter(MPI_Comm comm, int* flag) {
 extern "C" int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders) {
   const Runtime* rt = Runtime::get();
   if (rt == nullptr) return MPI_ERR_OTHER;
-  const auto& c = rt->settings().client;
-  const bool joined = c.forwarder.has_value();
-  if (ranks_low) *ranks_low = joined ? static_cast<int>(c.np_low) : rt->size();
-  if (ranks_high) *ranks_high = joined ? static_cast<int>(c.np_high) : 0;
+  // The two-site view of the site map: the first site, and every other.
+  const int first = rt->sites().ranks_in(0).size();
+  if (ranks_low) *ranks_low = first;
+  if (ranks_high) *ranks_high = rt->sites().world_size() - first;
   if (forwarders) *forwarders = rt->forwarders();
   return MPI_SUCCESS;
 }

@@ -102,7 +102,7 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
 
   std::vector<int> world(members.size());
   for (std::size_t i = 0; i < members.size(); ++i) world[i] = parent->map().world(members[i]);
-  client::RankMap map(std::move(world), rt.size(), rt.offset(), rt.offset() + rt.local_size());
+  client::RankMap map(std::move(world), rt.sites());
   auto c = std::make_shared<client::Comm>(std::move(map), new_rank, cid, std::move(nc),
                                           std::move(ncoll));
   inherit_errhandler(*parent, *c);
@@ -142,22 +142,20 @@ int create_group(client::Runtime& rt, const client::CommPtr& parent,
     MPI_Comm_dup(c, &d);
     return client::NativeComm(d);
   };
-  const int lo = rt.offset(), hi = rt.offset() + rt.local_size();
   // Agree on the context id among the new members only: a bootstrap
   // communicator over them that talks on the parent's contexts.
   unsigned cid = 0;
   {
-    auto boot =
-        std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
-                                       parent->cid(), client::NativeComm(), dup(native));
+    auto boot = std::make_shared<client::Comm>(client::RankMap(members, rt.sites()), new_rank,
+                                               parent->cid(), client::NativeComm(), dup(native));
     const coll::Topology t = coll::Topology::of(rt.engine(), boot);
     const unsigned next = rt.comms().next_cid();
     if (int arc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return arc;
   }
   rt.comms().take(cid);
   client::NativeComm ncoll = dup(native);
-  auto c = std::make_shared<client::Comm>(client::RankMap(members, rt.size(), lo, hi), new_rank,
-                                          cid, std::move(nc), std::move(ncoll));
+  auto c = std::make_shared<client::Comm>(client::RankMap(members, rt.sites()), new_rank, cid,
+                                          std::move(nc), std::move(ncoll));
   inherit_errhandler(*parent, *c);
   rt.comms().add(handle_of(*c), c);
   *out = std::move(c);

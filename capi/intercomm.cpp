@@ -64,8 +64,7 @@ int make_intercomm(Runtime& rt, const Comm& parent, const std::vector<int>& loca
   std::shared_ptr<Comm> merged;
   if (int rc = create_group(rt, rt.world(), both, tag, &merged)) return rc;
   auto info = std::make_shared<client::InterInfo>();
-  const int lo = rt.offset(), hi = rt.offset() + rt.local_size();
-  info->local = client::RankMap(local, rt.size(), lo, hi);
+  info->local = client::RankMap(local, rt.sites());
   info->merged = merged;
   info->local_offset = local_first ? 0 : static_cast<int>(remote.size());
   info->remote_offset = local_first ? static_cast<int>(local.size()) : 0;
@@ -84,7 +83,7 @@ int make_intercomm(Runtime& rt, const Comm& parent, const std::vector<int>& loca
   // remote group's members start at native_base. Not an Open MPI
   // inter-communicator: Open MPI 4.1's MPI_Comm_idup of one hangs when
   // other idups of the process overlap it (MMPI_Comm_idup duplicates this).
-  client::RankMap remote_map(remote, rt.size(), lo, hi);
+  client::RankMap remote_map(remote, rt.sites());
   const int native_base = local_first ? static_cast<int>(info->local.local_members().size()) : 0;
   MPI_Comm dup = MPI_COMM_NULL;
   if (int rc = MPI_Comm_dup(merged->native(), &dup)) return rc;

@@ -12,12 +12,14 @@ int reordered_rank(const client::Runtime& rt, const client::Comm& c, int n,
                    const char* what) {
   if (rank >= n) return MPI_UNDEFINED;
   if (!reorder) return rank;
-  // Cluster of each of the first n members: 0 for the low cluster (the one
-  // holding world rank 0), the same on every rank.
-  const int low_size = rt.offset() == 0 ? rt.local_size() : rt.offset();
+  // The mapping is a bisection (client/topo_map.h): a job of more sites
+  // keeps the application's order.
+  const client::SiteMap& sites = rt.sites();
+  if (sites.sites() > 2) return rank;
+  // Site (0 or 1) of each of the first n members, the same on every rank.
   std::vector<int> cluster(static_cast<std::size_t>(n));
   for (int p = 0; p < n; ++p)
-    cluster[static_cast<std::size_t>(p)] = c.map().world(p) < low_size ? 0 : 1;
+    cluster[static_cast<std::size_t>(p)] = sites.site_of(c.map().world(p));
   const client::TopoMapResult m = client::map_to_clusters(n, edges, cluster);
   if (rank == 0 && rt.settings().calls.debug_log) {
     const int x = static_cast<int>(std::count(cluster.begin(), cluster.end(), 0));

@@ -13,7 +13,8 @@ namespace zipper::capi {
 
 /// The new rank (0..n-1) of communicator rank `rank` when the n vertices of
 /// `edges` are placed on ranks 0..n-1 of `c` (rank >= n: MPI_UNDEFINED).
-/// With `reorder` false, the identity. Every member computes the same
+/// With `reorder` false, or in a job of more than two sites (the mapping
+/// bisects; not generalised yet), the identity. Every member computes the same
 /// mapping from the same `edges`. `what` names the call in the debug log
 /// (MMPI_LOG_LEVEL=debug: the cut before and after, on rank 0).
 int reordered_rank(const client::Runtime& rt, const client::Comm& c, int n,

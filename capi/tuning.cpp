@@ -52,7 +52,7 @@ int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algor
   if (collective == nullptr || algorithm == nullptr || bytes < 0) return MPI_ERR_ARG;
   const auto c = collective_named(collective);
   if (!c) return MPI_ERR_ARG;
-  Choice ch = selection().choose(*c, static_cast<std::uint64_t>(bytes), t.x, t.y);
+  Choice ch = selection().choose(*c, static_cast<std::uint64_t>(bytes), t.site_members);
   *algorithm = name_of(ch.algorithm).data();
   if (inter_senders)
     *inter_senders = t.clamp_senders(ch.inter_senders ? ch.inter_senders : t.max_senders());

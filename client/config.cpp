@@ -120,4 +120,16 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
   return c;
 }
 
+std::optional<SiteMap> sites_from(const ClientConfig& c, int local_ranks, std::string* why) {
+  if (!c.forwarder) return SiteMap::single(local_ranks);
+  auto m = SiteMap::make({c.np_low, c.np_high}, c.high_group ? 1 : 0, why);
+  if (!m) return std::nullopt;
+  if (m->local_ranks().size() != local_ranks) {
+    *why = "this cluster runs " + std::to_string(local_ranks) + " ranks but MMPI_NP_" +
+           (c.high_group ? "HIGH" : "LOW") + " says " + std::to_string(m->local_ranks().size());
+    return std::nullopt;
+  }
+  return m;
+}
+
 }  // namespace zipper::client

@@ -9,6 +9,7 @@
 #include "../proto/auth.h"
 #include "../proto/verbs/config.h"
 #include "forwarder_pins.h"
+#include "sites.h"
 
 namespace zipper::client {
 
@@ -21,10 +22,12 @@ struct ClientConfig {
   // zipperd host keys to demand (MMPI_FORWARDER_KEYS, MMPI_KNOWN_FORWARDERS,
   // MMPI_FORWARDER_KEY_CHECK; forwarder_pins.h).
   ForwarderPins pins;
-  std::string munge_socket;   // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
-  bool high_group = false;    // MMPI_GROUP=high
-  std::uint32_t np_low = 0;   // x
-  std::uint32_t np_high = 0;  // y
+  std::string munge_socket;  // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
+  // The launcher's two-site shorthand (MMPI_GROUP, MMPI_NP_LOW = x,
+  // MMPI_NP_HIGH = y); every layer reads the SiteMap that sites_from makes of it.
+  bool high_group = false;            // MMPI_GROUP=high: this process is in the second site
+  std::uint32_t np_low = 0;           // ranks of the first site
+  std::uint32_t np_high = 0;          // ranks of the second site
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
@@ -52,5 +55,12 @@ class Environment;  // environment.h
 std::optional<ClientConfig> config_from(const Environment& env, std::string* why);
 /// config_from(Environment::capture(), why).
 std::optional<ClientConfig> config_from_env(std::string* why);
+
+/// The job's sites (sites.h) from `c`, for a process whose cluster runs
+/// `local_ranks` ranks (its Open MPI world size): standalone, one site of
+/// local_ranks; with a forwarder, sites {np_low, np_high}, this process in
+/// the second when high_group. Returns nullopt and sets *why when the
+/// site's declared size is not local_ranks (the launcher and mpirun disagree).
+std::optional<SiteMap> sites_from(const ClientConfig& c, int local_ranks, std::string* why);
 
 }  // namespace zipper::client

@@ -17,17 +17,13 @@ using proto::FrameType;
 using proto::OutFrame;
 using proto::Payload;
 
-Engine::Engine(Rails& rails, ProgressList& progress, int rank, int world_size, int local_lo,
-               int local_hi, int spin_rounds, std::uint64_t retransmit_bytes,
-               int forwarder_timeout_ms)
+Engine::Engine(Rails& rails, ProgressList& progress, int rank, const SiteMap& sites,
+               int spin_rounds, std::uint64_t retransmit_bytes, int forwarder_timeout_ms)
     : rails_(rails),
+      sites_(sites),
       rank_(rank),
-      world_size_(world_size),
-      local_lo_(local_lo),
-      local_hi_(local_hi),
       spin_rounds_(spin_rounds),
-      transport_(rails, *this, rank, world_size, local_lo, local_hi, retransmit_bytes,
-                 forwarder_timeout_ms),
+      transport_(rails, *this, rank, sites, retransmit_bytes, forwarder_timeout_ms),
       header_match_(static_cast<std::size_t>(std::max(rails.size(), 1)), nullptr),
       progress_(progress),
       round_(progress.add(

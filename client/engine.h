@@ -60,12 +60,13 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   /// `rails`: the links to the zipperd of each bridge node (none in standalone mode).
   /// `progress`: the runtime's progress list; the engine's own round joins it,
   /// and progress() runs it whole.
-  /// This process is world rank `rank` of `world_size`; world ranks in
-  /// [local_lo, local_hi) are in its cluster.
+  /// This process is world rank `rank` of `sites.world_size()`; the world
+  /// ranks of its own site are reached through Open MPI, the others through
+  /// the rails.
   /// `spin_rounds`: progress rounds a wait spins before it sleeps.
   /// `retransmit_bytes`: eager bytes kept for resending (several rails only).
-  Engine(Rails& rails, ProgressList& progress, int rank, int world_size, int local_lo, int local_hi,
-         int spin_rounds, std::uint64_t retransmit_bytes, int forwarder_timeout_ms);
+  Engine(Rails& rails, ProgressList& progress, int rank, const SiteMap& sites, int spin_rounds,
+         std::uint64_t retransmit_bytes, int forwarder_timeout_ms);
   ~Engine() override;
 
   int isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_Datatype type, int dest,
@@ -149,7 +150,7 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   void peer_gone(int vrank, const std::string& why) override;
   void link_failed() override;
 
-  bool is_local_world(int w) const { return w >= local_lo_ && w < local_hi_; }
+  bool is_local_world(int w) const { return sites_.is_local(w); }
   RequestPtr start(const CommPtr& c);
   void pull_native(const Comm& c);
   void post_recv(Request* r, const Selector& sel, bool native_eligible);
@@ -168,7 +169,8 @@ class Engine final : public PointToPoint, private DeliveryHandler {
 
   std::recursive_mutex mu_;  // declared first: the progress list points at it
   Rails& rails_;
-  int rank_ = 0, world_size_ = 1, local_lo_ = 0, local_hi_ = 1;
+  const SiteMap sites_;
+  int rank_ = 0;
   int spin_rounds_ = 1000;
   PeerTransport transport_;
 

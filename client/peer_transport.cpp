@@ -25,24 +25,22 @@ OutFrame control(FrameType type, std::uint8_t flags, int peer, std::uint64_t seq
 }
 }  // namespace
 
-PeerTransport::PeerTransport(RailPort& rails, DeliveryHandler& up, int rank, int world_size,
-                             int local_lo, int local_hi, std::uint64_t retransmit_bytes,
-                             int resend_after_ms)
+PeerTransport::PeerTransport(RailPort& rails, DeliveryHandler& up, int rank, const SiteMap& sites,
+                             std::uint64_t retransmit_bytes, int resend_after_ms)
     : rails_(rails),
       up_(up),
+      sites_(sites),
       rank_(rank),
-      world_size_(world_size),
-      local_lo_(local_lo),
-      local_hi_(local_hi),
+      world_size_(sites.world_size()),
       straight_(rails.size() <= 1),
       retransmit_limit_(retransmit_bytes),
       resend_after_(std::max(resend_after_ms, 100)),
-      next_send_seq_(static_cast<std::size_t>(world_size), 0),
-      next_recv_seq_(static_cast<std::size_t>(world_size), 0),
+      next_send_seq_(static_cast<std::size_t>(world_size_), 0),
+      next_recv_seq_(static_cast<std::size_t>(world_size_), 0),
       header_order_(static_cast<std::size_t>(std::max(rails.size(), 1)), HeaderOrder::kInOrder) {
   if (!straight_) {
-    tx_.resize(static_cast<std::size_t>(world_size));
-    rx_.resize(static_cast<std::size_t>(world_size));
+    tx_.resize(static_cast<std::size_t>(world_size_));
+    rx_.resize(static_cast<std::size_t>(world_size_));
   }
 }
 

@@ -59,6 +59,7 @@
 #include "../proto/link.h"
 #include "rail_port.h"
 #include "send_stream.h"
+#include "sites.h"
 
 namespace zipper::client {
 
@@ -106,12 +107,12 @@ inline constexpr std::chrono::microseconds kAckDelay{1000};
 
 class PeerTransport final : public RailHandler {
  public:
-  /// This process is world rank `rank` of `world_size`; world ranks in
-  /// [local_lo, local_hi) are in its cluster (never peers).
+  /// This process is world rank `rank` of `sites.world_size()`; the world
+  /// ranks of its own site (sites.is_local) are never peers.
   /// `retransmit_bytes`: eager bytes kept for resending (several rails only).
   /// `resend_after_ms`: unacknowledged this long, resend (several rails only).
-  PeerTransport(RailPort& rails, DeliveryHandler& up, int rank, int world_size, int local_lo,
-                int local_hi, std::uint64_t retransmit_bytes, int resend_after_ms);
+  PeerTransport(RailPort& rails, DeliveryHandler& up, int rank, const SiteMap& sites,
+                std::uint64_t retransmit_bytes, int resend_after_ms);
 
   /// With several rails: acknowledgements and resends are owed even while
   /// nobody waits on an inter-cluster request.
@@ -187,10 +188,9 @@ class PeerTransport final : public RailHandler {
     std::map<std::uint64_t, HeldFrame> held;  // by sequence number
   };
 
-  bool peer_world(int w) const {
-    return w >= 0 && w < world_size_ && (w < local_lo_ || w >= local_hi_);
-  }
-  int local_index() const { return rank_ - local_lo_; }
+  bool peer_world(int w) const { return w >= 0 && w < world_size_ && !sites_.is_local(w); }
+  /// This process's position in its own site.
+  int local_index() const { return rank_ - sites_.local_ranks().first; }
   void fail_all(const std::string& why);
   std::vector<Request*> drop(int peer, bool link_lost);
   void send_pair(int peer, proto::OutFrame f);
@@ -211,7 +211,8 @@ class PeerTransport final : public RailHandler {
 
   RailPort& rails_;
   DeliveryHandler& up_;
-  int rank_ = 0, world_size_ = 1, local_lo_ = 0, local_hi_ = 1;
+  const SiteMap sites_;
+  int rank_ = 0, world_size_ = 1;
   const bool straight_;  // one rail: no acknowledgements
   const std::uint64_t retransmit_limit_;
   const std::chrono::milliseconds resend_after_;

@@ -10,22 +10,22 @@ bool consecutive(const std::vector<int>& ranks) {
 }
 }  // namespace
 
-RankMap::RankMap(std::vector<int> world, int world_size, int local_lo, int local_hi)
-    : world_(std::move(world)), from_world_(static_cast<std::size_t>(world_size), -1) {
+RankMap::RankMap(std::vector<int> world, const SiteMap& sites)
+    : world_(std::move(world)),
+      from_world_(static_cast<std::size_t>(sites.world_size()), -1),
+      site_members_(static_cast<std::size_t>(sites.sites()), 0) {
   const std::size_t n = world_.size();
   local_.resize(n);
   index_.resize(n);
-  // The low cluster is the one holding world rank 0.
-  const bool local_is_low = local_lo == 0;
   for (std::size_t r = 0; r < n; ++r) {
     const int w = world_[r];
     from_world_[static_cast<std::size_t>(w)] = static_cast<int>(r);
-    const bool local = w >= local_lo && w < local_hi;
+    const bool local = sites.is_local(w);
     local_[r] = local;
-    auto& members = local ? local_members_ : remote_members_;
-    index_[r] = static_cast<int>(members.size());
-    members.push_back(static_cast<int>(r));
-    if (local == local_is_low) ++low_count_;
+    (local ? local_members_ : remote_members_).push_back(static_cast<int>(r));
+    int& in_site = site_members_[static_cast<std::size_t>(sites.site_of(w))];
+    if (in_site++ == 0) ++sites_spanned_;
+    index_[r] = in_site - 1;
   }
   blocked_ = consecutive(local_members_) && consecutive(remote_members_);
 }

@@ -79,31 +79,29 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->settings_.calls = *calls;
   rt->settings_.env.forget("MMPI_JOB_SECRET");
   const ClientConfig* cfg = &rt->settings_.client;
-  if (cfg->forwarder) {
-    const int group_size = static_cast<int>(cfg->high_group ? cfg->np_high : cfg->np_low);
-    if (group_size != rt->local_size_) {
-      rt->report("this cluster runs " + std::to_string(rt->local_size_) + " ranks but MMPI_NP_" +
-                 (cfg->high_group ? "HIGH" : "LOW") + " says " + std::to_string(group_size));
-      MPI_Abort(MPI_COMM_WORLD, 1);
-      return MPI_ERR_OTHER;
-    }
-    rt->offset_ = cfg->high_group ? static_cast<int>(cfg->np_low) : 0;
-    rt->size_ = static_cast<int>(cfg->np_low + cfg->np_high);
-    rt->rank_ += rt->offset_;
+  auto made = sites_from(*cfg, rt->local_size_, &why);
+  if (!made) {
+    rt->report(why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
   }
-  const int lo = rt->offset_, hi = rt->offset_ + rt->local_size_;
+  rt->sites_ = std::make_unique<const SiteMap>(std::move(*made));
+  rt->offset_ = rt->sites_->local_ranks().first;
+  rt->size_ = rt->sites_->world_size();
+  rt->rank_ += rt->offset_;
+  const SiteMap& sites = *rt->sites_;
 
   std::vector<int> all(static_cast<std::size_t>(rt->size_));
   std::iota(all.begin(), all.end(), 0);
   NativeComm world_native = dup_returning_errors(MPI_COMM_WORLD);
   NativeComm world_coll = dup_returning_errors(world_native.get());
-  rt->world_ = std::make_shared<Comm>(RankMap(all, rt->size_, lo, hi), rt->rank_, kWorldCid,
+  rt->world_ = std::make_shared<Comm>(RankMap(all, sites), rt->rank_, kWorldCid,
                                       std::move(world_native), std::move(world_coll));
   rt->world_->name = "MMPI_COMM_WORLD";
   rt->comms_.add(rt->world_->native(), rt->world_);
   NativeComm self_native = dup_returning_errors(MPI_COMM_SELF);
   NativeComm self_coll = dup_returning_errors(MPI_COMM_SELF);
-  auto self = std::make_shared<Comm>(RankMap({rt->rank_}, rt->size_, lo, hi), 0, kSelfCid,
+  auto self = std::make_shared<Comm>(RankMap({rt->rank_}, sites), 0, kSelfCid,
                                      std::move(self_native), std::move(self_coll));
   self->name = "MMPI_COMM_SELF";
   // MMPI_COMM_SELF's handle is MPI_COMM_SELF: its errors come back as codes
@@ -119,8 +117,8 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   const int timeout_ms = several || cfg->forwarder_timeout_set ? cfg->forwarder_timeout_ms : 0;
   rt->rails_ = std::make_unique<Rails>(*cfg, rt->rank_, timeout_ms);
   rt->engine_ =
-      std::make_unique<Engine>(*rt->rails_, rt->progress_, rt->rank_, rt->size_, lo, hi,
-                               cfg->spin_rounds, cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
+      std::make_unique<Engine>(*rt->rails_, rt->progress_, rt->rank_, sites, cfg->spin_rounds,
+                               cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
   // The other cluster aborted: this one ends at once with its code, whatever
   // this rank was waiting for.
   rt->rails_->on_abort([rank = rt->rank_](int from, int code) {

@@ -15,6 +15,7 @@
 #include "rails.h"
 #include "rma_progress.h"
 #include "settings.h"
+#include "sites.h"
 
 namespace zipper::client {
 
@@ -36,10 +37,12 @@ class Runtime {
   static int abort(int code);
   static constexpr std::chrono::milliseconds kAbortSendWait{300};
 
-  /// World rank and size (virtual ranks over both clusters).
+  /// World rank and size (virtual ranks over every site).
   int rank() const { return rank_; }
   int size() const { return size_; }
-  /// World rank of local rank 0, and the number of ranks in this cluster.
+  /// Where each world rank runs (sites.h), made once at MMPI_Init.
+  const SiteMap& sites() const { return *sites_; }
+  /// World rank of local rank 0, and the number of ranks in this site.
   int offset() const { return offset_; }
   int local_size() const { return local_size_; }
   /// The thread level the application was given (MMPI_Init_thread's
@@ -79,7 +82,8 @@ class Runtime {
   int rank_ = 0, size_ = 1;
   int offset_ = 0, local_size_ = 1;
   Settings settings_;
-  ProgressList progress_;  // outlives the engine, whose round is in it
+  std::unique_ptr<const SiteMap> sites_;  // fixed address: engine and maps refer to it
+  ProgressList progress_;                 // outlives the engine, whose round is in it
   std::unique_ptr<Rails> rails_;
   std::unique_ptr<Engine> engine_;
   CommTable comms_;

@@ -40,7 +40,7 @@ int exchange_segment(const Topology& t, const GroupedSegments& g, void* recvbuf,
     irecv_segments(p, far.data(), type, pieces, far_lead, kTagAllreduce);
     isend_segments(p, seg, type, pieces, far_lead, kTagAllreduce);
     if (int rc = p.wait()) return rc;
-    if (int rc = combine(t.high(), seg, far.data(), n, type, op)) return rc;
+    if (int rc = combine(t.remote_first(), seg, far.data(), n, type, op)) return rc;
   }
   Pending p(t);
   for (int m = lead + 1; m < end; ++m)

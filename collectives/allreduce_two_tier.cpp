@@ -26,7 +26,7 @@ int allreduce_two_tier(const Topology& t, const void* sendbuf, void* recvbuf, in
     irecv_segments(p, far.data(), type, seg, t.remote_member(0), kTagAllreduce);
     isend_segments(p, recvbuf, type, seg, t.remote_member(0), kTagAllreduce);
     if (int rc = p.wait()) return rc;
-    if (int rc = combine(t.high(), recvbuf, far.data(), count, type, op)) return rc;
+    if (int rc = combine(t.remote_first(), recvbuf, far.data(), count, type, op)) return rc;
   }
   return wait_native(t, MPI_Ibcast(recvbuf, count, type, 0, t.local, &r), &r);
 }

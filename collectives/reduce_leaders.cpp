@@ -23,7 +23,8 @@ int reduce_leaders(const Topology& t, const void* sendbuf, void* recvbuf, int co
     p.add(MPI_Ireduce(sendbuf, recvbuf, count, type, op, t.index_in_cluster(root), t.local, &req),
           &req);
     if (int rc = p.wait()) return rc;
-    if (am_root && !t.standalone()) return combine(t.high(), recvbuf, far.data(), count, type, op);
+    if (am_root && !t.standalone())
+      return combine(t.remote_first(), recvbuf, far.data(), count, type, op);
     return MPI_SUCCESS;
   }
   TypedBuffer partial(t.local_rank == 0 ? count : 0, type);

@@ -342,13 +342,20 @@ void Selection::set_segment_override(Collective c, std::optional<std::uint64_t> 
   runtime_segment_[static_cast<int>(c)] = segment_bytes;
 }
 
-Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const {
+bool Rule::fits(const std::vector<int>& site_members) const {
+  if (np_low == 0 && np_high == 0) return true;
+  if (site_members.size() > 2) return false;  // np_low/np_high describe two sites
+  const int first = site_members.empty() ? 0 : site_members[0];
+  const int second = site_members.size() > 1 ? site_members[1] : 0;
+  return (np_low == 0 || np_low == first) && (np_high == 0 || np_high == second);
+}
+
+Choice Selection::choose(Collective c, std::uint64_t bytes,
+                         const std::vector<int>& site_members) const {
   const PerCollective& pc = at(c);
   auto match = [&](const std::vector<Rule>& rules) -> std::optional<Choice> {
     for (const Rule& r : rules)
-      if (bytes >= r.min_bytes && bytes <= r.max_bytes && (r.np_low == 0 || r.np_low == x) &&
-          (r.np_high == 0 || r.np_high == y))
-        return r.choice;
+      if (bytes >= r.min_bytes && bytes <= r.max_bytes && r.fits(site_members)) return r.choice;
     return std::nullopt;
   };
   std::optional<Choice> ch = runtime_[static_cast<int>(c)];
@@ -358,7 +365,7 @@ Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const 
   if (!ch) ch = match(pc.builtin);
   if (!ch) ch = Choice{pc.builtin.front().choice};
   // n: MMPIX_Coll_set's, else the environment's, else the rule's, else the
-  // file's default; 0 leaves it at min(x, y).
+  // file's default; 0 leaves it at Topology::max_senders().
   if (!(from_runtime && ch->inter_senders > 0)) {
     if (env_senders_ > 0)
       ch->inter_senders = env_senders_;
@@ -376,7 +383,7 @@ Choice Selection::choose(Collective c, std::uint64_t bytes, int x, int y) const 
   return *ch;
 }
 
-bool Selection::depends_on_size(Collective c, int x, int y) const {
+bool Selection::depends_on_size(Collective c, const std::vector<int>& site_members) const {
   const PerCollective& pc = at(c);
   if (runtime_[static_cast<int>(c)] || pc.fixed) return false;
   // Walk the rules as choose() does; the first rule for this layout that
@@ -385,7 +392,7 @@ bool Selection::depends_on_size(Collective c, int x, int y) const {
   std::optional<Algorithm> first;
   for (const auto* rules : {&pc.rules, &pc.builtin}) {
     for (const Rule& r : *rules) {
-      if ((r.np_low != 0 && r.np_low != x) || (r.np_high != 0 && r.np_high != y)) continue;
+      if (!r.fits(site_members)) continue;
       if (!first) first = r.choice.algorithm;
       if (r.choice.algorithm != *first) return true;
       if (r.min_bytes == 0 && r.max_bytes == UINT64_MAX) return false;

@@ -78,7 +78,7 @@ inline constexpr std::uint64_t kMaxSegmentBytes = std::uint64_t{1} << 40;
 
 struct Choice {
   Algorithm algorithm = Algorithm::kTwoLevel;
-  int inter_senders = 0;      // n; 0 = min(x, y)
+  int inter_senders = 0;      // n; 0 = Topology::max_senders()
   std::uint64_t segment = 0;  // bytes per segment; 0 = unsegmented (one message per step)
 };
 
@@ -86,8 +86,15 @@ struct Choice {
 struct Rule {
   std::uint64_t min_bytes = 0;           // message size (see Selection::choose), bytes
   std::uint64_t max_bytes = UINT64_MAX;  // inclusive
-  int np_low = 0, np_high = 0;           // exact x / y; 0 = any
+  // Exact members in the first / second site (the tuning file's np_low and
+  // np_high: the two-site shape); 0 = any. A rule that sets either applies
+  // to communicators of at most two sites only.
+  int np_low = 0, np_high = 0;
   Choice choice;
+
+  /// Whether this rule's shape condition holds for a communicator with
+  /// `site_members[s]` members in site s (Topology::site_members).
+  bool fits(const std::vector<int>& site_members) const;
 };
 
 class Selection {
@@ -113,13 +120,14 @@ class Selection {
 
   /// The choice for one call. `bytes`: bcast, reduce, allreduce: count x type
   /// size; alltoall: one block (sendcount x type size); reduce_scatter_block:
-  /// the whole vector; others: 0. x, y: cluster sizes.
-  Choice choose(Collective c, std::uint64_t bytes, int x, int y) const;
-  /// Whether choose(c, bytes, x, y) can differ between two values of
-  /// `bytes` (some rule for this layout ends before the full size range).
-  /// alltoallv uses it to skip agreeing on the largest block when the size
-  /// decides nothing.
-  bool depends_on_size(Collective c, int x, int y) const;
+  /// the whole vector; others: 0. site_members: the communicator's members
+  /// in each site of the job (Topology::site_members).
+  Choice choose(Collective c, std::uint64_t bytes, const std::vector<int>& site_members) const;
+  /// Whether choose(c, bytes, site_members) can differ between two values
+  /// of `bytes` (some rule for this layout ends before the full size
+  /// range). alltoallv uses it to skip agreeing on the largest block when
+  /// the size decides nothing.
+  bool depends_on_size(Collective c, const std::vector<int>& site_members) const;
 
  private:
   struct PerCollective {

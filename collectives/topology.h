@@ -1,9 +1,12 @@
 // Who is where in a communicator, as the collectives see it: each member is
-// in the low or the high cluster; x' and y' count them. Every collective
-// runs its intra-cluster steps natively on the communicator's collective
-// native communicator (this cluster's members, in communicator order) and
-// its inter-cluster steps through the point-to-point interface on the
-// communicator's collective context.
+// in one of the job's sites (client/sites.h); site_members counts them per
+// site. Every collective runs its intra-cluster steps natively on the
+// communicator's collective native communicator (this site's members, in
+// communicator order) and its inter-cluster steps through the
+// point-to-point interface on the communicator's collective context.
+//
+// Every algorithm here has one inter-site step between two sites: a
+// communicator over more sites is refused at the entry (kMaxSitesSpanned).
 #pragma once
 
 #include <mpi.h>
@@ -14,21 +17,27 @@
 
 namespace zipper::coll {
 
+/// Most sites one communicator may span for the algorithms here.
+inline constexpr int kMaxSitesSpanned = 2;
+
 struct Topology {
   client::PointToPoint* p2p = nullptr;
   client::CommPtr comm;
   MPI_Comm local = MPI_COMM_NULL;  // this cluster's members, reserved for collectives
   int rank = 0, size = 1;          // rank in the communicator, and its size
-  int x = 1, y = 0;                // members in the low and the high cluster
+  // Members in each site of the job, in site order (0: none there); the
+  // tuning rules' shape (selection.h).
+  std::vector<int> site_members;
+  int sites_spanned = 1;  // sites holding at least one member
   int local_rank = 0, local_size = 1;
-  int remote_size = 0;  // members in the other cluster (0: the communicator lies in this one)
+  int remote_size = 0;  // members in other sites (0: the communicator lies in this one)
 
   static Topology of(client::PointToPoint& p2p, client::CommPtr comm);
 
   bool standalone() const { return remote_size == 0; }
-  /// True when this cluster's members come after the other cluster's in
-  /// rank order (reductions combine the earlier cluster's partial first).
-  bool high() const { return high_; }
+  /// True when the other site's members come before this site's in rank
+  /// order (reductions combine the earlier site's partial first).
+  bool remote_first() const { return remote_first_; }
   bool is_local(int r) const { return comm->map().is_local(r); }
   /// True when each cluster's members are consecutive ranks (a reduction
   /// with a non-commutative operation can then combine per cluster).
@@ -48,13 +57,14 @@ struct Topology {
   int index_in_cluster(int r) const { return comm->map().index_in_cluster(r); }
   /// a[local_member(i)] for each i: a per-rank array cut to this cluster's members.
   std::vector<int> local_slice(const int* a) const;
-  /// Largest useful number of concurrent inter-cluster senders: min(x, y).
-  int max_senders() const { return x < y ? x : y; }
-  /// Clamps a requested n to 1..min(x, y).
+  /// Largest useful number of concurrent inter-site senders: the fewest
+  /// members of a site holding any (0 when only one site holds members).
+  int max_senders() const;
+  /// Clamps a requested n to 1..max_senders().
   int clamp_senders(int n) const;
 
  private:
-  bool high_ = false;
+  bool remote_first_ = false;
 };
 
 }  // namespace zipper::coll

@@ -234,8 +234,9 @@ int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algor
  * the low cluster (world ranks 0..x-1), y in the high one (x..x+y-1) and the
  * number of bridge nodes (forwarders) a rank reaches the other cluster
  * through. Standalone (no MMPI_FORWARDER): x = the world's size, y = 0 and
- * no forwarders. NULL skips an output. Returns MPI_ERR_OTHER before
- * MMPI_Init. */
+ * no forwarders. (The two-site view of the job's sites, docs/sites.md: x is
+ * the first site's ranks, y every other site's.) NULL skips an output.
+ * Returns MPI_ERR_OTHER before MMPI_Init. */
 int MMPIX_Layout(int* ranks_low, int* ranks_high, int* forwarders);
 
 /* Extension (one-sided tests and diagnostics): the private communicator on

@@ -19,9 +19,13 @@ using namespace zipper::client;
 
 namespace {
 
-// World of 3 (low: 0..2) + 5 (high: 3..7); this process is in the low cluster.
-RankMap low_view(std::vector<int> world) { return RankMap(std::move(world), 8, 0, 3); }
-RankMap high_view(std::vector<int> world) { return RankMap(std::move(world), 8, 3, 8); }
+// Sites of 3 (world 0..2) and 5 (world 3..7) ranks, seen from site `local`.
+SiteMap two_sites(int local) {
+  std::string why;
+  return *SiteMap::make({3, 5}, local, &why);
+}
+RankMap low_view(std::vector<int> world) { return RankMap(std::move(world), two_sites(0)); }
+RankMap high_view(std::vector<int> world) { return RankMap(std::move(world), two_sites(1)); }
 
 }  // namespace
 
@@ -30,7 +34,8 @@ TEST(RankMap, WorldIsBlockedWithOffsets) {
   std::iota(all.begin(), all.end(), 0);
   const RankMap m = high_view(all);
   EXPECT_EQ(m.size(), 8);
-  EXPECT_EQ(m.low_count(), 3);
+  EXPECT_EQ(m.site_members(), (std::vector<int>{3, 5}));
+  EXPECT_EQ(m.sites_spanned(), 2);
   EXPECT_TRUE(m.blocked());
   EXPECT_EQ(m.local_members(), (std::vector<int>{3, 4, 5, 6, 7}));
   EXPECT_EQ(m.remote_members(), (std::vector<int>{0, 1, 2}));
@@ -43,7 +48,8 @@ TEST(RankMap, WorldIsBlockedWithOffsets) {
 TEST(RankMap, ReversedKeysPutTheHighClusterFirst) {
   const RankMap m = low_view({7, 6, 5, 4, 3, 2, 1, 0});
   EXPECT_TRUE(m.blocked());
-  EXPECT_EQ(m.low_count(), 3);
+  EXPECT_EQ(m.site_members(), (std::vector<int>{3, 5}));
+  EXPECT_EQ(m.sites_spanned(), 2);
   EXPECT_EQ(m.local_members(), (std::vector<int>{5, 6, 7}));  // world 2, 1, 0
   EXPECT_EQ(m.remote_members(), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(m.world(5), 2);
@@ -66,7 +72,7 @@ TEST(RankMap, InterleavedIsNotBlockedAndMapsBothWays) {
 TEST(RankMap, SubsetLeavesOthersOut) {
   const RankMap m = low_view({1, 6});
   EXPECT_EQ(m.size(), 2);
-  EXPECT_EQ(m.low_count(), 1);
+  EXPECT_EQ(m.site_members(), (std::vector<int>{1, 1}));
   EXPECT_EQ(m.rank_of_world(0), -1);
   EXPECT_EQ(m.rank_of_world(6), 1);
   EXPECT_EQ(m.rank_of_world(8), -1);
@@ -74,6 +80,27 @@ TEST(RankMap, SubsetLeavesOthersOut) {
   const RankMap one_cluster = low_view({2, 0});
   EXPECT_TRUE(one_cluster.remote_members().empty());
   EXPECT_EQ(one_cluster.local_members(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(one_cluster.site_members(), (std::vector<int>{2, 0}));
+  EXPECT_EQ(one_cluster.sites_spanned(), 1);
+}
+
+// Three sites (world 0..1, 2..4, 5..8), seen from the middle one: "remote"
+// is every other site, and each member's index counts within its own site.
+TEST(RankMap, ThreeSitesCountMembersPerSite) {
+  std::string why;
+  const auto sites = SiteMap::make({2, 3, 4}, 1, &why);
+  ASSERT_TRUE(sites) << why;
+  const RankMap m({8, 0, 3, 5, 2, 1}, *sites);
+  EXPECT_EQ(m.site_members(), (std::vector<int>{2, 2, 2}));
+  EXPECT_EQ(m.sites_spanned(), 3);
+  EXPECT_EQ(m.local_members(), (std::vector<int>{2, 4}));  // world 3, 2
+  EXPECT_EQ(m.remote_members(), (std::vector<int>{0, 1, 3, 5}));
+  EXPECT_EQ(m.index_in_cluster(0), 0);  // world 8: site 2's first member here
+  EXPECT_EQ(m.index_in_cluster(3), 1);  // world 5: site 2's second
+  EXPECT_EQ(m.index_in_cluster(1), 0);  // world 0: site 0's first
+  EXPECT_EQ(m.index_in_cluster(5), 1);  // world 1: site 0's second
+  EXPECT_EQ(m.index_in_cluster(4), 1);  // world 2: this site's second
+  EXPECT_FALSE(m.blocked());
 }
 
 TEST(Group, InclExclAndRanges) {

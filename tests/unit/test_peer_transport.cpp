@@ -126,8 +126,11 @@ std::vector<std::byte> pattern(std::size_t n, int salt) {
 // Rank 0 (cluster A: world rank 0) and rank 1 (cluster B: world rank 1), k rails.
 struct Pair {
   explicit Pair(int k) : rails_a(k), rails_b(k) {
-    ta = std::make_unique<PeerTransport>(rails_a, a, 0, 2, 0, 1, 1 << 20, 100);
-    tb = std::make_unique<PeerTransport>(rails_b, b, 1, 2, 1, 2, 1 << 20, 100);
+    std::string why;
+    ta = std::make_unique<PeerTransport>(rails_a, a, 0, *SiteMap::make({1, 1}, 0, &why), 1 << 20,
+                                         100);
+    tb = std::make_unique<PeerTransport>(rails_b, b, 1, *SiteMap::make({1, 1}, 1, &why), 1 << 20,
+                                         100);
     a.t = ta.get();
     b.t = tb.get();
   }

@@ -47,10 +47,14 @@ Topology layout(int x, int y, int r) {
   static NoEngine engine;
   std::vector<int> world(static_cast<std::size_t>(x + y));
   for (int i = 0; i < x + y; ++i) world[static_cast<std::size_t>(i)] = i;
-  const bool high = r >= x;
-  auto comm = std::make_shared<client::Comm>(
-      client::RankMap(world, x + y, high ? x : 0, high ? x + y : x), r, client::kWorldCid,
-      client::NativeComm(), client::NativeComm());
+  // y = 0: one site.
+  std::string why;
+  const auto sites =
+      y == 0 ? client::SiteMap::single(x)
+             : client::SiteMap::make({static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y)},
+                                     r >= x ? 1 : 0, &why);
+  auto comm = std::make_shared<client::Comm>(client::RankMap(world, *sites), r, client::kWorldCid,
+                                             client::NativeComm(), client::NativeComm());
   return Topology::of(engine, comm);
 }
 

@@ -50,34 +50,34 @@ TEST_F(CollSelection, BuiltinRulesBySize) {
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  expect(s.choose(Collective::kBcast, 16383, 4, 4), Algorithm::kFarfirst, 0);
-  expect(s.choose(Collective::kBcast, 16384, 4, 4), Algorithm::kVanDeGeijn, 0);
-  expect(s.choose(Collective::kAllreduce, 8, 4, 4), Algorithm::kTwoTier, 0);
-  expect(s.choose(Collective::kAllreduce, 1 << 20, 4, 4), Algorithm::kRabenseifner, 0);
-  expect(s.choose(Collective::kAlltoall, 4, 4, 4), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoall, 2048, 4, 4), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoall, 2049, 4, 4), Algorithm::kDirect, 0);
-  expect(s.choose(Collective::kAlltoallv, 0, 1, 4), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoallv, 2048, 2, 2), Algorithm::kAggregated, 1);
-  expect(s.choose(Collective::kAlltoallv, 1 << 20, 2, 2), Algorithm::kDirect, 0);
-  expect(s.choose(Collective::kReduce, 0, 1, 1), Algorithm::kLeaders, 0);
-  expect(s.choose(Collective::kBarrier, 0, 3, 5), Algorithm::kTwoLevel, 0);
-  expect(s.choose(Collective::kReduceScatterBlock, 9, 3, 5), Algorithm::kViaAllreduce, 0);
+  expect(s.choose(Collective::kBcast, 16383, {4, 4}), Algorithm::kFarfirst, 0);
+  expect(s.choose(Collective::kBcast, 16384, {4, 4}), Algorithm::kVanDeGeijn, 0);
+  expect(s.choose(Collective::kAllreduce, 8, {4, 4}), Algorithm::kTwoTier, 0);
+  expect(s.choose(Collective::kAllreduce, 1 << 20, {4, 4}), Algorithm::kRabenseifner, 0);
+  expect(s.choose(Collective::kAlltoall, 4, {4, 4}), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoall, 2048, {4, 4}), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoall, 2049, {4, 4}), Algorithm::kDirect, 0);
+  expect(s.choose(Collective::kAlltoallv, 0, {1, 4}), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoallv, 2048, {2, 2}), Algorithm::kAggregated, 1);
+  expect(s.choose(Collective::kAlltoallv, 1 << 20, {2, 2}), Algorithm::kDirect, 0);
+  expect(s.choose(Collective::kReduce, 0, {1, 1}), Algorithm::kLeaders, 0);
+  expect(s.choose(Collective::kBarrier, 0, {3, 5}), Algorithm::kTwoLevel, 0);
+  expect(s.choose(Collective::kReduceScatterBlock, 9, {3, 5}), Algorithm::kViaAllreduce, 0);
 }
 
 TEST_F(CollSelection, DependsOnSizeOnlyWhereARuleSplitsTheSizes) {
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
-  EXPECT_TRUE(s.depends_on_size(Collective::kAllreduce, 4, 4));
-  EXPECT_FALSE(s.depends_on_size(Collective::kReduce, 4, 4));
-  EXPECT_FALSE(s.depends_on_size(Collective::kBarrier, 4, 4));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, {2, 2}));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAllreduce, {4, 4}));
+  EXPECT_FALSE(s.depends_on_size(Collective::kReduce, {4, 4}));
+  EXPECT_FALSE(s.depends_on_size(Collective::kBarrier, {4, 4}));
   // A fixed choice (MMPIX_Coll_set here) makes the size irrelevant.
   s.set_override(Collective::kAlltoallv, Algorithm::kDirect, 0);
-  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, {2, 2}));
   s.set_override(Collective::kAlltoallv, std::nullopt, 0);
-  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, {2, 2}));
   // A tuning-file rule for all sizes of this layout ends the walk; other
   // layouts still see the built-in split.
   ASSERT_TRUE(s.load_tuning(R"([[alltoallv.rule]]
@@ -87,8 +87,8 @@ algorithm = "direct"
 )",
                             "test.toml", &why))
       << why;
-  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, 2, 2));
-  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, 4, 4));
+  EXPECT_FALSE(s.depends_on_size(Collective::kAlltoallv, {2, 2}));
+  EXPECT_TRUE(s.depends_on_size(Collective::kAlltoallv, {4, 4}));
 }
 
 TEST_F(CollSelection, EnvironmentFixesAlgorithmAndSenders) {
@@ -97,10 +97,10 @@ TEST_F(CollSelection, EnvironmentFixesAlgorithmAndSenders) {
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  expect(s.choose(Collective::kBcast, 1 << 30, 4, 4), Algorithm::kFarfirst, 3);
+  expect(s.choose(Collective::kBcast, 1 << 30, {4, 4}), Algorithm::kFarfirst, 3);
   // MMPI_INTER_SENDERS also applies to the rule-chosen collectives.
-  expect(s.choose(Collective::kAllreduce, 1 << 20, 4, 4), Algorithm::kRabenseifner, 3);
-  expect(s.choose(Collective::kAlltoall, 4, 4, 4), Algorithm::kAggregated, 3);
+  expect(s.choose(Collective::kAllreduce, 1 << 20, {4, 4}), Algorithm::kRabenseifner, 3);
+  expect(s.choose(Collective::kAlltoall, 4, {4, 4}), Algorithm::kAggregated, 3);
 }
 
 TEST_F(CollSelection, EnvironmentErrorsNameTheVariable) {
@@ -143,12 +143,33 @@ algorithm = "direct"
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  expect(s.choose(Collective::kBcast, 1, 4, 4), Algorithm::kVanDeGeijn, 4);
-  expect(s.choose(Collective::kAllreduce, 65535, 4, 4), Algorithm::kTwoTier, 2);
-  expect(s.choose(Collective::kAllreduce, 65536, 4, 4), Algorithm::kRabenseifner, 3);
+  expect(s.choose(Collective::kBcast, 1, {4, 4}), Algorithm::kVanDeGeijn, 4);
+  expect(s.choose(Collective::kAllreduce, 65535, {4, 4}), Algorithm::kTwoTier, 2);
+  expect(s.choose(Collective::kAllreduce, 65536, {4, 4}), Algorithm::kRabenseifner, 3);
   // No file rule for 3+5 at this size: the built-in rule, with the file's default n.
-  expect(s.choose(Collective::kAllreduce, 65536, 3, 5), Algorithm::kRabenseifner, 2);
-  expect(s.choose(Collective::kAlltoall, 4, 4, 4), Algorithm::kDirect, 2);
+  expect(s.choose(Collective::kAllreduce, 65536, {3, 5}), Algorithm::kRabenseifner, 2);
+  expect(s.choose(Collective::kAlltoall, 4, {4, 4}), Algorithm::kDirect, 2);
+  // One site (standalone): the shape is {4}, as 4+0 was.
+  expect(s.choose(Collective::kAllreduce, 65536, {4}), Algorithm::kRabenseifner, 2);
+  // np_low/np_high describe two sites: the 4+4 rule never applies to 4+4+4;
+  // rules without a shape do.
+  expect(s.choose(Collective::kAllreduce, 65536, {4, 4, 4}), Algorithm::kRabenseifner, 2);
+  expect(s.choose(Collective::kAllreduce, 65535, {4, 4, 4}), Algorithm::kTwoTier, 2);
+}
+
+TEST(CollRule, ShapeFitsTwoSitesOnly) {
+  zipper::coll::Rule r;
+  EXPECT_TRUE(r.fits({}));
+  EXPECT_TRUE(r.fits({1, 2, 3}));
+  r.np_low = 4;
+  EXPECT_TRUE(r.fits({4, 7}));
+  EXPECT_TRUE(r.fits({4}));
+  EXPECT_FALSE(r.fits({3, 7}));
+  EXPECT_FALSE(r.fits({4, 7, 1}));
+  r.np_high = 7;
+  EXPECT_TRUE(r.fits({4, 7}));
+  EXPECT_FALSE(r.fits({4}));
+  EXPECT_FALSE(r.fits({4, 6}));
 }
 
 TEST_F(CollSelection, EnvironmentOverridesFile) {
@@ -158,7 +179,7 @@ TEST_F(CollSelection, EnvironmentOverridesFile) {
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  expect(s.choose(Collective::kBcast, 1 << 20, 4, 4), Algorithm::kFarfirst, 1);
+  expect(s.choose(Collective::kBcast, 1 << 20, {4, 4}), Algorithm::kFarfirst, 1);
 }
 
 TEST_F(CollSelection, RuntimeOverrideIsStrongestAndReversible) {
@@ -167,12 +188,12 @@ TEST_F(CollSelection, RuntimeOverrideIsStrongestAndReversible) {
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
   s.set_override(Collective::kAllreduce, Algorithm::kRabenseifner, 2);
-  expect(s.choose(Collective::kAllreduce, 8, 4, 4), Algorithm::kRabenseifner, 2);
+  expect(s.choose(Collective::kAllreduce, 8, {4, 4}), Algorithm::kRabenseifner, 2);
   // n = 0 in the override: the environment's n applies.
   s.set_override(Collective::kAllreduce, Algorithm::kTwoTier, 0);
-  expect(s.choose(Collective::kAllreduce, 1 << 20, 4, 4), Algorithm::kTwoTier, 1);
+  expect(s.choose(Collective::kAllreduce, 1 << 20, {4, 4}), Algorithm::kTwoTier, 1);
   s.set_override(Collective::kAllreduce, std::nullopt, 0);
-  expect(s.choose(Collective::kAllreduce, 1 << 20, 4, 4), Algorithm::kRabenseifner, 1);
+  expect(s.choose(Collective::kAllreduce, 1 << 20, {4, 4}), Algorithm::kRabenseifner, 1);
 }
 
 // Each malformed file is refused with the file's name, the line and the key.
@@ -236,24 +257,24 @@ segment_bytes = 32768
 )",
                             "seg.toml", &why))
       << why;
-  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 65536u);   // the fixed choice's
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 100, 2, 2).segment, 8192u);    // the file's default
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 32768u);  // the rule's
-  EXPECT_EQ(s.choose(Collective::kReduce, 4096, 2, 2).segment, 8192u);
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, {2, 2}).segment, 65536u);   // the fixed choice's
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 100, {2, 2}).segment, 8192u);    // the file's default
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, {2, 2}).segment, 32768u);  // the rule's
+  EXPECT_EQ(s.choose(Collective::kReduce, 4096, {2, 2}).segment, 8192u);
   // MMPIX_Coll_set_segment beats all, also 0; nullopt returns to the rules.
   s.set_segment_override(Collective::kAllreduce, 0);
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 0u);
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, {2, 2}).segment, 0u);
   s.set_segment_override(Collective::kAllreduce, std::nullopt);
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, 2, 2).segment, 32768u);
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 4096, {2, 2}).segment, 32768u);
   // MMPIX_Coll_set replaces the rule, so the rule's segment (tuned for its
   // algorithm) goes too: the file's default applies, or set_segment's.
   s.set_override(Collective::kBcast, Algorithm::kVanDeGeijn, 2);
-  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 8192u);
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, {2, 2}).segment, 8192u);
   s.set_segment_override(Collective::kBcast, 16384);
-  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 16384u);
+  EXPECT_EQ(s.choose(Collective::kBcast, 1 << 20, {2, 2}).segment, 16384u);
   // The built-in rules are unsegmented.
   Selection plain;
-  EXPECT_EQ(plain.choose(Collective::kBcast, 1 << 20, 2, 2).segment, 0u);
+  EXPECT_EQ(plain.choose(Collective::kBcast, 1 << 20, {2, 2}).segment, 0u);
 }
 
 TEST_F(CollSelection, SegmentFromEnvironmentAndErrors) {
@@ -261,7 +282,7 @@ TEST_F(CollSelection, SegmentFromEnvironmentAndErrors) {
   Selection s;
   std::string why;
   ASSERT_TRUE(s.load(&why)) << why;
-  EXPECT_EQ(s.choose(Collective::kAllreduce, 1 << 20, 4, 4).segment, 4096u);
+  EXPECT_EQ(s.choose(Collective::kAllreduce, 1 << 20, {4, 4}).segment, 4096u);
   for (const char* bad : {"100", "-1", "12x", "2000000000000000"}) {
     ::setenv("MMPI_SEGMENT_BYTES", bad, 1);
     Selection e;

@@ -312,25 +312,25 @@ TEST(TuneTuningFile, WrittenFileIsReadBackAndChangesTheChoice) {
   std::string why;
   ASSERT_TRUE(sel.load_tuning(text, "tuned.toml", &why)) << why << "\n" << text;
   // Built-in rules would give farfirst below 16 KiB and vandegeijn above.
-  auto c = sel.choose(Collective::kBcast, 100, 2, 2);
+  auto c = sel.choose(Collective::kBcast, 100, {2, 2});
   EXPECT_EQ(c.algorithm, Algorithm::kVanDeGeijn);
   EXPECT_EQ(c.inter_senders, 1);
   EXPECT_EQ(c.segment, 0u);
-  c = sel.choose(Collective::kBcast, 65535, 2, 2);  // still the 4096 range
+  c = sel.choose(Collective::kBcast, 65535, {2, 2});  // still the 4096 range
   EXPECT_EQ(c.algorithm, Algorithm::kVanDeGeijn);
-  c = sel.choose(Collective::kBcast, 1u << 22, 2, 2);
+  c = sel.choose(Collective::kBcast, 1u << 22, {2, 2});
   EXPECT_EQ(c.algorithm, Algorithm::kFarfirst);
   EXPECT_EQ(c.segment, 16384u);
-  c = sel.choose(Collective::kAllreduce, 1u << 20, 2, 2);
+  c = sel.choose(Collective::kAllreduce, 1u << 20, {2, 2});
   EXPECT_EQ(c.algorithm, Algorithm::kRabenseifner);
   EXPECT_EQ(c.inter_senders, 2);
   EXPECT_EQ(c.segment, 65536u);
   // Another layout keeps the built-in rules.
-  c = sel.choose(Collective::kBcast, 100, 4, 4);
+  c = sel.choose(Collective::kBcast, 100, {4, 4});
   EXPECT_EQ(c.algorithm, Algorithm::kFarfirst);
   EXPECT_EQ(c.segment, 0u);
   // Untouched collectives too.
-  EXPECT_EQ(sel.choose(Collective::kReduce, 100, 2, 2).algorithm, Algorithm::kLeaders);
+  EXPECT_EQ(sel.choose(Collective::kReduce, 100, {2, 2}).algorithm, Algorithm::kLeaders);
 }
 
 }  // namespace
