@@ -76,7 +76,7 @@
 
   zipper-bench rma [--parts ...] [--rounds 3] [--rate-a R --rate-b R]
                    [--npb-src DIR] [--progress-env VAR] [--out-dir DIR]
-      One-sided communication, issue 26's targets (zipper_bench_rma.py):
+      One-sided communication against its targets (zipper_bench_rma.py):
       osu_put/get/fop/cas_latency against osu_latency, osu_put_bw against
       osu_bw, a Get from a computing target against an idle one, NPB EP and CG
       with the progress mechanism on against off; alternating rounds, shaped

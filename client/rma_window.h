@@ -1,4 +1,4 @@
-// One MPI window (issue 26): the memory this process exposes, what it knows
+// One MPI window: the memory this process exposes, what it knows
 // of the other members' windows, and both roles of one-sided communication.
 //
 //   origin (rma_origin.cpp): each operation becomes a request message to the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Command-line contract of the installed tools (issue 20, docs/operations.md
+"""Command-line contract of the installed tools (docs/operations.md
 "Exit status"): --version prints NAME VERSION and exits 0; a usage or
 settings error exits 2; a failure at run time exits 1; --help shows defaults
 and units. zipper-bench --replot on synthetic data draws the plots: bars for
