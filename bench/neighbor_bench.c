@@ -1,4 +1,4 @@
-/* Neighbourhood exchange benchmarks (issue 29), against libmmpi.
+/* Neighbourhood exchange benchmarks, against libmmpi.
  * Usage: neighbor_bench alltoall BYTES ITERS
  *          2-D periodic Cartesian (Dims_create), BYTES per neighbour:
  *          MMPI_Neighbor_alltoall against the same exchange written as

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Neighbourhood-exchange benchmarks of issue 29 on the emulated clusters.
+"""Neighbourhood-exchange benchmarks (Neighbor_alltoall, reorder) on the emulated clusters.
 
   alltoall: MMPI_Neighbor_alltoall on a 2-D periodic Cartesian communicator
             against the same exchange as Isend/Irecv/Waitall (neighbor_bench

@@ -1,4 +1,4 @@
-/* rma_progress — passive-target progress (issue 26): how long an 8-byte
+/* rma_progress — passive-target progress: how long an 8-byte
  * MPI_Get takes from a target that computes without any MPI call, against
  * the same Get from a target that waits inside MPI (idle).
  *

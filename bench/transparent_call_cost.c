@@ -1,4 +1,4 @@
-/* Per-call cost of the transparent layer (issue 19 target: <= 50 ns):
+/* Per-call cost of the transparent layer (target: <= 50 ns):
  * MPI_Comm_rank on MPI_COMM_WORLD, 10^7 times (argv[1] overrides), timed with
  * MPI_Wtime. Built twice: transparent_call_cost (unmodified, plain mpicc; run
  * with LD_PRELOAD=libmmpi_transparent.so, or via zipper-run --transparent) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Collective MPI-IO across the clusters against native (issue 25 targets).
+"""Collective MPI-IO across the clusters against native (docs/performance.md targets).
 
 Runs bench/io_bench (an unmodified MPI program, IOR-like: one contiguous
 block per rank with MPI_File_write_at_all, then MPI_File_read_at_all, and

@@ -1,4 +1,4 @@
-"""zipper-bench stripe / failover: the k-bridge-node measurements (issue 18).
+"""zipper-bench stripe / failover: the k-bridge-node measurements.
 
 stripe: bandwidth through k = 1, 2, 4 ... forwarders, alternating k within
   each round: one pair (1+1) and P pairs at once (P+P, aggregate), each a

@@ -1,4 +1,4 @@
-"""zipper-bench rma: issue 26's one-sided targets, side by side with their
+"""zipper-bench rma: the one-sided targets (docs/performance.md), side by side with their
 two-sided baselines on the emulated clusters (default shaped 1/1 Gbit/s),
 every program unmodified (plain mpicc) through `zipper-run --transparent`.
 
@@ -29,7 +29,7 @@ import zipper_bench_npb
 
 PARTS = ("put_latency", "get_latency", "fop_latency", "cas_latency", "put_bw", "progress",
          "npb_ep", "npb_cg")
-# (target ratio, "le" or "ge") from issue 26's Targets.
+# (target ratio, "le" or "ge") from the one-sided targets (docs/performance.md).
 TARGETS = {"put_latency": (1.2, "le"), "get_latency": (1.2, "le"), "fop_latency": (1.2, "le"),
            "cas_latency": (1.2, "le"), "put_bw": (0.95, "ge"), "progress": (2.0, "le"),
            "npb_ep": (1.02, "le"), "npb_cg": (1.02, "le")}

@@ -1,4 +1,4 @@
-// Attributes of MMPI windows (issue 26): the predefined ones (MPI-3.1
+// Attributes of MMPI windows: the predefined ones (MPI-3.1
 // 11.2.6) come from the window; user keyvals live on the window's Open MPI
 // handle (capi/win_table.h), where MPI_Win_set_attr / _delete_attr put them.
 #include <mmpi.h>

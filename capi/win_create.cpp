@@ -1,4 +1,4 @@
-// Creating and freeing MMPI windows (issue 26): MPI_Win_create, _allocate,
+// Creating and freeing MMPI windows: MPI_Win_create, _allocate,
 // _allocate_shared, _create_dynamic (with attach/detach), _free,
 // _get_group and _shared_query. Creation is collective over the user's
 // communicator: a private duplicate for the window's traffic, then one

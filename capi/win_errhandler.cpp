@@ -1,4 +1,4 @@
-// Errors on MMPI windows (issue 26). The handler lives on the window's
+// Errors on MMPI windows. The handler lives on the window's
 // Open MPI handle (capi/win_table.h), so MPI_Win_set_errhandler,
 // _get_errhandler, _create_errhandler and _call_errhandler pass through;
 // raising one from a failed MMPI_ call is done here.

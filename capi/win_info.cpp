@@ -1,4 +1,4 @@
-// MPI_Win_get_info for MMPI windows (issue 26): the hints in effect
+// MPI_Win_get_info for MMPI windows: the hints in effect
 // (MPI-3.1 11.2.7: "the current setting of all hints actually used by the
 // system"). zipper's protocol uses none of the user's promises, so the
 // values are what it provides whatever the window was created with:

@@ -1,4 +1,4 @@
-// One-sided operations on MMPI windows (issue 26): MPI_Put, _Get,
+// One-sided operations on MMPI windows: MPI_Put, _Get,
 // _Accumulate, _Get_accumulate, _Fetch_and_op, _Compare_and_swap and the
 // request forms. Argument checks here; the protocol in client/rma_origin.cpp.
 #include <mmpi.h>

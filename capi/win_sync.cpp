@@ -1,4 +1,4 @@
-// Synchronisation of MMPI windows (issue 26): fence, PSCW, lock/unlock,
+// Synchronisation of MMPI windows: fence, PSCW, lock/unlock,
 // lock_all/unlock_all, flush and sync. The epochs are
 // client/rma_epochs.cpp's; here the handles and groups.
 #include <mmpi.h>

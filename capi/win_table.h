@@ -1,4 +1,4 @@
-// MMPI window handles (issue 26). An MMPI_Win is a real Open MPI window: a
+// MMPI window handles. An MMPI_Win is a real Open MPI window: a
 // dynamic window over MPI_COMM_SELF with nothing attached, which carries
 // what MPI keeps on a window handle (name, info, user attributes, error
 // handler, Fortran handle) so that those calls pass through to Open MPI.

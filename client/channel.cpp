@@ -122,7 +122,7 @@ void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
                      ") and the key check is strict (the default): refusing it; pin zipperd's key "
                      "(`zipperd --print-host-key`, `zipperctl host-key`) or set "
                      "MMPI_FORWARDER_KEY_CHECK=accept to use it unauthenticated");
-  // Every rank says so (issue 28): a rank on another node may talk to
+  // Every rank says so: a rank on another node may talk to
   // another listener than rank 0 did.
   if (!pinned)
     report("warning: rank " + std::to_string(rank_) + ": MMPI_FORWARDER_KEY_CHECK=accept: the " +

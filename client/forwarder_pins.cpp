@@ -142,7 +142,7 @@ std::optional<ForwarderPins> pins_from(const Environment& env, std::size_t n_add
   }
   const char* check = env.get("MMPI_FORWARDER_KEY_CHECK");
   if (check == nullptr || *check == '\0') {
-    pins.strict = true;  // secure by default (issue 28): never StrictHostKeyChecking=no
+    pins.strict = true;  // secure by default: never StrictHostKeyChecking=no
   } else if (std::strcmp(check, "strict") == 0 || std::strcmp(check, "accept") == 0) {
     pins.strict = std::strcmp(check, "strict") == 0;
   } else {

@@ -21,12 +21,12 @@ enum class RequestKind : std::uint8_t {
   kSend,          // inter-cluster send through zipperd
   kRecv,          // receive handled by libmmpi's matching engine
   kCompleted,     // completed at creation (MPI_PROC_NULL, errors)
-  kProgressable,  // issue 12: owned above the engine (Progressable)
+  kProgressable,  // owned above the engine (Progressable)
 };
 
 struct Request;
 
-// issue 12: a request whose work is owned above the engine (a non-blocking
+// A request whose work is owned above the engine (a non-blocking
 // collective's schedule, a persistent request). Engine::test polls it.
 struct Progressable {
   virtual ~Progressable() = default;
@@ -76,7 +76,7 @@ struct Request {
   std::uint64_t send_bytes = 0;
   SendStream stream;  // a rendezvous send, as the delivery layer streams it
 
-  std::unique_ptr<Progressable> progressable;  // issue 12: kProgressable only
+  std::unique_ptr<Progressable> progressable;  // kProgressable only
 
   /// Where received bytes land.
   std::byte* recv_dest() { return layout.contiguous ? layout.base : staging.data(); }

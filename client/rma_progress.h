@@ -1,4 +1,4 @@
-// Passive-target progress (issue 26): a thread that serves the windows'
+// Passive-target progress: a thread that serves the windows'
 // active messages while the application computes outside MMPI calls, so
 // that an MPI_Get from the other cluster does not wait for the target's
 // next MPI call (ARMCI-MPI and Global Arrays depend on it).

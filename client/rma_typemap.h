@@ -1,4 +1,4 @@
-// An RMA target datatype on the wire (issue 26, sizes past 2 GiB: issue 29).
+// An RMA target datatype on the wire (sizes past 2 GiB too).
 // MPI handles are addresses inside each process's Open MPI, so the target's
 // datatype travels as a description of its constructor tree: a few records
 // per constructor, whatever the number of blocks (a vector of a million

@@ -1,4 +1,4 @@
-// What an RMA operation's datatypes and op look like on the wire (issue 26).
+// What an RMA operation's datatypes and op look like on the wire.
 // MPI handles are addresses inside each process's Open MPI, so they never
 // travel: a predefined element type and a predefined op travel as their index
 // in a table both sides share (the same libmmpi); a target datatype travels

@@ -1,4 +1,4 @@
-// The active messages of one-sided communication (issue 26). Every RMA
+// The active messages of one-sided communication. Every RMA
 // operation travels as a message on the window's private communicator (a
 // duplicate of the user's, so nothing the application sends can match it),
 // through libmmpi's engine like any other message: to a rank of this cluster

@@ -1,21 +1,40 @@
 #!/usr/bin/env bash
-# Installs what zipper needs to build, test and run on Debian 12 (root).
-# Idempotent: packages already present are skipped quickly.
+# Installs the Debian 12 packages zipper needs (root). Idempotent: packages
+# already present are skipped quickly.
+#   install-deps.sh            everything: build, run and every test suite
+#                              (run-tests.sh)
+#   install-deps.sh --minimal  only what building and running zipperd, libmmpi,
+#                              the launcher and the emulation need (quickstart.sh)
 set -euo pipefail
-PKGS=(
-  build-essential cmake pkg-config clang-format
-  libopenmpi-dev openmpi-bin gfortran
-  libspdlog-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
-  libsystemd-dev libmicrohttpd-dev help2man prometheus jq curl debootstrap
+# Build and run: the compiler, CMake, Open MPI, the libraries zipperd and
+# libmmpi link (CMakeLists.txt's REQUIRED find_package / pkg_check_modules),
+# Python for zipper-run and the generated API, and the emulation's commands
+# (ip/tc from iproute2, unshare/taskset from util-linux).
+MINIMAL=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libsystemd-dev libmicrohttpd-dev libsodium-dev libmetis-dev
+  iproute2 util-linux procps python3
+)
+# The tests, the optional features they exercise (munge, verbs, Fortran) and
+# the applications the transparent, conformance, MPI-IO and Slurm suites run.
+TESTS=(
+  clang-format gfortran help2man prometheus jq curl debootstrap
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsodium-dev libmunge-dev libmetis-dev munge clang libclang-rt-14-dev
-  iproute2 util-linux procps python3 python3-matplotlib python3-mpi4py python3-numpy
+  libmunge-dev munge clang libclang-rt-14-dev
+  python3-matplotlib python3-mpi4py python3-numpy
   libarmci-mpi-dev libglobalarrays-dev libscalapack-openmpi-dev liblapack-dev libblas-dev
   slurmctld slurmd slurm-client
   petsc-dev libpetsc3.18-dev-examples
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   libhdf5-openmpi-dev hdf5-tools python3-h5py-mpi libpnetcdf-dev pnetcdf-bin libnetcdf-mpi-dev netcdf-bin
 )
+case "${1:-}" in
+  --minimal) PKGS=("${MINIMAL[@]}") ;;
+  "") PKGS=("${MINIMAL[@]}" "${TESTS[@]}") ;;
+  *) echo "usage: install-deps.sh [--minimal]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

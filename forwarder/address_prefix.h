@@ -1,5 +1,5 @@
-// The network prefix a client address belongs to, for --max-jobs-per-prefix
-// (issue 28): one user with many addresses of one subnet (127.0.0.2-5, a
+// The network prefix a client address belongs to, for --max-jobs-per-prefix:
+// one user with many addresses of one subnet (127.0.0.2-5, a
 // node's aliases, a /64 of IPv6 addresses) counts once, as Slurm and systemd
 // count per user and cgroup rather than per source address.
 #pragma once

@@ -6,7 +6,7 @@
 // Why: a fresh allocation per frame (malloc above the mmap threshold) cost an
 // mmap, a page fault per 4 KiB on first touch and an munmap with a TLB
 // shootdown for every chunk: about 1 ms per 128 KiB frame on the emulation,
-// which capped forwarded bandwidth near 200 MB/s (issue 9).
+// which capped forwarded bandwidth near 200 MB/s.
 #pragma once
 
 #include <cstddef>

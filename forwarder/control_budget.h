@@ -1,5 +1,5 @@
 // A connection's share of one receive round for frames without payload
-// (PING, CTS, a BYE, an empty EAGER...; issue 28). Data frames are bounded by
+// (PING, CTS, a BYE, an empty EAGER...). Data frames are bounded by
 // credit (--conn-credits): a sender must wait for its frames to leave zipperd.
 // A frame without payload gives its credit back at once, so nothing else
 // bounds how many of them one socket can make the receive loop handle: a

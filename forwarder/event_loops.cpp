@@ -173,7 +173,7 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   flow_->park(*conn, st == LinkStatus::kPaused && !sink.fatal());
   if (sink.fatal()) {
     // A handler that closed the connection counted its own reason (an
-    // admission refusal is no protocol error: issue 20), and one closed in
+    // admission refusal is no protocol error), and one closed in
     // order while its frames were handled (a probe's BYE after HELLO) broke no rule.
     if (sink.violation() && !conn->said_bye) note_protocol_error(conn);
     close_conn(conn, "protocol violation");

@@ -48,7 +48,7 @@ struct Config {
   // address of the job's first rank.
   std::uint32_t max_jobs_per_user = 16;
   // Jobs at once per source address prefix (/prefix_v4, /prefix_v6) of a
-  // job's first rank: many addresses of one subnet count as one (issue 28).
+  // job's first rank: many addresses of one subnet count as one.
   std::uint32_t max_jobs_per_prefix = 32;
   std::uint32_t prefix_v4 = 24, prefix_v6 = 64;
   // A job that relayed nothing for this long may be evicted when a limit

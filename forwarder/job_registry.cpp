@@ -73,7 +73,7 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
       return r;
     }
     // A cap that would refuse the job first evicts an idle job that holds
-    // a place under that cap (issue 28: idle jobs cannot keep others out).
+    // a place under that cap (idle jobs cannot keep others out).
     const auto now = std::chrono::steady_clock::now();
     const auto make_room = [&](bool full, const std::function<bool(const Job&)>& holds) {
       if (!full) return true;

@@ -7,7 +7,7 @@
 // different job, so a job id cannot be squatted. Rank tables grow with the
 // ranks that actually connect, never with the layout a hello claims.
 //
-// Shares (issue 21): a layout may claim at most a configured part of
+// Shares: a layout may claim at most a configured part of
 // --max-connections, and one owner (a MUNGE uid, else a source address) may
 // run at most --max-jobs-per-user jobs at once. A complete job is never
 // reaped for being idle: it may compute for hours.
@@ -112,7 +112,7 @@ class Job {
 
   /// Departures without BYE announced to the other ranks one by one; after
   /// that, one last notice says the job is broken (kAllRanks) and further
-  /// departures cost nothing (issue 21: no O(N^2) on a mass disconnect).
+  /// departures cost nothing (no O(N^2) on a mass disconnect).
   static constexpr std::uint32_t kAnnouncedDepartures = 8;
   static constexpr std::uint32_t kAllRanks = 0xffffffffu;
   /// Counts one departure without BYE: returns the rank to announce (the

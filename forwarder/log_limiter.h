@@ -3,7 +3,7 @@
 // each window. What is held back is counted, and flush() (called from the
 // timeout sweep) reports the count once the window has passed, in one line per
 // kind. A 1000-rank job that dies at once, or an admit-and-BYE loop, logs a
-// screenful per window, not a line per rank (issue 21: logs stay bounded).
+// screenful per window, not a line per rank (logs stay bounded).
 #pragma once
 
 #include <chrono>

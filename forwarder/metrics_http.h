@@ -1,6 +1,6 @@
 // /metrics over HTTP, served by libmicrohttpd: a small thread pool, a
 // per-connection timeout and a connection cap (total and per client address),
-// so idle or slow clients cannot hold a scrape back (issue 21, 5d).
+// so idle or slow clients cannot hold a scrape back.
 // GET or HEAD /metrics gets 200 with the Prometheus text; other paths 404,
 // other methods 405.
 #pragma once

@@ -1,6 +1,6 @@
-// zipperd's pid file, safe in a directory others may write to (issue 21,
-// 7c): created with O_CREAT|O_EXCL|O_NOFOLLOW, so a planted symlink or file
-// is never written through; removed at exit only if it is still ours.
+// zipperd's pid file, safe in a directory others may write to: created
+// with O_CREAT|O_EXCL|O_NOFOLLOW, so a planted symlink or file is never
+// written through; removed at exit only if it is still ours.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-// One connection's share of PING answers (issue 28): a token bucket, kept
+// One connection's share of PING answers: a token bucket, kept
 // as a generic cell rate algorithm (GCRA, ATM's policer: one "theoretical
 // arrival time" instead of a token count and a refill timestamp).
 //

@@ -76,7 +76,7 @@ struct Snapshot {
   std::uint64_t ranks_refused = 0;          // ranks refused admission, any reason (drain included)
   std::uint64_t credit_stalls = 0;          // summed over connections, closed ones included
   std::uint64_t memory_stalls = 0;
-  // Issue 28: receive rounds a connection's control budget cut short, PING
+  // Receive rounds a connection's control budget cut short, PING
   // answers dropped, idle jobs evicted, unadmitted connections closed for room.
   std::uint64_t control_deferrals = 0;
   std::uint64_t pings_dropped = 0;

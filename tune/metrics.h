@@ -1,5 +1,5 @@
-// The figures issue 13's targets ask of a tuning run, computed from the
-// per-point outcomes (predicted and measured µs per candidate, the model's
+// The figures the tuning targets (docs/tuning.md) ask of a tuning run,
+// computed from the per-point outcomes (predicted and measured µs per candidate, the model's
 // pick, the measured best, the tuned and built-in times). Pure: no MPI and
 // no JSON, unit-tested; zipper-tune prints them and writes them to the
 // report, live and with --reevaluate.

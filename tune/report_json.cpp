@@ -75,7 +75,7 @@ Network network_from_report(const json& rep) {
   const json& c = rep.at("contention");
   net.gamma_alltoall = c.at("gamma_alltoall");
   net.senders_measured = c.at("senders_measured");
-  // Reports of one forwarder only before issue 18.
+  // Reports written before several bridge nodes: one forwarder only.
   net.forwarders_measured = c.value("forwarders_measured", 1);
   net.forwarders = net.forwarders_measured;
   net.op_us_per_byte = c.at("op_us_per_byte");

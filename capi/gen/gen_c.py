@@ -65,7 +65,7 @@ def error_target(p):
     for q in p.params:
         if q.ctype == "MPI_Comm":
             return "", f"mmpi_err_of_comm({q.name})"
-    for q in p.params:  # issue 26: a window's calls raise on the window
+    for q in p.params:  # a window's calls raise on the window
         if q.ctype == "MPI_Win":
             return "", f"WIN:{q.name}"
         if q.ctype == "MPI_Win*" and p.name == "Win_free":

@@ -196,7 +196,7 @@ def _convert(p):
             pre.append(f"  MPI_File {n}_c = {init};\n")
             args.append(f"&{n}_c")
             post.append(f"  *{n} = MPI_File_c2f({n}_c);\n")
-        elif base == "MPI_Win*":  # issue 26: windows are native handles (capi/win_table.h)
+        elif base == "MPI_Win*":  # windows are native handles (capi/win_table.h)
             decl.append(f"MPI_Fint* {n}")
             init = f"MPI_Win_f2c(*{n})" if p.name == "Win_free" else "MPI_WIN_NULL"
             pre.append(f"  MPI_Win {n}_c = {init};\n")

@@ -1,6 +1,6 @@
 """Host keys of zipperd instances this run did not start (--no-zipperd, or
 real clusters without --zipper-host): using a site zipperd is explicit and
-needs its key (issue 28, docs/security.md). Ranks refuse an unpinned
+needs its key (docs/security.md). Ranks refuse an unpinned
 forwarder by default; zipper-run checks first so the run fails at once with a
 clear line instead of in every rank.
 """

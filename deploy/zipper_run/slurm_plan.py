@@ -20,7 +20,7 @@ class Plan:
 def _site_pins(o, p, self_dir):
     """Keys for forwarders zipper-run does not start and the site file gives
     no key for: --forwarder-keys, else the ranks' own pins (MMPI_FORWARDER_KEYS,
-    known_forwarders); Fatal when nothing pins them (site_keys, issue 28)."""
+    known_forwarders); Fatal when nothing pins them (site_keys)."""
     brs = [zipperd.Bridge(i, a, b) for i, (a, b) in enumerate(zip(p.fwd_a, p.fwd_b), 1)]
     return site_keys.keys_for(o, brs, self_dir)
 

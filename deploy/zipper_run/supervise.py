@@ -168,8 +168,8 @@ def supervise(o, clusters, bridges, sigs, rank_status=None):
                         who = "the zipperd step (srun)" if br.step else "zipperd"
                         say(f"{who} exited unexpectedly with status {rc}; log ({br.log}):")
                         zipperd.show_log(br.log, 20)
-                        # With other bridge nodes left the ranks fail over
-                        # (issue 18); with none, nothing crosses any more.
+                        # With other bridge nodes left the ranks fail over;
+                        # with none, nothing crosses any more.
                         left = [b for b in bridges if not b.died]
                         if left:
                             say(f"{len(left)} of {len(bridges)} bridge nodes left: the ranks "

@@ -142,7 +142,7 @@ def _holder(ns, port):
 
 def port_taken(addr, ns="", remote=""):
     """The one-line error for a forwarder address someone else listens on
-    (issue 28: zipper-run never uses a listener it did not start; a process
+    (zipper-run never uses a listener it did not start; a process
     already on the port is what OpenSSH calls a changed host key)."""
     who = "" if remote else _holder(ns, addr.port)
     where = f" on {remote}" if remote else ""

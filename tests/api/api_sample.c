@@ -82,7 +82,7 @@ static void unsupported(void) {
   CHECK(MMPI_Error_class(rc, &cls) == MPI_SUCCESS && cls == MPI_ERR_UNSUPPORTED_OPERATION,
         "error class %d", cls);
 
-  /* MPI-IO is implemented (issue 25): a missing file is an error returned
+  /* MPI-IO is implemented: a missing file is an error returned
    * under MPI_FILE_NULL's default handler, MPI_ERRORS_RETURN. */
   MPI_File fh = MPI_FILE_NULL;
   rc = MMPI_File_open(MMPI_COMM_WORLD, "/nonexistent/f", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);

@@ -50,7 +50,7 @@ class GenApiTest(unittest.TestCase):
         by = {e.name: e for e in entries}
         self.assertEqual(by["Send"].status, "implemented")
         self.assertEqual(by["Type_vector"].status, "passthrough")
-        self.assertEqual(by["Win_create"].status, "implemented")  # issue 26
+        self.assertEqual(by["Win_create"].status, "implemented")  # one-sided
         self.assertEqual(by["Win_set_name"].status, "passthrough")
         self.assertEqual(by["Open_port"].status, "unsupported")
         self.assertIn("dynamic process management", by["Open_port"].reason)
@@ -115,7 +115,7 @@ class GenApiTest(unittest.TestCase):
         self.assertIn("{ return MPI_Type_vector(count, blocklength, stride, oldtype, newtype); }",
                       src)
         self.assertIn('mmpi_report_unsupported("MMPI_Open_port", "dynamic process', src)
-        # A window's errors go to the window's handler (issue 26).
+        # A window's errors go to the window's handler.
         self.assertIn('mmpi_win_err_raise(win, rc_, "MMPI_Win_fence")', src)
         # MMPI_Send's body is hand-written (mmpi_impl_Send): the generated
         # MMPI_Send only raises its error on the communicator's handler.

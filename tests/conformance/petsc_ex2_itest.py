@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PETSc's KSP tutorial ex2 (Debian's petsc-dev, unmodified, built with mpicc
-and pkg-config) through libmmpi_transparent across the clusters (issue 29):
+and pkg-config) through libmmpi_transparent across the clusters:
 at 2+2 and 1+3 it must report the same iteration count and error norm as a
 native run of 4 ranks. PETSc keeps its inner communicators as attributes of
 MPI_COMM_SELF and of the user's communicators, which this exercises.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The zipperd-killed scenario (issue 20): a 1+1 point-to-point loop
+"""The zipperd-killed scenario: a 1+1 point-to-point loop
 (mmpi_fault_itest) under `zipper-run --local`, with zipperd started apart
 from zipper-run (as on a bridge node) and killed with SIGKILL mid-run.
 
@@ -61,7 +61,7 @@ def main():
         addr = f"127.0.0.1:{port}"
         pidfile = os.path.join(d, "zipperd.pid")
         zlog = open(os.path.join(d, "zipperd.log"), "w")
-        key = os.path.join(d, "host_key")  # pinned by the ranks (issue 28)
+        key = os.path.join(d, "host_key")  # pinned by the ranks
         zipperd = subprocess.Popen([os.path.join(a.bin, "zipperd"), "--listen", f"A={addr}",
                                     "--pid-file", pidfile, "--host-key", key],
                                    stdout=zlog, stderr=zlog, env=env)

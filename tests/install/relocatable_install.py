@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Relocatable install (issue 20): install the build into a prefix that is
+"""Relocatable install: install the build into a prefix that is
 neither /usr nor /usr/local, move the whole prefix elsewhere, and use it from
 a clean environment (env -i: no LD_LIBRARY_PATH, PATH without the prefix):
 

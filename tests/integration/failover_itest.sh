@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 18: ranks stripe over K zipperd on loopback while one of them fails;
+# Ranks stripe over K zipperd on loopback while one of them fails;
 # the job must finish with every byte checked (mmpi_failover_itest), or, when
 # every forwarder goes, end non-zero within 10 s with no process left.
 # usage: failover_itest.sh BIN_DIR kill|stop|drain|all K X Y ROUNDS
 # FAILOVER_PROGRAM / FAILOVER_ARGS run another program of BIN_DIR (default
 # mmpi_failover_itest ROUNDS) that prints "# failover: ... begin" once its
-# traffic runs and "PASS FAILOVER_PASS ..." at the end (issue 26: a stream of
+# traffic runs and "PASS FAILOVER_PASS ..." at the end (a stream of
 # accumulates, mmpi_rma_itest rma_stream SECONDS).
 set -euo pipefail
 [[ -z ${FAILOVER_DEBUG:-} ]] || set -x

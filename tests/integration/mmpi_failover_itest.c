@@ -1,6 +1,6 @@
 /* mmpi_failover_itest — traffic both ways across the clusters, every byte
  * checked, while a test kills, stops or drains one of k forwarders
- * (tests/integration/failover_itest.sh; issue 18).
+ * (tests/integration/failover_itest.sh).
  *
  *   mmpi_failover_itest ROUNDS
  *

@@ -1,4 +1,4 @@
-/* Integration test of inter-communicators (issue 29), run across two
+/* Integration test of inter-communicators, run across two
  * clusters by zipper-run. Usage: mmpi_inter_itest SUITE[@GROUPS]
  *   inter_coupled: a coupled pair, one group per cluster (GROUPS=cluster)
  *                  or groups that each span both clusters (GROUPS=interleaved:

@@ -1,5 +1,5 @@
-/* Integration test of the calls added for issue 12, run across two clusters
- * by zipper-run. Usage: mmpi_ops_itest SUITE
+/* Integration test of the v-collectives, scans, reduce_scatter, alltoallw
+ * and non-blocking collectives, run across two clusters by zipper-run. Usage: mmpi_ops_itest SUITE
  *   ops_v:    Gatherv, Scatterv, Allgatherv, Alltoallw (+ argument errors)
  *   ops_scan: Scan, Exscan, Reduce_scatter
  *   ops_nbc:  the non-blocking collectives, several outstanding at once,

@@ -1,4 +1,4 @@
-/* One-sided communication across the clusters (issue 26). Suites:
+/* One-sided communication across the clusters. Suites:
  *   rma_ops      every operation x every synchronisation x three datatype
  *                shapes (contiguous, strided target, indexed origin); each
  *                origin works on a partner in the other cluster (and on

@@ -1,5 +1,5 @@
-/* Integration test of process topologies and neighbourhood collectives
- * (issue 29), run across two clusters by zipper-run. Usage: mmpi_topo_itest SUITE
+/* Integration test of process topologies and neighbourhood collectives,
+ * run across two clusters by zipper-run. Usage: mmpi_topo_itest SUITE
  *   topo_graph:    Graph_create, Dist_graph_create(_adjacent), their queries,
  *                  Topo_test, Cart_map/Graph_map, reorder 0 and 1; with
  *                  reorder, the new order's cut (edges whose ends lie in

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""mpi4py, unmodified, across two clusters through libmmpi_transparent
-(issue 19): mpi4py's MPI module is loaded by Python with dlopen and binds its
+"""mpi4py, unmodified, across two clusters through libmmpi_transparent:
+mpi4py's MPI module is loaded by Python with dlopen and binds its
 MPI_ calls to the preloaded layer. Usage: mpi4py_itest.py mpi4py|mpi4py_finalize.
 Rank 0 prints "PASS <test> <checks>" when every rank passed; any mismatch aborts.
 
-mpi4py_finalize (issue 29): communicators split, duplicated and left to
+mpi4py_finalize: communicators split, duplicated and left to
 MPI_Finalize with attributes whose delete callbacks free other communicators
 (mpi4py's own cleanup runs from MPI_COMM_SELF's delete callback); the job
 must end with exit status 0 on every rank."""

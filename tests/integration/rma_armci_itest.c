@@ -1,5 +1,5 @@
 /* rma_armci_itest — ARMCI-MPI (Debian libarmci-mpi-dev: ARMCI over MPI-3
- * one-sided) on every rank, unmodified (plain mpicc), issue 26.
+ * one-sided) on every rank, unmodified (plain mpicc).
  *
  * Each rank allocates (ARMCI_Malloc) M doubles and one long, then:
  *   put      contiguous ARMCI_Put of M/2 values, and a strided ARMCI_PutS of

@@ -1,5 +1,5 @@
 /* rma_ga_itest — Global Arrays (Debian libglobalarrays-dev, over ARMCI-MPI,
- * i.e. MPI-3 one-sided) on every rank, unmodified (plain mpicc), issue 26.
+ * i.e. MPI-3 one-sided) on every rank, unmodified (plain mpicc).
  *
  * A 2-D N x N array of doubles distributed over all ranks:
  *   put         each rank writes the row block of its right-hand neighbour,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""One-sided communication (MPI-3 RMA, issue 26): unmodified MPI programs run
+"""One-sided communication (MPI-3 RMA): unmodified MPI programs run
 natively (mpirun, Open MPI's osc/pt2pt) and across the emulated clusters
 through zipperd (zipper-run --emulated --transparent).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mpi4py one-sided windows (issue 26), unmodified: natively, or across the
+"""mpi4py one-sided windows, unmodified: natively, or across the
 clusters through libmmpi_transparent. Every rank checks what it holds
 against a computed reference; any mismatch aborts the job. Rank 0 prints
 "PASS rma_mpi4py <checks> checks on <size> ranks" and a "RESULT" line that

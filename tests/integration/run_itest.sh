@@ -32,11 +32,11 @@ else
     port=$("$(dirname "$0")/loopback_ports.py" "${ITEST_ZIPPERS:-1}")
     args+=(--local --port "$port")
 fi
-# k bridge nodes (issue 18): ranks stripe over ITEST_ZIPPERS forwarders.
+# k bridge nodes: ranks stripe over ITEST_ZIPPERS forwarders.
 args+=(--zippers "${ITEST_ZIPPERS:-1}")
 # Extra zipperd options for this test (CTest ENVIRONMENT), e.g. small pools.
 for a in ${ITEST_ZIPPERD_ARGS:-}; do args+=("--zipperd-arg=$a"); done
-# Unported programs (issue 19) through libmmpi_transparent: ITEST_TRANSPARENT
+# Unported programs through libmmpi_transparent: ITEST_TRANSPARENT
 # names the library. The ranks get what zipper-run --transparent sets: the
 # preload, MMPI_TRANSPARENT=1 and the stop component for a rank that starts
 # Open MPI without the layer (zipper-transparent-check --env; docs/transparent.md).

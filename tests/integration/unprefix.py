@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the unported twin of a ported test program: every MMPI_ call, the
 MMPI_COMM_WORLD / MMPI_COMM_SELF handles and the mmpi header or module
-become plain MPI's, as the program was before its port (issue 19: the same
+become plain MPI's, as the program was before its port (the same
 programs, unmodified, through libmmpi_transparent).
 
   unprefix.py --out DIR FILE...

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MPI-IO across the clusters (issue 25, docs/io.md), one check per run.
+"""MPI-IO across the clusters (docs/io.md), one check per run.
 
 usage: io_itest.py BIN_DIR CHECK X+Y [PROGRAM_DIR]
 

@@ -1,4 +1,4 @@
-/* MPI-IO across two clusters (issue 25, docs/io.md): run by zipper-run.
+/* MPI-IO across two clusters (docs/io.md): run by zipper-run.
  * Usage: mmpi_io_itest TEST DIR   (TEST: access, shared, consistency,
  * atomic, notshared, all; DIR: a directory both clusters see).
  * Every byte read is checked against what its writer wrote; "PASS TEST" on

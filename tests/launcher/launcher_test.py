@@ -101,7 +101,7 @@ def check_foreign():
             print(r.stdout, end="")
             if r.returncode == 0:
                 fail("zipper-run accepted an HTTP server as its forwarder")
-            # Issue 28: never "using it"; one line naming the port and its holder.
+            # Never "using it"; one line naming the port and its holder.
             if f"port {port} is already taken" not in r.stdout or f"pid {http.pid}" not in r.stdout:
                 fail(f"the error does not name port {port} and the process holding it")
             if dt > 5:
@@ -166,7 +166,7 @@ def check_quiet():
                 time.sleep(0.1)
             with open(os.path.join(tmp, "host_key.pub")) as kf:
                 pinned = kf.read().split()[0]
-            # A zipperd this run did not start: explicit, with its key (issue 28).
+            # A zipperd this run did not start: explicit, with its key.
             addr = f"127.0.0.1:{port}"
             r = zrun(["--local", "--no-zipperd", "--forwarder-a", addr, "--forwarder-b", addr,
                       "--forwarder-keys", pinned, "-x", "1", "-y", "1", "--timeout", "120", "--",

@@ -189,7 +189,7 @@ class Launch(unittest.TestCase):
         p = slurm_plan.plan_bridges(o, comps, slurm_site.parse(
             f'[bridges.s]\na = "10.1.0.9:7470"\nb = "10.2.0.9:7470"\nkey = "{"01" * 32}"\n'))
         self.assertEqual((p.nodes, p.keys), (["s"], ["01" * 32]))
-        # A site zipperd with no key anywhere is refused before any rank starts (issue 28).
+        # A site zipperd with no key anywhere is refused before any rank starts.
         os.environ.pop("MMPI_FORWARDER_KEYS", None)
         os.environ["MMPI_KNOWN_FORWARDERS"] = "/nonexistent"
         with self.assertRaisesRegex(Fatal, "no host key pinned"):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 21, 7c: `zipper-run --zipper-host` leaves no predictable path in a
+"""`zipper-run --zipper-host` leaves no predictable path in a
 world-writable directory and signals only the zipperd it started.
 
 A fake ssh runs the "remote" commands on this host. While the job runs:

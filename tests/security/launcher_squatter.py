@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 28: a squatter on the forwarder's address gets nothing from a run.
+"""A squatter on the forwarder's address gets nothing from a run.
 
 An unprivileged user (created here as 'zipsquat' when missing, else
 'nobody') runs a complete fake zipperd, a real zipperd binary with its own

@@ -1,4 +1,4 @@
-// The outsider's probes of issue 10, replayed against a live zipperd on
+// The outsider's probes, replayed against a live zipperd on
 // loopback (a child process, two listeners A and B). Each probe asserts the
 // outcome: refused, bounded, and zipperd still serving a legitimate job.
 //
@@ -391,7 +391,7 @@ class Attack : public ::testing::Test {
 
   // Seconds per 8 B round trip of a 1+1 job alone on z (best of three runs
   // of `rounds`, after a warm-up); its ranks leave afterwards. The "alone"
-  // side of issue 28's "runs <= 2x alone" (a benchmark: printed, not asserted).
+  // side of the target "runs <= 2x alone" (a benchmark: printed, not asserted).
   double alone_round_trip(const Zipperd& z, std::uint64_t job, int rounds) {
     auto [a, b] = legit_pair(z, job);
     const double best = round_trip(*a, *b, job, rounds);
@@ -732,7 +732,7 @@ TEST_F(Attack, LogsCarryNoJobIdOrSecret) {
   EXPECT_NE(log.find("rank 1 of 1+1 connected"), std::string::npos);
 }
 
-// Issue 10's target: authentication adds at most 1 ms to job start at 8+8.
+// Target: authentication adds at most 1 ms to job start at 8+8.
 // Measured per rank: the client's crypto (fingerprint, HMAC key and tag,
 // sealed box) plus zipperd's AUTH -> HELLO_ACK turnaround; the extra round
 // trip is the CHALLENGE's (HELLO -> CHALLENGE replaces the old HELLO -> ACK).
@@ -899,7 +899,7 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
 #endif
 }
 
-// ---- Issue 21: shares, not first-come-first-served. Each probe runs a
+// ---- Shares, not first-come-first-served. Each probe runs a
 // legitimate 1+1 job beside the attack; its every byte is checked
 // (pingpong() compares each payload).
 
@@ -1081,7 +1081,7 @@ TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
 // 3k: 8000 ranks of one job disconnect at once without BYE. zipperd's cost
 // is O(N): a few notices per rank, not one per pair; RSS and CPU stay
 // bounded, and the other job keeps working.
-// Issue 18's PING: a rank that sends PINGs as fast as it can and never reads
+// PING: a rank that sends PINGs as fast as it can and never reads
 // its answers. zipperd queues at most one answer per connection, so its
 // memory stays flat, and another job runs beside. Run without the PING share
 // (--ping-rate 0): the share would hold the flood in the flooder's socket
@@ -1262,7 +1262,7 @@ TEST_F(Attack, IdleMetricsConnectionsAndJobLabels) {
 // refused. A rank of the running job is still admitted and the job runs;
 // the refusal is counted as a drained job, not a protocol error.
 TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
-  char sock_dir[] = "/tmp/zipper_attack_ctl.XXXXXX";  // zipperd's own directory (issue 28)
+  char sock_dir[] = "/tmp/zipper_attack_ctl.XXXXXX";  // zipperd's own directory
   ASSERT_NE(::mkdtemp(sock_dir), nullptr);
   const std::string sock = std::string(sock_dir) + "/ctl";
   const std::uint16_t mport = free_port();
@@ -1276,7 +1276,7 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   ASSERT_TRUE(got(r0, FrameType::kHelloAck));
   ASSERT_NE(control(sock, R"({"cmd":"drain","on":true})").find("\"draining\":true"),
             std::string::npos);
-  // Ranks already admitted are told (issue 18: those with other forwarders move).
+  // Ranks already admitted are told (those with other forwarders move).
   auto notice = next(r0);
   ASSERT_TRUE(notice);
   EXPECT_EQ(notice->hdr.type, FrameType::kError);
@@ -1477,7 +1477,7 @@ proto::FrameHeader eager(std::uint64_t job, std::uint32_t src, std::uint32_t dst
   return h;
 }
 
-// Issue 21, 7b: a squatter with its own key on the forwarder's address. A
+// A squatter with its own key on the forwarder's address. A
 // rank that pins zipperd's key sends it nothing after the HELLO and ends with
 // an error naming the address; the real job, beside it, runs.
 TEST_F(Attack, SquatterWithItsOwnKeyGetsNothingFromAPinnedRank) {
@@ -1786,7 +1786,7 @@ TEST_F(Attack, PlantedPidFileOrSymlinkIsNotWrittenThrough) {
   EXPECT_NE(::access(pid_file.c_str(), F_OK), 0) << "pid file left behind";
 }
 
-// ---- issue 28: control frames have a share; idle jobs and silent
+// ---- Control frames have a share; idle jobs and silent
 // connections cannot keep a new job out; the control socket's directory --
 
 // A job's 1+1 ranks from `from`, admitted (both HELLO_ACK) and left idle.

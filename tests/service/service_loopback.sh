@@ -53,7 +53,7 @@ metrics=$(sed -n 's|.*metrics at \(http://[^ ]*\)|\1|p' "$dir/zipperd.log")
 ctl status
 addr() { ctl status --json | jq -r ".sides[] | select(.name == \"$1\") | .address"; }
 fa=$(addr A) fb=$(addr B)
-key=$(ctl host-key) # a site zipperd is used with its key only (issue 28)
+key=$(ctl host-key) # a site zipperd is used with its key only
 echo "listeners: A=$fa B=$fb, metrics: $metrics"
 
 # ---- the job, then the counters against what it sent
@@ -118,7 +118,7 @@ if "$bin/zipper-run" --local --no-zipperd --forwarder-keys "$key" --forwarder-a 
     fail "a new job ran while draining"
 fi
 grep -q draining "$dir/refused.out" || fail "the refused job was not told why: $(tail -3 "$dir/refused.out")"
-# Counted once per job (its two ranks), and no protocol error (issue 20).
+# Counted once per job (its two ranks), and no protocol error.
 [[ $(ctl status --json | jq .jobs_refused_draining) -eq 1 ]] || fail "refused jobs not counted as jobs"
 [[ $(ctl status --json | jq .protocol_errors) -eq 0 ]] || fail "a drain refusal counted as a protocol error"
 # Whole text first: `grep -q` quitting early would fail curl (SIGPIPE) under pipefail.

@@ -276,7 +276,7 @@ TEST_F(ClientConfig, ForwarderKeysPinInAddressOrder) {
   EXPECT_NE(why.find("MMPI_FORWARDER_KEY_CHECK"), std::string::npos) << why;
 }
 
-// Issue 28: strict is the default with or without pins; accept only when asked.
+// Strict is the default with or without pins; accept only when asked.
 TEST_F(ClientConfig, NothingPinnedIsStrictUnlessAcceptIsAsked) {
   set_forwarded();
   set("MMPI_KNOWN_FORWARDERS", "/dev/null");  // not a regular file: refused

@@ -173,7 +173,7 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
     EXPECT_NE(err->text().find("draining"), std::string::npos);
   }
   EXPECT_EQ(b.pop()->hdr.type, FrameType::kHelloAck);
-  // Issue 21 (5e): a new secret under the running job's id is a new job: refused too.
+  // A new secret under the running job's id is a new job: refused too.
   clients_.push_back(FrameClient::connect(fwd_->addresses().at(1)));
   FrameClient& x = *clients_.back();
   x.set_auto_auth(false);
@@ -190,7 +190,7 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
   const auto st = ask({{"cmd", "status"}}).at("status");
   EXPECT_EQ(st.at("jobs_refused_draining"), 2);  // jobs, not ranks
   EXPECT_EQ(st.at("ranks_refused"), 3);
-  EXPECT_EQ(st.at("protocol_errors"), 0);  // a drain is no client's fault (issue 20)
+  EXPECT_EQ(st.at("protocol_errors"), 0);  // a drain is no client's fault
   EXPECT_EQ(st.at("jobs_active"), 1);
   const std::string text = ask({{"cmd", "metrics"}}).at("text");
   EXPECT_NE(text.find("zipper_protocol_errors_total 0\n"), std::string::npos);

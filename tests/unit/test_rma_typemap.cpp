@@ -1,4 +1,4 @@
-// Issue 29 (RMA target datatypes of 2 GiB and more): rma::TypeMap describes a
+// RMA target datatypes of 2 GiB and more: rma::TypeMap describes a
 // target datatype by its constructors and walks it lazily. Every block the
 // walk gives, over the whole type and over ranges cut anywhere, must be the
 // typemap MPI_Pack itself reads (a buffer whose bytes hold their own offsets,

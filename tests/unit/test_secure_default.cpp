@@ -1,4 +1,4 @@
-// Issue 28's pure logic: the control-frame budget per receive round, address
+// Secure defaults, the pure logic: the control-frame budget per receive round, address
 // prefixes for --max-jobs-per-prefix, which idle job the registry evicts
 // first, and the control socket's directory check.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// zipperd's shares (issue 21): per-class pool shares per job, jobs per owner,
+// zipperd's shares: per-class pool shares per job, jobs per owner,
 // the layout share of --max-connections, drain refusing every new job, and
 // the log limiter per kind and per job.
 #include <gtest/gtest.h>

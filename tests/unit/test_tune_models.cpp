@@ -95,7 +95,7 @@ TEST(TuneModels, ForwardedStreamGapsAndSegments) {
   EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 1, Flow::kLowToHigh), 10 + 4 * 12);
   EXPECT_DOUBLE_EQ(net.forward(4000, 0, 1, Flow::kLowToHigh), 10 + 42);
   EXPECT_DOUBLE_EQ(net.forward(4000, 1000, 4, Flow::kExchange), 10 + 4 * 60);
-  // Issue 18: measured through one forwarder, predicted for two: 8 streams
+  // Measured through one forwarder, predicted for two: 8 streams
   // load each forwarder as 4 did the one, and 2 streams as one did.
   Network two = net;
   two.forwarders = 2;

@@ -1,4 +1,4 @@
-// Issue 29 (counts of 2 GiB and more): client::for_each_piece splits a
+// Counts of 2 GiB and more: client::for_each_piece splits a
 // buffer/count/datatype into pieces MPI_Pack can take. Packing piece by
 // piece with small limits must give exactly MPI_Pack's bytes in one call,
 // for every constructor, and a type of more than 2 GiB must split into

@@ -142,7 +142,7 @@ run_checks() {
     fi
 }
 
-# Registrations after relaying >= 256 MiB (issue 9): bounded by the pool
+# Registrations after relaying >= 256 MiB: bounded by the pool
 # regions per device plus the links' own buffers, independent of the data.
 run_registrations() {
     local t0=$EPOCHREALTIME log=/tmp/regs.log zlog=/tmp/regs.zipperd rc=0

@@ -12,7 +12,7 @@ import re
 
 ALLOWED = {
     # MPI-3.1 section 10: dynamic process management stays refused across the
-    # clusters (issue 29, Deliver 9): zipper spans two Open MPI jobs joined by
+    # clusters: zipper spans two Open MPI jobs joined by
     # its own links, and connect/accept between jobs cannot cross the bridge.
     r"^spawn/": "dynamic processes (MPI-3.1 ch. 10) are refused across the clusters by design",
 }

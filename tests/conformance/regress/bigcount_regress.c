@@ -1,4 +1,4 @@
-/* Messages of 2 GiB and more across the clusters (issue 29), unmodified MPI
+/* Messages of 2 GiB and more across the clusters, unmodified MPI
  * through libmmpi_transparent; rank 0 sends to the last rank (the other
  * cluster). Every byte is checked against value = pattern(offset in the
  * message), in place: no second copy of the data.

@@ -1,4 +1,4 @@
-/* Regression tests of issue 29 (wrong results the MPICH test suite found),
+/* Regression tests of the wrong results the MPICH test suite found,
  * unmodified MPI run through libmmpi_transparent across the clusters.
  * usage: semantics_regress TEST; prints "PASS TEST ..." when every check holds.
  *   status_error   single-completion calls leave status.MPI_ERROR as it was
