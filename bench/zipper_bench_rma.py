@@ -37,7 +37,7 @@ UNITS = {"put_bw": "MB/s", "progress": "us", "npb_ep": "s", "npb_cg": "s"}
 
 
 def add_parser(sub):
-    r = sub.add_parser("rma", help="one-sided (issue 26): RMA vs two-sided, progress, NPB cost")
+    r = sub.add_parser("rma", help="one-sided: RMA vs two-sided, progress, NPB cost")
     r.add_argument("--parts", default=",".join(PARTS), help="of " + ",".join(PARTS))
     r.add_argument("--rounds", type=int, default=3, help="alternating rounds (spread)")
     r.add_argument("--rate-a", default="1gbit", help="cluster A's link rate ('' unshaped)")
@@ -217,7 +217,7 @@ def report(rows, out, write_csv, pyplot, args):
     ax.set_ylabel("ratio (RMA / two-sided; busy / idle; on / off)")
     ax.set_yscale("log")
     rates = f"A {args.rate_a or 'unshaped'}, B {args.rate_b or 'unshaped'}"
-    ax.set_title(f"Issue 26 targets ({rates}); median, bars min-max, dashes: target", fontsize=9)
+    ax.set_title(f"RMA targets ({rates}); median, bars min-max, dashes: target", fontsize=9)
     fig.tight_layout()
     png = os.path.join(out, "rma.png")
     fig.savefig(png, dpi=110)

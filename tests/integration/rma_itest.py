@@ -80,7 +80,7 @@ def across(bin_dir, x, y, prog):
     if rc != 0:
         m = re.search(r"(M?MPI_\w+) is not supported", out)
         if m and m.group(1).lstrip("M") in NOT_YET:
-            skip(f"{m.group(1).lstrip('M')} is not offered across the clusters yet (issue 26): "
+            skip(f"{m.group(1).lstrip('M')} is not offered across the clusters yet: "
                  f"{m.group(0)}")
         fail(f"zipper-run exited {rc}", out)
     return out
