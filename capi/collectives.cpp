@@ -37,6 +37,7 @@
 #include "coll_checks.h"
 #include "coll_entry.h"
 #include "intercomm.h"
+#include "rooted.h"
 
 using namespace zipper::coll;
 using namespace zipper::capi;
@@ -65,6 +66,24 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
                                   ch.inter_senders ? ch.inter_senders : t.max_senders(),
                                   ch.segment);
   return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op, ch.segment);
+}
+
+// Gather and Scatter on an intra-communicator: the two-level algorithm of
+// the direction.
+int rooted(const Rooted& a, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_rooted(t, root, a)) return rc;
+  if (a.to_root()) {
+    const Choice ch = selection().choose(Collective::kGather, 0, t.x, t.y);
+    return finish("MMPI_Gather", t, ch,
+                  gather_two_level(t, a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(),
+                                   a.recvcount(), a.recvtype(), root));
+  }
+  const Choice ch = selection().choose(Collective::kScatter, 0, t.x, t.y);
+  return finish("MMPI_Scatter", t, ch,
+                scatter_two_level(t, a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(),
+                                  a.recvcount(), a.recvtype(), root));
 }
 
 }  // namespace
@@ -243,19 +262,9 @@ int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
                                      recvcount, recvtype, root, comm, &r_),
                       &r_);
   }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
-  const bool am_root = t.rank == root;
-  if (sendbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (sendbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  if (am_root)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = selection().choose(Collective::kGather, 0, t.x, t.y);
-  return finish(
-      "MMPI_Gather", t, ch,
-      gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  return rooted(
+      Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype),
+      root, comm);
 }
 
 int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -266,19 +275,9 @@ int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                       recvcount, recvtype, root, comm, &r_),
                       &r_);
   }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
-  const bool am_root = t.rank == root;
-  if (recvbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (recvbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  if (am_root)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  const Choice ch = selection().choose(Collective::kScatter, 0, t.x, t.y);
-  return finish(
-      "MMPI_Scatter", t, ch,
-      scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  return rooted(
+      Rooted::scatter(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype),
+      root, comm);
 }
 
 int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
