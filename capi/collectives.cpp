@@ -36,8 +36,8 @@
 #include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
 #include "coll_entry.h"
+#include "coll_table.h"
 #include "intercomm.h"
-#include "rooted.h"
 
 using namespace zipper::coll;
 using namespace zipper::capi;
@@ -68,9 +68,11 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
   return allreduce_two_tier(t, sendbuf, recvbuf, count, type, op, ch.segment);
 }
 
+}  // namespace
+
 // Gather and Scatter on an intra-communicator: the two-level algorithm of
 // the direction.
-int rooted(const Rooted& a, int root, MPI_Comm comm) {
+int zipper::capi::intra_rooted(const Rooted& a, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_rooted(t, root, a)) return rc;
@@ -85,8 +87,6 @@ int rooted(const Rooted& a, int root, MPI_Comm comm) {
                 scatter_two_level(t, a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(),
                                   a.recvcount(), a.recvtype(), root));
 }
-
-}  // namespace
 
 extern "C" {
 
@@ -256,26 +256,14 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
-                                     recvcount, recvtype, root, comm, &r_),
-                      &r_);
-  }
-  return rooted(
+  return collectives_of(comm).rooted(
       Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype),
       root, comm);
 }
 
 int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf,
-                                      recvcount, recvtype, root, comm, &r_),
-                      &r_);
-  }
-  return rooted(
+  return collectives_of(comm).rooted(
       Rooted::scatter(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype),
       root, comm);
 }

@@ -18,16 +18,14 @@
 #include "../collectives/reduce_scatter_leaders.h"
 #include "../collectives/rooted_v_two_level.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "intercomm.h"
-#include "rooted.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
 
-namespace {
-
 // Gatherv and Scatterv on an intra-communicator.
-int rooted_v(const Rooted& a, int root, MPI_Comm comm) {
+int zipper::capi::intra_rooted_v(const Rooted& a, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_rooted_v(t, root, a)) return rc;
@@ -37,20 +35,12 @@ int rooted_v(const Rooted& a, int root, MPI_Comm comm) {
                           const_cast<void*>(a.all), a.counts, a.displs, a.all_type, root));
 }
 
-}  // namespace
-
 extern "C" {
 
 int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
-                                     recvtype, root, comm, &r_),
-                      &r_);
-  }
-  return rooted_v(
+  return collectives_of(comm).rooted_v(
       Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype), root,
       comm);
 }
@@ -58,13 +48,7 @@ int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int mmpi_impl_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
-                                      recvtype, root, comm, &r_),
-                      &r_);
-  }
-  return rooted_v(
+  return collectives_of(comm).rooted_v(
       Rooted::scatter(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype), root,
       comm);
 }

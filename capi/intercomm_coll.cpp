@@ -16,10 +16,10 @@
 
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "handles.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
-#include "rooted.h"
 
 using zipper::client::Comm;
 using zipper::client::InterInfo;
@@ -121,6 +121,8 @@ void recv_pieces(Schedule& s, void* buf, MPI_Aint count, MPI_Datatype type, int 
   });
 }
 
+}  // namespace
+
 // Igather(v) and Iscatter(v): the root exchanges one block with each remote
 // member (counts null: the uniform form, all_count elements each), each leaf
 // its own block with the root; MPI_PROC_NULL ranks take no part.
@@ -157,8 +159,6 @@ int inter_irooted(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request
                                 : "MMPI_Iscatter(v) (inter-communicator)",
                     std::move(s), request);
 }
-
-}  // namespace
 
 int inter_wait(int rc, MPI_Request* request) {
   return rc == MPI_SUCCESS ? mmpi_impl_Wait(request, MPI_STATUS_IGNORE) : rc;
@@ -240,22 +240,6 @@ int inter_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
   s->end_round();
   fold(*s, blocks, x.remote_size, recvbuf, count, type, op);
   return nbc_launch("MMPI_Iallreduce (inter-communicator)", std::move(s), request);
-}
-
-int inter_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request* request) {
-  return inter_irooted(Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvcount, recvtype),
-                       root, comm, request);
-}
-
-int inter_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], int sendcount,
-                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request* request) {
-  return inter_irooted(Rooted::scatter(sendbuf, sendcounts, displs, sendcount, sendtype, recvbuf,
-                                       recvcount, recvtype),
-                       root, comm, request);
 }
 
 int inter_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

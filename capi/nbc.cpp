@@ -25,9 +25,9 @@
 #include "../collectives/typed_buffer.h"
 #include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
-#include "rooted.h"
 
 using namespace zipper::capi;
 using zipper::client::Request;
@@ -45,45 +45,6 @@ Block at(const void* buf, MPI_Aint index, int count, MPI_Datatype type) {
 }
 
 int check_request(MPI_Request* request) { return request == nullptr ? MPI_ERR_REQUEST : 0; }
-
-// Igatherv and Iscatterv on an intra-communicator: one direct exchange with
-// the root, this rank's own block on one side and the root's blocks on the
-// other (`what`: the MPI name, for a failure to start).
-int irooted_v(const char* what, const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_request(request)) return rc;
-  if (int rc = check_rooted_v(t, root, a)) return rc;
-  const bool am_root = t.rank == root, in_place = a.in_place();
-  auto s = nbc_schedule(t);
-  std::vector<Block> sends(t.size), recvs(t.size);
-  std::vector<Block>& own = a.to_root() ? sends : recvs;
-  std::vector<Block>& all = a.to_root() ? recvs : sends;
-  if (!in_place) own[root] = at(a.own, 0, a.own_count, a.own_type);
-  if (am_root)
-    for (int r = 0; r < t.size; ++r)
-      if (r != root || !in_place) all[r] = at(a.all, a.displs[r], a.counts[r], a.all_type);
-  zipper::coll::nbc_direct(*s, sends, recvs);
-  return nbc_launch(what, std::move(s), request);
-}
-
-// Igather and Iscatter: Igatherv and Iscatterv with uniform blocks.
-int irooted(Rooted a, int root, MPI_Comm comm, MPI_Request* request) {
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root;
-  if (am_root && a.all_count < 0) return MPI_ERR_COUNT;
-  // Significant at the root only; t.size * all_count may pass INT_MAX.
-  const UniformBlocks b(t.size, am_root ? a.all_count : 0, a.all_type);
-  if (int rc = b.status()) return rc;
-  const std::vector<int> counts = b.counts(), displs = b.displacements();
-  if (a.to_root())
-    return mmpi_impl_Igatherv(a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(), counts.data(),
-                              displs.data(), b.unit(), root, comm, request);
-  return mmpi_impl_Iscatterv(a.sendbuf(), counts.data(), displs.data(), b.unit(), a.recvbuf(),
-                             a.recvcount(), a.recvtype(), root, comm, request);
-}
 
 // Ialltoallw's schedule once the arguments are checked; displacements in
 // bytes as MPI_Aint, so that Ialltoallv's element displacements times the
@@ -131,6 +92,45 @@ int start_alltoallw(const char* what, const Topology& t, const void* sendbuf,
 }
 
 }  // namespace
+
+// Igatherv and Iscatterv on an intra-communicator: one direct exchange with
+// the root, this rank's own block on one side and the root's blocks on the
+// other.
+int zipper::capi::intra_irooted_v(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_rooted_v(t, root, a)) return rc;
+  const bool am_root = t.rank == root, in_place = a.in_place();
+  auto s = nbc_schedule(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  std::vector<Block>& own = a.to_root() ? sends : recvs;
+  std::vector<Block>& all = a.to_root() ? recvs : sends;
+  if (!in_place) own[root] = at(a.own, 0, a.own_count, a.own_type);
+  if (am_root)
+    for (int r = 0; r < t.size; ++r)
+      if (r != root || !in_place) all[r] = at(a.all, a.displs[r], a.counts[r], a.all_type);
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return nbc_launch(a.to_root() ? "MMPI_Igatherv" : "MMPI_Iscatterv", std::move(s), request);
+}
+
+// Igather and Iscatter: Igatherv and Iscatterv with uniform blocks.
+int zipper::capi::intra_irooted(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root;
+  if (am_root && a.all_count < 0) return MPI_ERR_COUNT;
+  // Significant at the root only; t.size * all_count may pass INT_MAX.
+  const UniformBlocks b(t.size, am_root ? a.all_count : 0, a.all_type);
+  if (int rc = b.status()) return rc;
+  const std::vector<int> counts = b.counts(), displs = b.displacements();
+  if (a.to_root())
+    return mmpi_impl_Igatherv(a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(), counts.data(),
+                              displs.data(), b.unit(), root, comm, request);
+  return mmpi_impl_Iscatterv(a.sendbuf(), counts.data(), displs.data(), b.unit(), a.recvbuf(),
+                             a.recvcount(), a.recvtype(), root, comm, request);
+}
 
 extern "C" {
 
@@ -276,11 +276,7 @@ int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
-                          root, comm, request);  // capi/intercomm_coll.cpp
-  return irooted_v(
-      "MMPI_Igatherv",
+  return collectives_of(comm).irooted_v(
       Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype), root,
       comm, request);
 }
@@ -288,10 +284,7 @@ int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                       MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
-                          recvtype, root, comm, request);  // capi/intercomm_coll.cpp
-  return irooted(
+  return collectives_of(comm).irooted(
       Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype),
       root, comm, request);
 }
@@ -299,11 +292,7 @@ int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, MPI_Comm comm, MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, request);  // capi/intercomm_coll.cpp
-  return irooted_v(
-      "MMPI_Iscatterv",
+  return collectives_of(comm).irooted_v(
       Rooted::scatter(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype), root,
       comm, request);
 }
@@ -311,10 +300,7 @@ int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int d
 int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, root, comm, request);  // capi/intercomm_coll.cpp
-  return irooted(
+  return collectives_of(comm).irooted(
       Rooted::scatter(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype),
       root, comm, request);
 }
