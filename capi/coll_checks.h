@@ -26,6 +26,25 @@ inline int check_root(const coll::Topology& t, int root) {
   return root < 0 || root >= t.size ? MPI_ERR_ROOT : MPI_SUCCESS;
 }
 
+/// MPI_Alltoallw's arguments on an intra-communicator: MPI_ERR_ARG for a
+/// null array (the send arrays may be null with MPI_IN_PLACE), then each
+/// rank's receive and send block count and type.
+inline int check_alltoallw(const coll::Topology& t, const void* sendbuf, const int sendcounts[],
+                           const int sdispls[], const MPI_Datatype sendtypes[],
+                           const int recvcounts[], const int rdispls[],
+                           const MPI_Datatype recvtypes[]) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr) return MPI_ERR_ARG;
+  if (!in_place && (sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr))
+    return MPI_ERR_ARG;
+  for (int r = 0; r < t.size; ++r) {
+    if (int rc = check_buf(recvcounts[r], recvtypes[r])) return rc;
+    if (!in_place)
+      if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
 /// Any error once ranks have started communicating is fatal: the other ranks
 /// cannot complete the operation (see capi/collectives.cpp).
 inline int finish_named(const char* what, const char* algorithm, const coll::Topology& t, int rc) {

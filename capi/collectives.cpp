@@ -36,6 +36,7 @@
 #include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
 #include "coll_entry.h"
+#include "coll_table.h"
 #include "intercomm.h"
 
 using namespace zipper::coll;
@@ -68,6 +69,24 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
 }
 
 }  // namespace
+
+// Gather and Scatter on an intra-communicator: the two-level algorithm of
+// the direction.
+int zipper::capi::intra_rooted(const Rooted& a, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_rooted(t, root, a)) return rc;
+  if (a.to_root()) {
+    const Choice ch = selection().choose(Collective::kGather, 0, t.site_members);
+    return finish("MMPI_Gather", t, ch,
+                  gather_two_level(t, a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(),
+                                   a.recvcount(), a.recvtype(), root));
+  }
+  const Choice ch = selection().choose(Collective::kScatter, 0, t.site_members);
+  return finish("MMPI_Scatter", t, ch,
+                scatter_two_level(t, a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(),
+                                  a.recvcount(), a.recvtype(), root));
+}
 
 extern "C" {
 
@@ -239,48 +258,16 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int mmpi_impl_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
-                                     recvcount, recvtype, root, comm, &r_),
-                      &r_);
-  }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
-  const bool am_root = t.rank == root;
-  if (sendbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (sendbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  if (am_root)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  const Choice ch = selection().choose(Collective::kGather, 0, t.site_members);
-  return finish(
-      "MMPI_Gather", t, ch,
-      gather_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  return collectives_of(comm).rooted(
+      Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype),
+      root, comm);
 }
 
 int mmpi_impl_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf,
-                                      recvcount, recvtype, root, comm, &r_),
-                      &r_);
-  }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
-  const bool am_root = t.rank == root;
-  if (recvbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (recvbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  if (am_root)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  const Choice ch = selection().choose(Collective::kScatter, 0, t.site_members);
-  return finish(
-      "MMPI_Scatter", t, ch,
-      scatter_two_level(t, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  return collectives_of(comm).rooted(
+      Rooted::scatter(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype),
+      root, comm);
 }
 
 int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

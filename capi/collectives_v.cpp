@@ -15,65 +15,42 @@
 #include "../collectives/allgatherv_two_level.h"
 #include "../collectives/alltoallw_direct.h"
 #include "../collectives/alltoallw_in_place.h"
-#include "../collectives/gatherv_two_level.h"
 #include "../collectives/reduce_scatter_leaders.h"
-#include "../collectives/scatterv_two_level.h"
+#include "../collectives/rooted_v_two_level.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "intercomm.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
+
+// Gatherv and Scatterv on an intra-communicator.
+int zipper::capi::intra_rooted_v(const Rooted& a, int root, MPI_Comm comm) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_rooted_v(t, root, a)) return rc;
+  return finish_named(a.to_root() ? "MMPI_Gatherv" : "MMPI_Scatterv", "rooted_v_two_level", t,
+                      zipper::coll::rooted_v_two_level(
+                          a.dir, t, const_cast<void*>(a.own), a.own_count, a.own_type,
+                          const_cast<void*>(a.all), a.counts, a.displs, a.all_type, root));
+}
 
 extern "C" {
 
 int mmpi_impl_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
-                                     recvtype, root, comm, &r_),
-                      &r_);
-  }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root;
-  if (sendbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (sendbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  if (am_root) {
-    if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
-    if (displs == nullptr) return MPI_ERR_ARG;
-  }
-  return finish_named("MMPI_Gatherv", "gatherv_two_level", t,
-                      zipper::coll::gatherv_two_level(t, sendbuf, sendcount, sendtype, recvbuf,
-                                                      recvcounts, displs, recvtype, root));
+  return collectives_of(comm).rooted_v(
+      Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype), root,
+      comm);
 }
 
 int mmpi_impl_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm) {
-  if (is_intercomm(comm)) {  // MPI-3.1 §5.2.2 (capi/intercomm_coll.cpp)
-    MPI_Request r_ = MPI_REQUEST_NULL;
-    return inter_wait(inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
-                                      recvtype, root, comm, &r_),
-                      &r_);
-  }
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root;
-  if (recvbuf == MPI_IN_PLACE && !am_root) return MPI_ERR_BUFFER;
-  if (recvbuf != MPI_IN_PLACE)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  if (am_root) {
-    if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
-    if (displs == nullptr) return MPI_ERR_ARG;
-  }
-  return finish_named("MMPI_Scatterv", "scatterv_two_level", t,
-                      zipper::coll::scatterv_two_level(t, sendbuf, sendcounts, displs, sendtype,
-                                                       recvbuf, recvcount, recvtype, root));
+  return collectives_of(comm).rooted_v(
+      Rooted::scatter(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype), root,
+      comm);
 }
 
 int mmpi_impl_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -128,15 +105,10 @@ int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int s
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_alltoallw(t, sendbuf, sendcounts, sdispls, sendtypes, recvcounts, rdispls,
+                               recvtypes))
+    return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr) return MPI_ERR_ARG;
-  if (!in_place && (sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr))
-    return MPI_ERR_ARG;
-  for (int r = 0; r < t.size; ++r) {
-    if (int rc = check_buf(recvcounts[r], recvtypes[r])) return rc;
-    if (!in_place)
-      if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
-  }
   if (in_place)
     return finish_named(
         "MMPI_Alltoallw", "alltoallw_in_place", t,

@@ -9,12 +9,9 @@
 #include "../collectives/barrier_two_level.h"
 #include "comm_idup.h"
 #include "errhandler.h"
+#include "handles.h"
 
 namespace zipper::capi {
-
-MPI_Comm handle_of(const client::Comm& c) {
-  return c.cid() == client::kSelfCid ? MPI_COMM_SELF : c.native();
-}
 
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
           std::shared_ptr<client::Comm>* out, MPI_Comm dup_of) {

@@ -7,6 +7,7 @@
 
 #include "../client/communicator.h"
 #include "../client/runtime.h"
+#include "handles.h"  // handle_of: the new communicator's handle
 
 namespace zipper::capi {
 
@@ -36,8 +37,5 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
 /// not a member.
 int create_group(client::Runtime& rt, const client::CommPtr& parent,
                  const std::vector<int>& members, int tag, std::shared_ptr<client::Comm>* out);
-
-/// The handle of a registered communicator.
-MPI_Comm handle_of(const client::Comm& c);
 
 }  // namespace zipper::capi

@@ -55,10 +55,8 @@
 #include "../collectives/nbc_reduce_binomial.h"
 #include "../collectives/schedule.h"
 #include "../collectives/tags.h"
-#include "comm_create.h"
 #include "errhandler.h"
 #include "handles.h"
-#include "intercomm.h"
 #include "progress.h"
 
 using zipper::client::Comm;

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <string>
 
-#include "comm_create.h"
 #include "handles.h"
 
 using zipper::client::Comm;

@@ -28,6 +28,12 @@ inline client::RequestPtr take(MPI_Request* h) {
   return r;
 }
 
+/// The handle of a registered communicator: its native communicator, or
+/// MPI_COMM_SELF for MMPI_COMM_SELF.
+inline MPI_Comm handle_of(const client::Comm& c) {
+  return c.cid() == client::kSelfCid ? MPI_COMM_SELF : c.native();
+}
+
 /// The runtime and the communicator behind `h`. Returns MPI_ERR_OTHER before
 /// MMPI_Init or after MMPI_Finalize, MPI_ERR_COMM for a handle that is not an
 /// MMPI communicator.

@@ -38,7 +38,8 @@ void inter_free(client::Runtime& rt, const client::Comm& c);
 
 /// Non-blocking collectives on an inter-communicator (MPI-3.1 §5.2.2:
 /// MPI_ROOT / MPI_PROC_NULL roots, results from the remote group). The
-/// blocking forms are these plus a wait (`inter_wait`).
+/// blocking forms are these plus a wait (`inter_wait`). Gather and scatter:
+/// inter_irooted (capi/coll_table.h).
 int inter_wait(int rc, MPI_Request* request);
 int inter_ibarrier(MPI_Comm comm, MPI_Request* request);
 int inter_ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
@@ -47,12 +48,6 @@ int inter_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
                   int root, MPI_Comm comm, MPI_Request* request);
 int inter_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                      MPI_Comm comm, MPI_Request* request);
-int inter_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request* request);
-int inter_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], int sendcount,
-                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request* request);
 int inter_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int displs[], int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);

@@ -16,6 +16,7 @@
 
 #include "../collectives/typed_buffer.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "handles.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
@@ -122,6 +123,43 @@ void recv_pieces(Schedule& s, void* buf, MPI_Aint count, MPI_Datatype type, int 
 
 }  // namespace
 
+// Igather(v) and Iscatter(v): the root exchanges one block with each remote
+// member (counts null: the uniform form, all_count elements each), each leaf
+// its own block with the root; MPI_PROC_NULL ranks take no part.
+int inter_irooted(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
+  Inter x;
+  Role role;
+  if (int rc = enter_inter(comm, request, &x)) return rc;
+  if (int rc = role_of(x, root, &role)) return rc;
+  auto s = nbc_schedule(x.t);
+  if (role == Role::kRoot) {
+    if (a.counts != nullptr) {
+      if (a.displs == nullptr) return MPI_ERR_ARG;
+      if (int rc = check_bufs(x.remote_size, a.counts, a.all_type)) return rc;
+    } else if (int rc = check_buf(a.all_count, a.all_type)) {
+      return rc;
+    }
+    for (int j = 0; j < x.remote_size; ++j) {
+      const int n = a.counts ? a.counts[j] : a.all_count;
+      const MPI_Aint d = a.counts ? a.displs[j] : static_cast<MPI_Aint>(j) * a.all_count;
+      void* block = at(a.all, d, a.all_type);
+      if (a.to_root())
+        s->recv(block, n, a.all_type, x.remote(j));
+      else
+        s->send(block, n, a.all_type, x.remote(j));
+    }
+  } else if (role == Role::kLeaf) {
+    if (int rc = check_buf(a.own_count, a.own_type)) return rc;
+    if (a.to_root())
+      s->send(a.own, a.own_count, a.own_type, x.remote(root));
+    else
+      s->recv(const_cast<void*>(a.own), a.own_count, a.own_type, x.remote(root));
+  }
+  return nbc_launch(a.to_root() ? "MMPI_Igather(v) (inter-communicator)"
+                                : "MMPI_Iscatter(v) (inter-communicator)",
+                    std::move(s), request);
+}
+
 int inter_wait(int rc, MPI_Request* request) {
   return rc == MPI_SUCCESS ? mmpi_impl_Wait(request, MPI_STATUS_IGNORE) : rc;
 }
@@ -202,60 +240,6 @@ int inter_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
   s->end_round();
   fold(*s, blocks, x.remote_size, recvbuf, count, type, op);
   return nbc_launch("MMPI_Iallreduce (inter-communicator)", std::move(s), request);
-}
-
-int inter_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request* request) {
-  Inter x;
-  Role role;
-  if (int rc = enter_inter(comm, request, &x)) return rc;
-  if (int rc = role_of(x, root, &role)) return rc;
-  auto s = nbc_schedule(x.t);
-  if (role == Role::kRoot) {
-    if (recvcounts != nullptr) {
-      if (displs == nullptr) return MPI_ERR_ARG;
-      if (int rc = check_bufs(x.remote_size, recvcounts, recvtype)) return rc;
-    } else if (int rc = check_buf(recvcount, recvtype)) {
-      return rc;
-    }
-    for (int j = 0; j < x.remote_size; ++j) {
-      const int n = recvcounts ? recvcounts[j] : recvcount;
-      const MPI_Aint d = recvcounts ? displs[j] : static_cast<MPI_Aint>(j) * recvcount;
-      s->recv(at(recvbuf, d, recvtype), n, recvtype, x.remote(j));
-    }
-  } else if (role == Role::kLeaf) {
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-    s->send(sendbuf, sendcount, sendtype, x.remote(root));
-  }
-  return nbc_launch("MMPI_Igather(v) (inter-communicator)", std::move(s), request);
-}
-
-int inter_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], int sendcount,
-                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                    int root, MPI_Comm comm, MPI_Request* request) {
-  Inter x;
-  Role role;
-  if (int rc = enter_inter(comm, request, &x)) return rc;
-  if (int rc = role_of(x, root, &role)) return rc;
-  auto s = nbc_schedule(x.t);
-  if (role == Role::kRoot) {
-    if (sendcounts != nullptr) {
-      if (displs == nullptr) return MPI_ERR_ARG;
-      if (int rc = check_bufs(x.remote_size, sendcounts, sendtype)) return rc;
-    } else if (int rc = check_buf(sendcount, sendtype)) {
-      return rc;
-    }
-    for (int j = 0; j < x.remote_size; ++j) {
-      const int n = sendcounts ? sendcounts[j] : sendcount;
-      const MPI_Aint d = sendcounts ? displs[j] : static_cast<MPI_Aint>(j) * sendcount;
-      s->send(at(sendbuf, d, sendtype), n, sendtype, x.remote(j));
-    }
-  } else if (role == Role::kLeaf) {
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-    s->recv(recvbuf, recvcount, recvtype, x.remote(root));
-  }
-  return nbc_launch("MMPI_Iscatter(v) (inter-communicator)", std::move(s), request);
 }
 
 int inter_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

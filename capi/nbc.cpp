@@ -25,6 +25,7 @@
 #include "../collectives/typed_buffer.h"
 #include "../collectives/uniform_blocks.h"
 #include "coll_checks.h"
+#include "coll_table.h"
 #include "intercomm.h"
 #include "nbc_launch.h"
 
@@ -91,6 +92,45 @@ int start_alltoallw(const char* what, const Topology& t, const void* sendbuf,
 }
 
 }  // namespace
+
+// Igatherv and Iscatterv on an intra-communicator: one direct exchange with
+// the root, this rank's own block on one side and the root's blocks on the
+// other.
+int zipper::capi::intra_irooted_v(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_request(request)) return rc;
+  if (int rc = check_rooted_v(t, root, a)) return rc;
+  const bool am_root = t.rank == root, in_place = a.in_place();
+  auto s = nbc_schedule(t);
+  std::vector<Block> sends(t.size), recvs(t.size);
+  std::vector<Block>& own = a.to_root() ? sends : recvs;
+  std::vector<Block>& all = a.to_root() ? recvs : sends;
+  if (!in_place) own[root] = at(a.own, 0, a.own_count, a.own_type);
+  if (am_root)
+    for (int r = 0; r < t.size; ++r)
+      if (r != root || !in_place) all[r] = at(a.all, a.displs[r], a.counts[r], a.all_type);
+  zipper::coll::nbc_direct(*s, sends, recvs);
+  return nbc_launch(a.to_root() ? "MMPI_Igatherv" : "MMPI_Iscatterv", std::move(s), request);
+}
+
+// Igather and Iscatter: Igatherv and Iscatterv with uniform blocks.
+int zipper::capi::intra_irooted(const Rooted& a, int root, MPI_Comm comm, MPI_Request* request) {
+  Topology t;
+  if (int rc = enter(comm, &t)) return rc;
+  if (int rc = check_root(t, root)) return rc;
+  const bool am_root = t.rank == root;
+  if (am_root && a.all_count < 0) return MPI_ERR_COUNT;
+  // Significant at the root only; t.size * all_count may pass INT_MAX.
+  const UniformBlocks b(t.size, am_root ? a.all_count : 0, a.all_type);
+  if (int rc = b.status()) return rc;
+  const std::vector<int> counts = b.counts(), displs = b.displacements();
+  if (a.to_root())
+    return mmpi_impl_Igatherv(a.sendbuf(), a.sendcount(), a.sendtype(), a.recvbuf(), counts.data(),
+                              displs.data(), b.unit(), root, comm, request);
+  return mmpi_impl_Iscatterv(a.sendbuf(), counts.data(), displs.data(), b.unit(), a.recvbuf(),
+                             a.recvcount(), a.recvtype(), root, comm, request);
+}
 
 extern "C" {
 
@@ -167,15 +207,10 @@ int mmpi_impl_Ialltoallw(const void* sendbuf, const int sendcounts[], const int 
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
   if (int rc = check_request(request)) return rc;
+  if (int rc = check_alltoallw(t, sendbuf, sendcounts, sdispls, sendtypes, recvcounts, rdispls,
+                               recvtypes))
+    return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (recvcounts == nullptr || rdispls == nullptr || recvtypes == nullptr) return MPI_ERR_ARG;
-  if (!in_place && (sendcounts == nullptr || sdispls == nullptr || sendtypes == nullptr))
-    return MPI_ERR_ARG;
-  for (int r = 0; r < t.size; ++r) {
-    if (int rc = check_buf(recvcounts[r], recvtypes[r])) return rc;
-    if (!in_place)
-      if (int rc = check_buf(sendcounts[r], sendtypes[r])) return rc;
-  }
   std::vector<MPI_Aint> sd(t.size, 0), rd(t.size);
   for (int r = 0; r < t.size; ++r) {
     rd[r] = rdispls[r];
@@ -241,94 +276,33 @@ int mmpi_impl_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int mmpi_impl_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
-                          root, comm, request);  // capi/intercomm_coll.cpp
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_request(request)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root, in_place = sendbuf == MPI_IN_PLACE;
-  if (in_place && !am_root) return MPI_ERR_BUFFER;
-  if (!in_place)
-    if (int rc = check_buf(sendcount, sendtype)) return rc;
-  if (am_root) {
-    if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
-    if (displs == nullptr) return MPI_ERR_ARG;
-  }
-  auto s = nbc_schedule(t);
-  std::vector<Block> sends(t.size), recvs(t.size);
-  if (!in_place) sends[root] = at(sendbuf, 0, sendcount, sendtype);
-  if (am_root)
-    for (int r = 0; r < t.size; ++r)
-      if (r != root || !in_place) recvs[r] = at(recvbuf, displs[r], recvcounts[r], recvtype);
-  zipper::coll::nbc_direct(*s, sends, recvs);
-  return nbc_launch("MMPI_Igatherv", std::move(s), request);
+  return collectives_of(comm).irooted_v(
+      Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype), root,
+      comm, request);
 }
 
 int mmpi_impl_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                       MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_igatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
-                          recvtype, root, comm, request);  // capi/intercomm_coll.cpp
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root;
-  if (am_root && recvcount < 0) return MPI_ERR_COUNT;
-  // Significant at the root only; t.size * recvcount may pass INT_MAX.
-  const UniformBlocks rb(t.size, am_root ? recvcount : 0, recvtype);
-  if (int rc = rb.status()) return rc;
-  const std::vector<int> counts = rb.counts(), displs = rb.displacements();
-  return mmpi_impl_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                            rb.unit(), root, comm, request);
+  return collectives_of(comm).irooted(
+      Rooted::gather(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype),
+      root, comm, request);
 }
 
 int mmpi_impl_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, MPI_Comm comm, MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_iscatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, request);  // capi/intercomm_coll.cpp
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_request(request)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  const bool am_root = t.rank == root, in_place = recvbuf == MPI_IN_PLACE;
-  if (in_place && !am_root) return MPI_ERR_BUFFER;
-  if (!in_place)
-    if (int rc = check_buf(recvcount, recvtype)) return rc;
-  if (am_root) {
-    if (int rc = check_bufs(t.size, sendcounts, sendtype)) return rc;
-    if (displs == nullptr) return MPI_ERR_ARG;
-  }
-  auto s = nbc_schedule(t);
-  std::vector<Block> sends(t.size), recvs(t.size);
-  if (!in_place) recvs[root] = at(recvbuf, 0, recvcount, recvtype);
-  if (am_root)
-    for (int r = 0; r < t.size; ++r)
-      if (r != root || !in_place) sends[r] = at(sendbuf, displs[r], sendcounts[r], sendtype);
-  zipper::coll::nbc_direct(*s, sends, recvs);
-  return nbc_launch("MMPI_Iscatterv", std::move(s), request);
+  return collectives_of(comm).irooted_v(
+      Rooted::scatter(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype), root,
+      comm, request);
 }
 
 int mmpi_impl_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request* request) {
-  if (is_intercomm(comm))
-    return inter_iscatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount,
-                           recvtype, root, comm, request);  // capi/intercomm_coll.cpp
-  Topology t;
-  if (int rc = enter(comm, &t)) return rc;
-  if (int rc = check_root(t, root)) return rc;
-  if (t.rank == root && sendcount < 0) return MPI_ERR_COUNT;
-  // Significant at the root only; t.size * sendcount may pass INT_MAX.
-  const UniformBlocks sb(t.size, t.rank == root ? sendcount : 0, sendtype);
-  if (int rc = sb.status()) return rc;
-  const std::vector<int> counts = sb.counts(), displs = sb.displacements();
-  return mmpi_impl_Iscatterv(sendbuf, counts.data(), displs.data(), sb.unit(), recvbuf, recvcount,
-                             recvtype, root, comm, request);
+  return collectives_of(comm).irooted(
+      Rooted::scatter(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype),
+      root, comm, request);
 }
 
 int mmpi_impl_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
