@@ -37,6 +37,7 @@ Exit 77: skipped (with the reason), 0: pass, 1: fail.
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -653,6 +654,8 @@ def main(argv):
     if r.returncode != 0:
         skip(f"no network namespaces here: {r.stdout.strip()}")
     emu = slurm_emulation.SlurmEmulation(bin_dir)
+    # ctest's TIMEOUT sends SIGTERM: stop Slurm and remove its files then too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:
         try:
             emu.start()
