@@ -5,6 +5,8 @@
 #include <cstring>
 #include <tuple>
 
+#include "tenant_share.h"
+
 namespace zipper::forwarder {
 
 std::string Job::job_label(std::uint64_t id, const proto::auth::Fingerprint& fp) {
@@ -29,6 +31,19 @@ std::vector<std::shared_ptr<Connection>> Job::members() const {
   for (const auto& [rank, c] : slots_) out.push_back(c);
   return out;
 }
+
+namespace {
+
+std::uint32_t count_of(const std::map<std::string, std::uint32_t>& m, const std::string& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+void decrement(std::map<std::string, std::uint32_t>& m, const std::string& key) {
+  if (auto it = m.find(key); it != m.end() && --it->second == 0) m.erase(it);
+}
+
+}  // namespace
 
 std::string JobRegistry::check_layout(std::uint32_t np_low, std::uint32_t np_high,
                                       std::uint32_t vrank) const {
@@ -61,6 +76,14 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   if (!r.error.empty()) return r;
   std::lock_guard lk(mu_);
   auto it = jobs_.find(Key{req.job_id, req.fingerprint});
+  const std::string tenant =
+      it != jobs_.end() ? it->second->tenant_ : tenant_of(req.uid, req.prefix, req.owner);
+  // A tenant's jobs share one job's part of --max-connections (tenant_share.h).
+  if (count_of(conns_per_tenant_, tenant) >= max_layout_) {
+    r.error = "the jobs of " + tenant + " hold its share of " + std::to_string(max_layout_) +
+              " connections (--max-job-connections-share of --max-connections); try again later";
+    return r;
+  }
   std::shared_ptr<Job> job;
   if (it != jobs_.end()) {
     job = it->second;
@@ -82,30 +105,51 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
       r.evicted.push_back(std::move(victim));
       return true;
     };
-    if (!make_room(jobs_.size() >= max_jobs_, nullptr)) {
-      r.error = "zipperd serves its maximum of " + std::to_string(max_jobs_) +
-                " jobs (--max-jobs); try again later";
-      return r;
-    }
-    if (!make_room(jobs_per_owner_[req.owner] >= max_jobs_per_owner_,
+    if (!make_room(count_of(jobs_per_owner_, req.owner) >= max_jobs_per_owner_,
                    [&](const Job& j) { return j.owner() == req.owner; })) {
       r.error = "zipperd serves the maximum of " + std::to_string(max_jobs_per_owner_) +
                 " jobs for " + req.owner + " (--max-jobs-per-user); try again later";
       return r;
     }
-    if (!req.prefix.empty() && !make_room(jobs_per_prefix_[req.prefix] >= max_jobs_per_prefix_,
-                                          [&](const Job& j) { return j.prefix() == req.prefix; })) {
-      r.error = "zipperd serves the maximum of " + std::to_string(max_jobs_per_prefix_) +
-                " jobs for addresses in " + req.prefix +
-                " (--max-jobs-per-prefix); try again later";
+    // The tenant's share: its cap (per uid with MUNGE, else per prefix),
+    // and --max-jobs less the reserve kept for tenants that hold no job.
+    const std::uint32_t tenant_cap = req.uid ? max_jobs_per_owner_ : max_jobs_per_prefix_;
+    for (;;) {
+      const JobShare share = job_share(static_cast<std::uint32_t>(jobs_.size()), max_jobs_,
+                                       count_of(jobs_per_tenant_, tenant), tenant_cap);
+      if (share == JobShare::kAdmit) break;
+      std::function<bool(const Job&)> holds;  // any idle job frees a place under --max-jobs
+      if (share == JobShare::kTenantAtCap)
+        holds = [&](const Job& j) { return j.tenant() == tenant; };
+      if (make_room(true, holds)) continue;
+      switch (share) {
+        case JobShare::kTenantAtCap:
+          r.error = req.uid
+                        ? "zipperd serves the maximum of " + std::to_string(max_jobs_per_owner_) +
+                              " jobs for " + tenant + " (--max-jobs-per-user); try again later"
+                        : "zipperd serves the maximum of " + std::to_string(max_jobs_per_prefix_) +
+                              " jobs for addresses in " + req.prefix +
+                              " (--max-jobs-per-prefix); try again later";
+          break;
+        case JobShare::kReserveForNew:
+          r.error = "zipperd has only the last " + std::to_string(job_reserve(max_jobs_)) +
+                    " of its " + std::to_string(max_jobs_) +
+                    " jobs (--max-jobs) left, kept for tenants that hold no job, and " + tenant +
+                    " holds " + std::to_string(count_of(jobs_per_tenant_, tenant)) +
+                    "; try again later";
+          break;
+        default:
+          r.error = "zipperd serves its maximum of " + std::to_string(max_jobs_) +
+                    " jobs (--max-jobs); try again later";
+      }
       return r;
     }
-    auto& mine = jobs_per_owner_[req.owner];
-    if (!req.prefix.empty()) ++jobs_per_prefix_[req.prefix];
-    ++mine;  // a new job's first join cannot fail below: it matches the job it made
+    ++jobs_per_owner_[req.owner];
+    ++jobs_per_tenant_[tenant];  // a new job's first join cannot fail below: it matches it
     job = std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.np_low, req.np_high,
                                 req.uid, req.owner);
     job->prefix_ = req.prefix;
+    job->tenant_ = tenant;
     jobs_.emplace(Key{req.job_id, req.fingerprint}, job);
   }
   if (job->np_low_ != req.np_low || job->np_high_ != req.np_high) {
@@ -134,6 +178,7 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
   conn->admitted.store(true, std::memory_order_release);  // Forwarder::snapshot reads them
   if (req.before_publish) req.before_publish();
   job->slots_.emplace(req.vrank, conn);
+  ++conns_per_tenant_[job->tenant_];
   if (!job->ready_ && job->slots_.size() == job->size()) {
     job->ready_ = true;
     r.now_ready = true;
@@ -155,6 +200,7 @@ JobRegistry::LeaveResult JobRegistry::leave(const std::shared_ptr<Connection>& c
     if (it != job->slots_.end() && it->second == conn) {
       job->slots_.erase(it);
       job->departed_.insert(conn->vrank);
+      decrement(conns_per_tenant_, job->tenant_);
       empty = job->slots_.empty();
     }
   }
@@ -172,11 +218,8 @@ JobRegistry::LeaveResult JobRegistry::leave(const std::shared_ptr<Connection>& c
 
 void JobRegistry::forget_locked(const std::shared_ptr<Job>& job) {
   jobs_.erase(Key{job->id(), job->fingerprint_});
-  if (auto o = jobs_per_owner_.find(job->owner()); o != jobs_per_owner_.end() && --o->second == 0)
-    jobs_per_owner_.erase(o);
-  if (auto p = jobs_per_prefix_.find(job->prefix());
-      p != jobs_per_prefix_.end() && --p->second == 0)
-    jobs_per_prefix_.erase(p);
+  decrement(jobs_per_owner_, job->owner());
+  decrement(jobs_per_tenant_, job->tenant());
 }
 
 void JobRegistry::sample_activity(std::chrono::steady_clock::time_point now) {

@@ -69,6 +69,8 @@ class Job {
   const std::string& owner() const { return owner_; }
   /// Source address prefix of its first rank (--max-jobs-per-prefix), e.g. "10.1.2.0/24".
   const std::string& prefix() const { return prefix_; }
+  /// Whose share it counts against (tenant_share.h): "uid N", "prefix P" or the owner.
+  const std::string& tenant() const { return tenant_; }
 
   /// Connection currently serving `vrank`, or nullptr.
   std::shared_ptr<Connection> lookup(std::uint32_t vrank) const {
@@ -133,6 +135,7 @@ class Job {
   const std::optional<std::uint32_t> uid_;
   const std::string owner_;
   std::string prefix_;  // set once by JobRegistry::join, before the job is shared
+  std::string tenant_;  // likewise
   const std::string label_;
   // Activity as JobRegistry last sampled it (under the registry's lock).
   std::uint64_t seen_frames_ = 0;
@@ -150,7 +153,9 @@ class JobRegistry {
   /// `max_jobs`: jobs at once; `max_ranks`: largest layout x+y accepted;
   /// `max_layout`: largest layout as a share of --max-connections (the
   /// message names that option); `max_jobs_per_owner`: jobs at once per owner.
-  /// `max_jobs_per_prefix`: jobs at once per address prefix; `idle_evict`:
+  /// `max_jobs_per_prefix`: jobs at once per address prefix (tenants
+  /// without a MUNGE uid; tenant_share.h, which also keeps --max-jobs'
+  /// reserve and shares `max_layout` connections per tenant); `idle_evict`:
   /// how long a job must have relayed nothing before it may be evicted.
   JobRegistry(std::size_t max_jobs, std::uint32_t max_ranks, std::uint32_t max_layout,
               std::uint32_t max_jobs_per_owner, std::uint32_t max_jobs_per_prefix = ~0u,
@@ -237,7 +242,9 @@ class JobRegistry {
   const std::size_t max_jobs_;
   const std::uint32_t max_ranks_, max_layout_, max_jobs_per_owner_, max_jobs_per_prefix_;
   const std::chrono::milliseconds idle_evict_;
-  std::map<std::string, std::uint32_t> jobs_per_prefix_;
+  std::map<std::string, std::uint32_t> jobs_per_tenant_;
+  // Admitted ranks of each tenant's jobs (at most max_layout_: tenant_share.h).
+  std::map<std::string, std::uint32_t> conns_per_tenant_;
   std::atomic<std::uint64_t> evictions_{0};
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<Job>> jobs_;

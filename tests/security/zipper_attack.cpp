@@ -523,7 +523,7 @@ TEST_F(Attack, SlotTakeoverIsRefused) {
 }
 
 // HELLOs claiming 2^24+2^24 ranks, then as many jobs of the largest allowed
-// layout as --max-jobs permits: resident memory stays bounded.
+// layout as one tenant may hold of --max-jobs: resident memory stays bounded.
 TEST_F(Attack, LayoutBombIsBounded) {
   Zipperd z(probe_limits());
   const std::uint64_t rss0 = z.rss();
@@ -539,7 +539,7 @@ TEST_F(Attack, LayoutBombIsBounded) {
     FrameClient& c = connect(z, 0);
     admitted += admit(c, test_secret(5000 + i), 5000 + i, 0, 2048, 2048);
   }
-  EXPECT_EQ(admitted, 16);  // --max-jobs
+  EXPECT_EQ(admitted, 14);  // --max-jobs 16 less the reserve kept for other tenants
   const std::uint64_t grown = z.rss() > rss0 ? z.rss() - rss0 : 0;
   std::printf("layout bomb: zipperd RSS %.1f MiB -> %.1f MiB\n", rss0 / 1048576.0,
               z.rss() / 1048576.0);
@@ -1048,8 +1048,8 @@ TEST_F(Attack, JobsPerAddressAreLimited) {
 }
 
 // 3j: a layout larger than a job's share of --max-connections is refused;
-// the largest allowed job connects all its ranks, and another job still
-// gets in and runs.
+// the largest allowed job connects all its ranks, and another tenant's job
+// still gets in and runs.
 TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
   auto limits = probe_limits();
   limits.insert(limits.end(), {"--max-connections", "200", "--max-job-connections-share", "50"});
@@ -1074,7 +1074,17 @@ TEST_F(Attack, ConnectionShareLeavesRoomForOtherJobs) {
       if (c->inbox().size() < 2) return false;  // HELLO_ACK, JOB_READY
     return true;
   }));
-  auto [a, b] = legit_pair(z, 10);
+  // Another tenant's job (another prefix: the first tenant holds its share
+  // of the connections, tenant_share.h).
+  auto a = client_from("127.0.1.1", z.port(0)), b = client_from("127.0.1.1", z.port(1));
+  send_hello(*a, 10, 0, 1, 1);
+  send_hello(*b, 10, 1, 1, 1);
+  ASSERT_TRUE(pump_until({a.get(), b.get()},
+                         [&] { return a->inbox().size() >= 2 && b->inbox().size() >= 2; }));
+  for (FrameClient* c : {a.get(), b.get()}) {
+    EXPECT_TRUE(got(*c, FrameType::kHelloAck));
+    EXPECT_TRUE(got(*c, FrameType::kJobReady));
+  }
   EXPECT_GT(pingpong(*a, *b, 10, 20, 4096), 0);
 }
 
@@ -1965,7 +1975,7 @@ TEST_F(Attack, IdleJobsFromFourAddressesCannotKeepANewJobOut) {
   EXPECT_GE(z.log_lines("evicted after relaying nothing"), 1u);
 }
 
-// Two idle 50+50 jobs fill --max-connections 200; once idle past
+// Two idle 50+50 jobs of two tenants fill --max-connections 200; once idle past
 // --idle-evict, a new job's connections evict one of them and it runs.
 TEST_F(Attack, IdleJobsFillingTheConnectionsAreEvictedForANewJob) {
   auto limits = probe_limits();
@@ -1974,9 +1984,11 @@ TEST_F(Attack, IdleJobsFillingTheConnectionsAreEvictedForANewJob) {
   Zipperd z(limits);
   const double alone = alone_round_trip(z, 889, 1000);
   std::vector<std::unique_ptr<FrameClient>> ranks;
+  // Two tenants (prefixes): one tenant's jobs hold at most half the connections.
   for (std::uint64_t j = 0; j < 2; ++j)
     for (std::uint32_t r = 0; r < 100; ++r) {
-      ranks.push_back(FrameClient::connect(z.address(r < 50 ? 0 : 1)));
+      const std::string from = "127.0." + std::to_string(1 + j) + ".1";
+      ranks.push_back(client_from(from.c_str(), z.port(r < 50 ? 0 : 1)));
       send_hello(*ranks.back(), 890 + j, r, 50, 50);
     }
   std::vector<FrameClient*> rp;
@@ -2169,6 +2181,99 @@ TEST_F(Attack, AbortReachesOnlyItsJobAndCannotBeForged) {
   EXPECT_EQ(metric(text, "zipper_jobs_aborted_total"), 2) << text;  // the twin's and the victim's
   EXPECT_EQ(metric(text, "zipper_protocol_errors_total"), 2) << text;
   EXPECT_TRUE(z.alive());
+}
+
+// Fair shares between tenants (forwarder/tenant_share.h). One tenant (the
+// prefix 127.0.0.0/24, from two addresses) runs 32 tiny jobs that each relay
+// 8 B, so none is ever idle. Its 33rd is refused (its own cap); a second
+// tenant grows until only the reserve of --max-jobs is left, then its next
+// job is refused too; two new tenants' first jobs are admitted into the
+// reserve and run, every byte checked.
+TEST_F(Attack, ActiveTinyJobsOfOneTenantCannotKeepAnotherTenantOut) {
+  auto limits = probe_limits();
+  *(std::find(limits.begin(), limits.end(), "--max-jobs") + 1) = "40";  // reserve 5
+  Zipperd z(limits);
+  std::vector<IdleJob> jobs;  // not idle: each relays 8 B below
+  std::uint64_t next_id = 9000;
+  // A 1+1 job whose ranks connect from `from`; the first frame each rank got.
+  const auto start_job = [&](const std::string& from) {
+    IdleJob job{client_from(from.c_str(), z.port(0)), client_from(from.c_str(), z.port(1))};
+    const std::uint64_t id = next_id++;
+    send_hello(*job.a, id, 0, 1, 1);
+    send_hello(*job.b, id, 1, 1, 1);
+    pump_until({job.a.get(), job.b.get()},
+               [&] { return !job.a->inbox().empty() && !job.b->inbox().empty(); });
+    auto fa = next(*job.a);
+    const bool ok = fa && fa->hdr.type == FrameType::kHelloAck;
+    std::string why = fa ? fa->text() : "no answer";
+    if (ok) {
+      EXPECT_TRUE(got(*job.a, FrameType::kJobReady, seconds(10)));
+      EXPECT_TRUE(got(*job.b, FrameType::kHelloAck));
+      EXPECT_TRUE(got(*job.b, FrameType::kJobReady));
+      // Tiny but active: 8 B relayed and checked.
+      EXPECT_GT(pingpong(*job.a, *job.b, id, 1, 8), 0);
+      jobs.push_back(std::move(job));
+    }
+    return std::pair{ok, why};
+  };
+  for (int j = 0; j < 32; ++j)
+    ASSERT_TRUE(start_job(j % 2 ? "127.0.0.1" : "127.0.0.2").first) << "job " << j;
+  auto [ok33, why33] = start_job("127.0.0.3");
+  EXPECT_FALSE(ok33);
+  EXPECT_NE(why33.find("--max-jobs-per-prefix"), std::string::npos) << why33;
+  // The second tenant: 3 jobs bring zipperd to 35 = 40 - reserve.
+  for (int j = 0; j < 3; ++j) ASSERT_TRUE(start_job("127.0.1.1").first) << "job " << j;
+  auto [ok_more, why_more] = start_job("127.0.1.1");
+  EXPECT_FALSE(ok_more);
+  EXPECT_NE(why_more.find("kept for tenants that hold no job"), std::string::npos) << why_more;
+  const auto t0 = Clock::now();
+  auto [ok_new, why_new] = start_job("127.0.2.1");
+  const double admit_s = duration<double>(Clock::now() - t0).count();
+  EXPECT_TRUE(ok_new) << why_new;
+  EXPECT_TRUE(start_job("127.0.3.1").first);
+  ASSERT_EQ(jobs.size(), 37u);
+  // The new tenants' jobs run, every byte checked, and so do the first tenant's.
+  EXPECT_GT(pingpong(*jobs[35].a, *jobs[35].b, 9000 + 37, 20, 4096), 0);
+  EXPECT_GT(pingpong(*jobs[0].a, *jobs[0].b, 9000, 20, 4096), 0);
+  std::printf("32 active jobs of one tenant: a new tenant's job admitted in %.1f ms\n",
+              admit_s * 1e3);
+  EXPECT_TRUE(z.alive());
+}
+
+// --max-connections is shared per tenant: the admitted ranks of one tenant's
+// jobs hold at most --max-job-connections-share of it (here 100 of 200). A
+// tenant with a 50+50 job cannot start another; another tenant can.
+TEST_F(Attack, ATenantGetsItsShareOfTheConnections) {
+  auto limits = probe_limits();
+  limits.insert(limits.end(), {"--max-connections", "200", "--max-job-connections-share", "50"});
+  Zipperd z(limits);
+  std::vector<std::unique_ptr<FrameClient>> ranks;
+  for (std::uint32_t r = 0; r < 100; ++r) {
+    ranks.push_back(client_from("127.0.0.1", z.port(r < 50 ? 0 : 1)));
+    send_hello(*ranks.back(), 9500, r, 50, 50);
+  }
+  std::vector<FrameClient*> rp;
+  for (auto& c : ranks) rp.push_back(c.get());
+  ASSERT_TRUE(pump_until(rp, [&] {
+    for (auto* c : rp)
+      if (c->inbox().size() < 2) return false;
+    return true;
+  }));
+  for (auto* c : rp) ASSERT_EQ(c->pop()->hdr.type, FrameType::kHelloAck);
+  auto mine = client_from("127.0.0.2", z.port(0));  // the same tenant (its /24)
+  send_hello(*mine, 9501, 0, 1, 1);
+  auto f = next(*mine);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->hdr.type, FrameType::kError);
+  EXPECT_NE(f->text().find("--max-job-connections-share"), std::string::npos) << f->text();
+  IdleJob other{client_from("127.0.1.1", z.port(0)), client_from("127.0.1.1", z.port(1))};
+  send_hello(*other.a, 9502, 0, 1, 1);
+  send_hello(*other.b, 9502, 1, 1, 1);
+  EXPECT_TRUE(got(*other.a, FrameType::kHelloAck));
+  EXPECT_TRUE(got(*other.b, FrameType::kHelloAck));
+  EXPECT_TRUE(got(*other.a, FrameType::kJobReady));
+  EXPECT_TRUE(got(*other.b, FrameType::kJobReady));
+  EXPECT_GT(pingpong(*other.a, *other.b, 9502, 20, 4096), 0);
 }
 
 }  // namespace
