@@ -27,7 +27,7 @@ extern "C" int mmpi_win_err_raise(MPI_Win win, int rc, const char* fn) {
                  "job\n",
                  rt->rank(), fn, text);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, rc);
+    MMPI_Abort(MPI_COMM_WORLD, rc);  // ends both clusters
   } else if (h != MPI_ERRORS_RETURN) {
     MPI_Win_call_errhandler(win, rc);  // the user's function, with this handle
   }
