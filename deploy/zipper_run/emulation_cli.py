@@ -1,17 +1,6 @@
-"""zipper-emulate's command line (up, down, status, check): the emulated two-cluster topology of docs/launch-contract.md
-out of network namespaces, veth pairs and Linux bridges.
-
-    netns zipper       brA, brB (bridges); zA 10.201.0.254/24, zB 10.202.0.254/24
-                       (veth, peers zA-br / zB-br are bridge ports); ip_forward=0
-    netns clusterA<i>  eth0 10.201.0.<i>/24, peer vA<i> is a port on brA
-    netns clusterB<i>  eth0 10.202.0.<i>/24, peer vB<i> is a port on brB
-
-With --zippers K > 1 the bridges move to netns zfabric and netns zipper<j>
-(j = 1..K) holds zA 10.201.0.<255-j>/24 and zB 10.202.0.<255-j>/24 (peers
-zA<j>-br / zB<j>-br are bridge ports). There are no cross-subnet routes, so A
-and B talk only through a user-space process (zipperd) in a zipper namespace.
-Every node namespace gets a cgroup with an equal CPU share where the machine
-allows it (cgroup v2 cpu controller, else the cgroup v1 cpu hierarchy).
+"""zipper-emulate's command line (up, down, status, check): the emulated
+two-cluster topology of docs/launch-contract.md, built and removed by
+emulation_build (whose docstring draws the namespaces, bridges and addresses).
 """
 
 import os
