@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "side.h"
+#include "tenant_share.h"
 
 namespace zipper::forwarder {
 
@@ -77,11 +78,14 @@ void Forwarder::start() {
       cfg_.max_job_connections_share, flow_->job_share(), cfg_.max_memory,
       cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
   spdlog::info(
-      "shares: at most {} jobs per address prefix (/{} IPv4, /{} IPv6); a job idle {} ms may "
-      "be evicted for a new one a limit would refuse; {} frames without payload per connection "
-      "per receive round; {} PINGs per second per connection (burst {})",
-      cfg_.max_jobs_per_prefix, cfg_.prefix_v4, cfg_.prefix_v6, cfg_.idle_evict_ms,
-      cfg_.control_budget, cfg_.ping_rate, cfg_.ping_burst);
+      "shares: a tenant (MUNGE uid, else address prefix /{} IPv4, /{} IPv6) holds at most {} "
+      "jobs without MUNGE, {} with; the last {} of --max-jobs are kept for tenants holding no "
+      "job; a job idle {} ms may be evicted for a new one a limit would refuse; {} frames "
+      "without payload per connection per receive round; {} PINGs per second per connection "
+      "(burst {})",
+      cfg_.prefix_v4, cfg_.prefix_v6, cfg_.max_jobs_per_prefix, cfg_.max_jobs_per_user,
+      job_reserve(cfg_.max_jobs), cfg_.idle_evict_ms, cfg_.control_budget, cfg_.ping_rate,
+      cfg_.ping_burst);
   spdlog::info(
       "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
       "accept pause on EMFILE {} ms",

@@ -114,8 +114,10 @@ int main(int argc, char** argv) {
   app.footer(
       "Shares: per pool class a job holds at most max(1, buffers / jobs) and never the class's\n"
       "reserve (1/8); at most --conn-credits frames wait for one rank (its senders pause);\n"
-      "a layout at most --max-job-connections-share of --max-connections; at most\n"
-      "--max-jobs-per-user jobs per MUNGE uid or source address. Idle complete jobs are kept.\n"
+      "a layout, and all of one tenant's ranks, at most --max-job-connections-share of\n"
+      "--max-connections; a tenant (MUNGE uid, else address prefix) at most\n"
+      "--max-jobs-per-user (MUNGE) or --max-jobs-per-prefix jobs, and the last 1/8 of\n"
+      "--max-jobs is kept for tenants holding none. Idle complete jobs are kept.\n"
       "Signals: SIGHUP re-reads --config and applies log.level (other changes need a restart);\n"
       "SIGTERM/SIGINT stop. zipperctl talks to the control socket. See docs/operations.md\n"
       "and docs/security.md.\n"
