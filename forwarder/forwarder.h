@@ -25,7 +25,7 @@
 // connection's receive). They reach back only through ConnectionHost.
 // Forwarder wires them together: forwarder.cpp (start, stop), event_loops.cpp
 // (the epoll loops), connections.cpp (accept, EMFILE pauses, close),
-// relay.cpp (dispatch and cut-through), timeouts.cpp (sweeps), stats.cpp
+// relay.cpp (dispatch and cut-through), timeouts.cpp (sweeps), forwarder_snapshot.cpp
 // (the snapshot).
 #pragma once
 

@@ -1,4 +1,5 @@
-// Counters and the snapshot behind zipperctl and /metrics.
+// The Forwarder's counters as Stats and its snapshot for zipperctl and /metrics
+// (the counters themselves are stats.h; the picture is snapshot.h).
 #include <algorithm>
 
 #include "forwarder.h"
