@@ -1,6 +1,6 @@
 /* Integration test program for libmmpi: run across two clusters by
  * zipper-run. Every received byte is checked against the pattern its sender
- * wrote. Usage: mmpi_itest TEST[@COMM]   (TEST: ring, pingpong, anysource,
+ * wrote. Usage: mmpi_itest TEST[,TEST...][@COMM]   (TEST: ring, pingpong, anysource,
  * big, many, mix, errors, peerdeath, pipeline, stream256, comms, comm_api,
  * all; COMM:
  * a communicator variant of itest_comm.h, default MMPI_COMM_WORLD). Exit 0
@@ -708,11 +708,25 @@ int main(int argc, char** argv) {
       {"errors", test_errors},       {"peerdeath", test_peerdeath},
       {"pipeline", test_pipeline},   {"stream256", test_stream256},
   };
+  /* TEST may be a comma-separated list, run in the table's order in one job
+   * (one start-up for many tests); "all" is every test but peerdeath and
+   * stream256. */
+  const size_t ntests = sizeof tests / sizeof tests[0];
+  int wanted[sizeof tests / sizeof tests[0]] = {0};
+  if (strcmp(which, "all") == 0) {
+    for (size_t i = 0; i < ntests; ++i)
+      wanted[i] = tests[i].fn != test_peerdeath && tests[i].fn != test_stream256;
+  } else {
+    for (char *save = NULL, *t = strtok_r(which, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      size_t i = 0;
+      while (i < ntests && strcmp(t, tests[i].name) != 0) ++i;
+      if (i == ntests) FAIL("unknown test '%s' in '%s'", t, full);
+      wanted[i] = 1;
+    }
+  }
   int ran = 0;
-  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
-    if (strcmp(which, "all") == 0 ? tests[i].fn == test_peerdeath || tests[i].fn == test_stream256
-                                  : strcmp(which, tests[i].name) != 0)
-      continue;
+  for (size_t i = 0; i < ntests; ++i) {
+    if (!wanted[i]) continue;
     tests[i].fn();
     p2p_barrier();
     /* Every communicator of the variant is done: then world rank 0 reports. */

@@ -2,7 +2,7 @@
 # Runs one mmpi_itest test across two clusters through zipperd.
 # usage: run_itest.sh BIN_DIR emulated|local NP_LOW NP_HIGH NODES_A NODES_B TEST [PROGRAM]
 # PROGRAM (default mmpi_itest) is a test program in BIN_DIR; it must print
-# "PASS TEST ..." on success.
+# "PASS TEST ..." on success (TEST[,TEST...][@COMM]: one line per TEST).
 # Exit 77 (CTest: skipped) when the emulation cannot be built here.
 set -euo pipefail
 bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7 prog=${8:-mmpi_itest}
@@ -50,10 +50,17 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
 "$bin/zipper-run" "${args[@]}" -- "$bin/$prog" "$test" 2>&1 | tee "$log" || rc=$?
-if ! grep -q "^PASS $test " "$log"; then
-    echo "run_itest: no 'PASS $test' line (zipper-run exit status $rc)"
-    exit 1
-fi
+# TEST may name several of the program's tests, comma-separated, run in one
+# job ("ring,many@split"): each must report its PASS line.
+suffix=""
+[[ $test != *@* ]] || suffix="@${test#*@}"
+IFS=, read -r -a names <<<"${test%%@*}"
+for name in "${names[@]}"; do
+    if ! grep -q "^PASS $name$suffix " "$log"; then
+        echo "run_itest: no 'PASS $name$suffix' line (zipper-run exit status $rc)"
+        exit 1
+    fi
+done
 # ITEST_LOG_REQUIRE / ITEST_LOG_REJECT (extended regular expressions): a line
 # of the job's output must / must not match, e.g. a debug line naming the
 # algorithm that a setting chose.
