@@ -1,5 +1,6 @@
 /* Integration test of the v-collectives, scans, reduce_scatter, alltoallw
- * and non-blocking collectives, run across two clusters by zipper-run. Usage: mmpi_ops_itest SUITE
+ * and non-blocking collectives, run across two clusters by zipper-run.
+ * Usage: mmpi_ops_itest SUITE[,SUITE...]
  *   ops_v:    Gatherv, Scatterv, Allgatherv, Alltoallw (+ argument errors)
  *   ops_scan: Scan, Exscan, Reduce_scatter
  *   ops_nbc:  the non-blocking collectives, several outstanding at once,
@@ -1203,7 +1204,7 @@ static void suite_p2p(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s ops_v|ops_scan|ops_nbc|ops_p2p\n", argv[0]);
+    fprintf(stderr, "usage: %s SUITE[,SUITE...] (ops_v, ops_scan, ops_nbc, ops_p2p)\n", argv[0]);
     return 2;
   }
   CHECK_MPI(MMPI_Init(&argc, &argv));
@@ -1220,21 +1221,27 @@ int main(int argc, char** argv) {
   init_kinds();
   init_roots();
   init_reds();
-  const char* suite = argv[1];
-  if (strcmp(suite, "ops_v") == 0)
-    suite_v();
-  else if (strcmp(suite, "ops_scan") == 0)
-    suite_scan();
-  else if (strcmp(suite, "ops_nbc") == 0)
-    suite_nbc();
-  else if (strcmp(suite, "ops_p2p") == 0)
-    suite_p2p();
-  else
-    FAIL("unknown suite %s", suite);
-  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
-  long long all = 0;
-  CHECK_MPI(MMPI_Allreduce(&checks, &all, 1, MPI_LONG_LONG, MPI_SUM, MMPI_COMM_WORLD));
-  if (rank == 0) printf("PASS %s (%lld checks on %d ranks)\n", suite, all, size);
+  /* SUITE may be a comma-separated list, run in order in one job. */
+  char list[256];
+  snprintf(list, sizeof list, "%s", argv[1]);
+  for (char *save = NULL, *suite = strtok_r(list, ",", &save); suite;
+       suite = strtok_r(NULL, ",", &save)) {
+    if (strcmp(suite, "ops_v") == 0)
+      suite_v();
+    else if (strcmp(suite, "ops_scan") == 0)
+      suite_scan();
+    else if (strcmp(suite, "ops_nbc") == 0)
+      suite_nbc();
+    else if (strcmp(suite, "ops_p2p") == 0)
+      suite_p2p();
+    else
+      FAIL("unknown suite %s", suite);
+    CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
+    long long all = 0;
+    CHECK_MPI(MMPI_Allreduce(&checks, &all, 1, MPI_LONG_LONG, MPI_SUM, MMPI_COMM_WORLD));
+    if (rank == 0) printf("PASS %s (%lld checks on %d ranks)\n", suite, all, size);
+    fflush(stdout);
+  }
   CHECK_MPI(MMPI_Finalize());
   return 0;
 }

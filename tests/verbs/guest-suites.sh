@@ -7,6 +7,7 @@
 #
 #   guest-suites.sh BIN_DIR GROUP...
 #     GROUP = [VAR=VALUE@]X+Y:PROGRAM:SUITE[,SUITE...][:SCHEME_A/SCHEME_B]
+#     (SUITE "a+b": the program runs its tests a and b in one job)
 #             (e.g. verbs/tcp: side A over verbs, side B over TCP, both through
 #             one zipperd; VAR=VALUE@ sets one variable for the ranks, and
 #             for ZIPPER_VERBS_KEY the same setting for zipperd as its flag
@@ -205,11 +206,16 @@ for group in "$@"; do
         extra=()
         # peerdeath kills a rank on purpose: B fails, A must still report PASS.
         [[ $s != peerdeath ]] || extra=(--grace 30)
+        # "ring+many": the program's tests in one job (one start-up under TCG
+        # for many tests); each must print its PASS line.
         env "${env_set[@]}" "$bin/zipper-run" --local -x "$x" -y "$y" --forwarder-a "$ga" --forwarder-b "$gb" "${extra[@]}" "${zipperd_set[@]}" \
-            --timeout 300 --zipperd-log "$log.zipperd" -- "$bin/$prog" "$s" >"$log" 2>&1 || rc=$?
+            --timeout 300 --zipperd-log "$log.zipperd" -- "$bin/$prog" "${s//+/,}" >"$log" 2>&1 || rc=$?
         dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
         [[ $s != peerdeath ]] || rc=0
-        if ((rc == 0)) && grep -q "^PASS $s " "$log"; then
+        passed=1
+        IFS=+ read -r -a names <<<"$s"
+        for n in "${names[@]}"; do grep -q "^PASS $n " "$log" || passed=0; done
+        if ((rc == 0 && passed)); then
             pass=$((pass + 1))
             echo "PASS ${ga%%:*}/${gb%%:*} $layout $prog $s (${dt} s)$tagged"
         else
