@@ -37,6 +37,11 @@ struct ChurnSpec {
 JobSpec parse_job_spec(std::string_view text, std::string default_name);
 ChurnSpec parse_churn_spec(std::string_view text);
 
+/// Most directed pairs of all jobs of a run together: the generator keeps
+/// a sequence number per pair at the receiver (8 B) and the pattern's
+/// tables in every worker.
+inline constexpr std::uint64_t kMaxPairs = std::uint64_t{1} << 26;
+
 /// Most payload bytes a message may have (zipperd's default --max-frame is
 /// 1 MiB; a smaller --max-frame is found at admission).
 inline constexpr std::uint32_t kMaxMessageSize = 1u << 20;

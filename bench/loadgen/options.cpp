@@ -76,6 +76,18 @@ Options parse_options(int argc, char** argv) {
       o.jobs.push_back(parse_job_spec(j, "job" + std::to_string(o.jobs.size())));
     if (o.jobs.empty()) o.jobs.push_back(parse_job_spec("", "job0"));
     if (!churn.empty()) o.churn = parse_churn_spec(churn);
+    std::uint64_t pairs = 0;
+    const auto count = [&](const JobSpec& j, std::uint64_t n) {
+      pairs += pair_count(j.pattern, j.layout.x, j.layout.y, j.degree) * n;
+    };
+    for (const auto& j : o.jobs) count(j, j.count);
+    count(o.churn.job, o.churn.concurrent);
+    if (pairs > kMaxPairs)
+      throw std::invalid_argument(
+          "the jobs have " + std::to_string(pairs) + " directed pairs in all, more than the " +
+          std::to_string(kMaxPairs) +
+          " the generator keeps state for (a sequence number per pair): use smaller layouts, "
+          "or a sparser pattern than alltoall");
     o.check_counters = !no_counters;
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints help, or the fault

@@ -27,6 +27,23 @@ std::string_view to_string(Pattern p) {
   return "?";
 }
 
+std::uint64_t pair_count(Pattern p, std::uint32_t x, std::uint32_t y, std::uint32_t degree) {
+  const std::uint64_t X = x, Y = y;
+  switch (p) {
+    case Pattern::kRing:
+      return X + Y;
+    case Pattern::kNeighbours:
+      return X * std::min<std::uint64_t>(degree, Y) + Y * std::min<std::uint64_t>(degree, X);
+    case Pattern::kIncast:
+      return Y;
+    case Pattern::kAllToAll:
+      return 2 * X * Y;
+    case Pattern::kPingPong:
+      return 2 * std::min(X, Y);
+  }
+  return 0;
+}
+
 PairTable::PairTable(Pattern p, std::uint32_t x, std::uint32_t y, std::uint32_t degree)
     : p_(p), x_(x), y_(y) {
   if (p == Pattern::kAllToAll) return;

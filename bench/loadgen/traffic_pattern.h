@@ -25,6 +25,10 @@ enum class Pattern : std::uint8_t { kRing, kNeighbours, kIncast, kAllToAll, kPin
 std::optional<Pattern> parse_pattern(std::string_view name);
 std::string_view to_string(Pattern p);
 
+/// Directed pairs of a job of pattern `p` (what PairTable::pairs() gives),
+/// without building the table.
+std::uint64_t pair_count(Pattern p, std::uint32_t x, std::uint32_t y, std::uint32_t degree);
+
 /// The directed pairs of one job. Destinations are listed in a fixed order
 /// per rank; sources are indexed (src_index) so that a receiver keeps one
 /// expected sequence number per source in a plain array.

@@ -331,7 +331,8 @@ int Worker::run() {
       errors_.add(std::string("epoll_wait: ") + std::strerror(errno));
       break;
     }
-    for (int i = 0; i < n; ++i) {
+    // The first fault ends the run: the rest of the batch would only repeat it.
+    for (int i = 0; i < n && errors_.count() == 0; ++i) {
       if (evs[i].data.u64 == kCommandsKey)
         read_commands();
       else

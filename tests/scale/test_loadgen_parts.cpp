@@ -48,6 +48,7 @@ TEST(PairTable, EveryPairCrossesTheBridgeAndEverySourceIsIndexed) {
           }
         }
       }
+      EXPECT_EQ(pair_count(p, x, y, 3), t.pairs());
       EXPECT_EQ(dests, t.pairs());
       EXPECT_EQ(srcs, t.pairs());
       for (std::uint32_t r = 0; r < x + y; ++r) EXPECT_EQ(seen[r].size(), t.src_count(r));
