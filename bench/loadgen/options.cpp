@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#ifndef ZIPPER_VERSION
+#define ZIPPER_VERSION "unknown"
+#endif
+
 namespace zipper::loadgen {
 
 namespace {
@@ -56,15 +60,25 @@ Options parse_options(int argc, char** argv) {
                  "that start, exchange, and end while the steady traffic runs, K at once; a "
                  "fraction F (0..1 or N%) leave without BYE (default jobs=4,layout=8+8,"
                  "messages=10,vanish=50%)");
-  app.add_option("--procs", o.procs, "worker processes the ranks are spread over")
-      ->check(CLI::Range(1, 256));
-  app.add_option("--timeout", o.timeout_s, "seconds the whole run may take")
-      ->check(CLI::Range(1, 86400));
+  app.add_option("--procs", o.procs, "worker processes the ranks are spread over (1 to 256)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256).description(""));
+  app.add_option("--timeout", o.timeout_s, "seconds the whole run may take (1 to 86400)")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400).description(""));
   app.add_option("--connect-window", o.connect_window,
-                 "connections between connect and admission at once (keep below the listen "
-                 "backlog, 512, or connects wait for SYN retries)")
-      ->check(CLI::Range(1, 65536));
-  app.add_option("--format", o.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
+                 "connections between connect and admission at once, all workers (keep below "
+                 "zipperd's listen backlog, 512, or connects wait for SYN retries)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536).description(""));
+  app.add_option("--format", o.format, "json: one object; csv: a header and a row per group")
+      ->type_name("json|csv")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"json", "csv"}).description(""));
+  app.set_version_flag("--version", std::string("zipper-loadgen ") + ZIPPER_VERSION);
   bool no_counters = false;
   app.add_flag("--no-check-counters", no_counters,
                "do not compare zipperd's counters with ours (zipperd serves other jobs)");
@@ -84,8 +98,8 @@ Options parse_options(int argc, char** argv) {
     count(o.churn.job, o.churn.concurrent);
     if (pairs > kMaxPairs)
       throw std::invalid_argument(
-          "the jobs have " + std::to_string(pairs) + " directed pairs in all, more than the " +
-          std::to_string(kMaxPairs) +
+          "--job, --churn: the jobs have " + std::to_string(pairs) +
+          " directed pairs in all, more than the " + std::to_string(kMaxPairs) +
           " the generator keeps state for (a sequence number per pair): use smaller layouts, "
           "or a sparser pattern than alltoall");
     o.check_counters = !no_counters;
