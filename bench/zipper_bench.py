@@ -83,6 +83,16 @@
       1/1 Gbit/s by default. Writes DIR/rma.csv, DIR/rma-summary.csv and
       DIR/rma.png.
 
+  zipper-bench scale [--ranks N,N,... | --max-ranks N] [--zippers 1,2]
+                     [--frame-rate F] [--seconds S] [--probe-messages M] [--procs P]
+                     [--port P] [--out-dir DIR]
+      zipperd's cost as the ranks grow (zipper_bench_scale.py): k zipperds on
+      loopback and zipper-loadgen with a ring of N+N virtual ranks at a fixed
+      total frame rate and an 8 B pingpong beside it, N = 16 .. 16384 per side,
+      every message checked. Writes DIR/scale.csv (zipperd RSS per admitted
+      rank, CPU per relayed frame, admission time of the job, p50/p99 of the
+      8 B exchange) and DIR/scale.png. Loopback only: no root needed.
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Exit status: 0 done, 1 a run failed (its output is shown; the CSV and plots
 of the other runs are still written), 2 usage error.
@@ -99,6 +109,7 @@ import zipper_bench_npb
 import zipper_bench_p2p
 import zipper_bench_rails
 import zipper_bench_rma
+import zipper_bench_scale
 import zipper_bench_tune
 from zipper_bench_common import pyplot, read_csv, tool, write_csv
 
@@ -117,7 +128,8 @@ def main():
     n = zipper_bench_npb.add_parser(sub)
     st, fo = zipper_bench_rails.add_parsers(sub)
     rm = zipper_bench_rma.add_parser(sub)
-    for sp in (p, c, t, n, st, fo, rm):
+    sc = zipper_bench_scale.add_parser(sub)
+    for sp in (p, c, t, n, st, fo, rm, sc):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -130,6 +142,8 @@ def main():
         return zipper_bench_npb.run(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "rma":
         return zipper_bench_rma.run(args, tool, pyplot, write_csv, read_csv)
+    if args.cmd == "scale":
+        return zipper_bench_scale.scale(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "stripe":
         return zipper_bench_rails.stripe(args, tool, pyplot, write_csv)
     if args.cmd == "failover":

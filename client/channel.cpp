@@ -183,6 +183,26 @@ void Channel::close(FrameHandler& h) {
   link_.reset();
 }
 
+void Channel::begin_close() {
+  if (closing_) return;
+  closing_ = true;
+  if (!link_) return;
+  OutFrame bye;
+  bye.hdr.type = FrameType::kBye;
+  send(std::move(bye));
+  flush();
+  half_close_when_sent();  // no event may come to progress() once all is out
+}
+
+void Channel::half_close_when_sent() {
+  // Only once the BYE is out: zipperd then reads a clean end of stream
+  // after it and closes its side, which ends the link in progress().
+  if (link_ && closing_ && !half_closed_ && !waiting_for_credit() && !link_->send_pending()) {
+    link_->shutdown_send();
+    half_closed_ = true;
+  }
+}
+
 void Channel::send(OutFrame f) {
   if (!link_) return;
   f.hdr.job_id = cfg_.job_id;
@@ -338,6 +358,8 @@ void Channel::progress(FrameHandler& h) {
     // outside the link's own call.
     if (failing())
       failed(h, std::exchange(pending_failure_, {}));
+    else if (st == proto::LinkStatus::kClosed && half_closed_)
+      link_.reset();  // begin_close() done: zipperd closed its side after our BYE
     else if (st == proto::LinkStatus::kClosed)
       failed(h, "zipperd closed the connection");
     else if (st == proto::LinkStatus::kError)
@@ -347,6 +369,7 @@ void Channel::progress(FrameHandler& h) {
     flush_credit_wait();
     if (link_->progress_send() == proto::LinkStatus::kError) failed(h, link_->error());
   }
+  half_close_when_sent();
 }
 
 }  // namespace zipper::client

@@ -59,6 +59,17 @@ class Channel {
   /// Says BYE, lets queued frames out (up to 30 s) and drains zipperd's side
   /// (up to 10 s) before closing.
   void close(FrameHandler& h);
+  /// close() without waiting, for a caller that runs many channels in one
+  /// event loop (bench/loadgen): queues BYE; progress() then half-closes once
+  /// every queued frame is out, and lets the link go, with no failure, when
+  /// zipperd closes its side. The caller bounds the wait.
+  void begin_close();
+  /// begin_close() ran and the link is gone (zipperd closed its side, or the
+  /// link failed: error() says which).
+  bool closed() const { return closing_ && !link_; }
+  /// zipperd admitted this rank (HELLO_ACK with a valid key confirmation);
+  /// ready() adds that every rank of the job has connected.
+  bool admitted() const { return link_ != nullptr && hello_acked_; }
 
   bool up() const { return link_ != nullptr; }
   const std::string& error() const { return error_; }
@@ -109,6 +120,8 @@ class Channel {
   void on_frame(FrameHandler& h, const proto::FrameHeader& hdr, proto::Payload payload);
   void answer_challenge(const proto::FrameHeader& h, const proto::Payload& payload);
   void flush_credit_wait();
+  /// begin_close(): half-closes once the BYE and everything before it is out.
+  void half_close_when_sent();
   bool waiting_for_credit() const { return !credit_wait_.empty() || !control_wait_.empty(); }
   void failed(FrameHandler& h, const std::string& why);
   void report(const std::string& msg) const;
@@ -122,8 +135,9 @@ class Channel {
   std::deque<proto::OutFrame> control_wait_;  // CTS waiting for credit (sent first)
   std::uint64_t eager_limit_ = cfg_.eager_limit, chunk_size_ = cfg_.chunk_size;
   bool hello_acked_ = false, job_ready_ = false;
-  std::string address_;  // MMPI_FORWARDER entry, for messages
-  int index_ = 0;        // its position in MMPI_FORWARDER
+  bool closing_ = false, half_closed_ = false;  // begin_close() state
+  std::string address_;                         // MMPI_FORWARDER entry, for messages
+  int index_ = 0;                               // its position in MMPI_FORWARDER
   bool ping_out_ = false;
   std::uint64_t ping_seq_ = 0;
   std::chrono::steady_clock::time_point ping_sent_{}, last_heard_{};

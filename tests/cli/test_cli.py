@@ -31,13 +31,15 @@ def tool(name):
 
 class Versions(unittest.TestCase):
     def test_version(self):
-        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place"):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place",
+                     "zipper-loadgen"):
             r = run(tool(name), "--version")
             self.assertEqual(r.returncode, 0, f"{name} --version: {r.stderr}")
             self.assertEqual(r.stdout.strip(), f"{name} {VERSION}", name)
 
     def test_usage_errors_exit_2(self):
-        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place"):
+        for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place",
+                     "zipper-loadgen"):
             r = run(tool(name), "--no-such-option")
             self.assertEqual(r.returncode, 2, f"{name}: {r.stdout}{r.stderr}")
         self.assertEqual(run(tool("zipperd"), "--listen", "A=127.0.0.1:0", "--conn-credits",
@@ -47,6 +49,13 @@ class Versions(unittest.TestCase):
         self.assertEqual(run(tool("zipper-bench"), "p2p", "--repeat", "0", "--local",
                              "--replot").returncode, 2)
         self.assertEqual(run(tool("zipper-tune"), "--reevaluate", "/nonexistent").returncode, 2)
+        key = "ab" * 32
+        for bad in (["--job", "layout=0+4"], ["--job", "pattern=star"],
+                    ["--job", "layout=16384+16384,pattern=alltoall"]):
+            r = run(tool("zipper-loadgen"), "--zipperd",
+                    f"low=127.0.0.1:1,high=127.0.0.1:2,key={key}", *bad)
+            self.assertEqual(r.returncode, 2, f"zipper-loadgen {bad}: {r.stderr}")
+            self.assertIn("zipper-loadgen: --job", r.stderr)
 
     def test_runtime_failures_exit_1(self):
         r = run(tool("zipperctl"), "--socket", "/nonexistent/zipperd.sock", "status")
@@ -67,6 +76,10 @@ class Versions(unittest.TestCase):
         self.assertNotIn(" TEXT ", r.stdout)
         r = run(tool("zipper-tune"), "--help")
         for text in ("--max-bytes BYTES=4194304", "--report PATH=zipper-tune.json", "Exit status"):
+            self.assertIn(text, r.stdout)
+        r = run(tool("zipper-loadgen"), "--help")
+        for text in ("--procs N=1", "--timeout SECONDS=120", "--format json|csv=json",
+                     "Exit status"):
             self.assertIn(text, r.stdout)
         r = run(tool("zipper-bench"), "p2p", "--help")
         self.assertIn("(default: 1800)", r.stdout)
@@ -174,6 +187,22 @@ class Plots(unittest.TestCase):
             with open(os.path.join(d, "p2p.csv")) as f:
                 merged = list(csv.DictReader(f))
             self.assertEqual({m["links"] for m in merged}, {"local"})
+
+    def test_scale_curves(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "scale.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=["k", "ranks_per_side", "ok", "rss_per_rank_b",
+                                                  "cpu_per_frame_us", "job_admission_s",
+                                                  "probe_p50_us", "probe_p99_us"])
+                w.writeheader()
+                for k in (1, 2):
+                    for n in (16, 64, 256):
+                        w.writerow(dict(k=k, ranks_per_side=n, ok=1, rss_per_rank_b=3000 + n,
+                                        cpu_per_frame_us=5.0 + k, job_admission_s=n / 1000,
+                                        probe_p50_us=30.0, probe_p99_us=90.0))
+            r = run(tool("zipper-bench"), "scale", "--replot", "--out-dir", d)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertGreater(os.path.getsize(os.path.join(d, "scale.png")), 1000)
 
 
 if __name__ == "__main__":
