@@ -109,24 +109,23 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
     *why = "MMPI_NP_LOW and MMPI_NP_HIGH must both be set to positive rank counts";
     return std::nullopt;
   }
-  c.np_low = static_cast<std::uint32_t>(x);
-  c.np_high = static_cast<std::uint32_t>(y);
+  c.site_ranks = {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)};
   const char* group = env.get("MMPI_GROUP");
   if (group == nullptr || (std::strcmp(group, "low") != 0 && std::strcmp(group, "high") != 0)) {
     *why = "MMPI_GROUP must be 'low' or 'high'";
     return std::nullopt;
   }
-  c.high_group = std::strcmp(group, "high") == 0;
+  c.site = std::strcmp(group, "high") == 0 ? 1 : 0;
   return c;
 }
 
 std::optional<SiteMap> sites_from(const ClientConfig& c, int local_ranks, std::string* why) {
   if (!c.forwarder) return SiteMap::single(local_ranks);
-  auto m = SiteMap::make({c.np_low, c.np_high}, c.high_group ? 1 : 0, why);
+  auto m = SiteMap::make({c.site_ranks.begin(), c.site_ranks.end()}, static_cast<int>(c.site), why);
   if (!m) return std::nullopt;
   if (m->local_ranks().size() != local_ranks) {
     *why = "this cluster runs " + std::to_string(local_ranks) + " ranks but MMPI_NP_" +
-           (c.high_group ? "HIGH" : "LOW") + " says " + std::to_string(m->local_ranks().size());
+           (c.site == 1 ? "HIGH" : "LOW") + " says " + std::to_string(m->local_ranks().size());
     return std::nullopt;
   }
   return m;

@@ -181,6 +181,9 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
   } else if (st == LinkStatus::kError) {
     const proto::LinkError err = conn->link->last_error();
+    // A rank of another release: refused by name, not a protocol error.
+    if (err.kind == proto::LinkErrorKind::kVersionMismatch)
+      return admission_->refuse_version(conn, err.peer_version);
     if (err.kind == proto::LinkErrorKind::kMalformed) {
       note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, err.message);

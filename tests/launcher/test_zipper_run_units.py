@@ -89,10 +89,18 @@ class Emulation(unittest.TestCase):
 class Probe(unittest.TestCase):
     def test_frames(self):
         hello = probe.hello_frame(1)
-        self.assertEqual(len(hello), 64 + 16)
+        self.assertEqual(len(hello), 64 + 28)
         magic, version, ftype, _, job, src = struct.unpack_from("<IHBBQI", hello)
-        self.assertEqual((magic, version, ftype, job, src), (0x5A495050, 1, 1, 0, 1))
-        self.assertEqual(struct.unpack_from("<IIII", hello, 64), (1, 1, 1, 0))
+        self.assertEqual((magic, version, ftype, job, src), (0x5A495050, 2, 1, 0, 1))
+        self.assertEqual(struct.unpack_from("<I", hello, 40)[0], 28)  # payload_len
+        # vrank 1 in site 1 of the table {1, 1} (proto/site_hello.h), no proof.
+        self.assertEqual(struct.unpack_from("<IIIIIII", hello, 64), (1, 1, 2, 2, 0, 1, 1))
+        # An answer in protocol 1 (a zipperd of the last release) is a zipperd too.
+        old = bytearray(probe.bye_frame())
+        old[4] = 1
+        self.assertTrue(probe.is_zipper_header(bytes(old)))
+        old[4] = 3
+        self.assertFalse(probe.is_zipper_header(bytes(old)))
         self.assertTrue(probe.is_zipper_header(probe.bye_frame()))
         self.assertFalse(probe.is_zipper_header(b"HTTP/1.0 400 Bad Request\r\n" + b" " * 64))
         self.assertFalse(probe.is_zipper_header(probe.bye_frame()[:63]))

@@ -67,9 +67,8 @@ TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {
   const auto c = accepted();
   EXPECT_FALSE(c.forwarder.has_value());  // standalone
   EXPECT_EQ(c.job_id, 0u);
-  EXPECT_FALSE(c.high_group);
-  EXPECT_EQ(c.np_low, 0u);
-  EXPECT_EQ(c.np_high, 0u);
+  EXPECT_EQ(c.site, 0u);
+  EXPECT_TRUE(c.site_ranks.empty());
   EXPECT_EQ(c.eager_limit, 16384u);
   EXPECT_EQ(c.chunk_size, 131072u);
   EXPECT_EQ(c.connect_timeout_s, 60);
@@ -94,7 +93,7 @@ TEST_F(ClientConfig, StandaloneIgnoresJobVariables) {
   set("MMPI_NP_LOW", "0");
   const auto c = accepted();
   EXPECT_FALSE(c.forwarder.has_value());
-  EXPECT_EQ(c.np_low, 0u);
+  EXPECT_TRUE(c.site_ranks.empty());
 }
 
 TEST_F(ClientConfig, ForwardedLowGroup) {
@@ -103,9 +102,8 @@ TEST_F(ClientConfig, ForwardedLowGroup) {
   ASSERT_TRUE(c.forwarder.has_value());
   EXPECT_EQ(*c.forwarder, "tcp:10.0.0.1:7470");
   EXPECT_EQ(c.job_id, 42u);
-  EXPECT_FALSE(c.high_group);
-  EXPECT_EQ(c.np_low, 2u);
-  EXPECT_EQ(c.np_high, 3u);
+  EXPECT_EQ(c.site, 0u);
+  EXPECT_EQ(c.site_ranks, (std::vector<std::uint32_t>{2, 3}));
 }
 
 TEST_F(ClientConfig, ForwardedHighGroup) {
@@ -113,7 +111,7 @@ TEST_F(ClientConfig, ForwardedHighGroup) {
   set("MMPI_GROUP", "high");
   set("MMPI_JOB_ID", "18446744073709551615");  // u64 max
   const auto c = accepted();
-  EXPECT_TRUE(c.high_group);
+  EXPECT_EQ(c.site, 1u);
   EXPECT_EQ(c.job_id, 18446744073709551615ull);
 }
 
