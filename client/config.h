@@ -25,11 +25,13 @@ struct ClientConfig {
   ForwarderPins pins;
   std::string munge_socket;  // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
   // The job's sites with a forwarder: ranks per site in world-rank order,
-  // and this process's site, from the launcher's two-site shorthand
-  // (MMPI_NP_LOW = x, MMPI_NP_HIGH = y, MMPI_GROUP); every layer reads the
-  // SiteMap that sites_from makes of them. Empty standalone.
+  // and this process's site: MMPI_SITES and MMPI_SITE, or the launcher's
+  // two-site shorthand (MMPI_NP_LOW = x, MMPI_NP_HIGH = y, MMPI_GROUP);
+  // every layer reads the SiteMap that sites_from makes of them. Empty
+  // standalone.
   std::vector<std::uint32_t> site_ranks;
   std::uint32_t site = 0;
+  bool site_list = false;             // from MMPI_SITES (else the two-site shorthand)
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
