@@ -183,6 +183,28 @@ TEST_F(Sites, OldRankIsRefusedNamingBothVersions) {
   EXPECT_EQ(fwd_->stats().protocol_errors, 0u);
 }
 
+// An admitted rank whose header changes version breaks the protocol: closed
+// as malformed, counted as a protocol error, not as a refused admission.
+TEST_F(Sites, VersionChangeAfterAdmissionIsAProtocolError) {
+  start(legs_config({"A", "B"}));
+  FrameClient& a = join(0, 4, 0, 0, {1, 1});
+  FrameClient& b = join(1, 4, 1, 1, {1, 1});
+  expect(a, FrameType::kJobReady);
+  expect(b, FrameType::kJobReady);
+  FrameHeader h;
+  h.version = 1;
+  h.type = FrameType::kEager;
+  h.job_id = 4;
+  h.src = 0;
+  h.dst = 1;
+  a.send(h);
+  const Frame e = expect(a, FrameType::kError);
+  EXPECT_EQ(e.hdr.flags, static_cast<std::uint8_t>(ErrorCode::kMalformed)) << describe(e);
+  EXPECT_TRUE(pump_until(all(), [&] { return a.closed(); }));
+  EXPECT_EQ(fwd_->stats().protocol_errors, 1u);
+  EXPECT_EQ(fwd_->stats().refused_admissions, 0u);
+}
+
 // This release's link meeting an old zipperd: the old zipperd answers the
 // HELLO (a version it cannot decode) with an ERROR in version 1 and closes.
 // The link names the peer's version, from which libmmpi's one line is made.
