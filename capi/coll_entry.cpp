@@ -15,15 +15,6 @@ int enter(MPI_Comm comm, coll::Topology* t) {
   if (int rc = lookup(comm, &rt, &c)) return rc;
   if (c->inter) return MPI_ERR_COMM;  // those defined on them dispatch to capi/intercomm_coll.cpp
   *t = coll::Topology::of(rt->engine(), std::move(c));
-  if (t->sites_spanned > coll::kMaxSitesSpanned) {
-    // Every algorithm has one inter-site step between two sites: refuse
-    // rather than leave a third site's members out.
-    std::fprintf(stderr,
-                 "mmpi[rank %d]: collectives over %d sites are not supported yet (at most %d)\n",
-                 rt->rank(), t->sites_spanned, coll::kMaxSitesSpanned);
-    std::fflush(stderr);
-    return MPI_ERR_OTHER;
-  }
   return MPI_SUCCESS;
 }
 

@@ -14,9 +14,9 @@
 namespace zipper::capi {
 
 /// Checks initialisation and the communicator; fills *t. Returns
-/// MPI_ERR_OTHER before MMPI_Init or for a communicator spanning more than
-/// coll::kMaxSitesSpanned sites (with a line on stderr), MPI_ERR_COMM for an
-/// unknown communicator.
+/// MPI_ERR_OTHER before MMPI_Init, MPI_ERR_COMM for an unknown
+/// communicator. A communicator over more than coll::kMaxSitesSpanned sites
+/// is fine: its blocking collectives run their schedules (many_sites.h).
 int enter(MPI_Comm comm, coll::Topology* t);
 /// MPI_ERR_TYPE for MPI_DATATYPE_NULL or a type Open MPI rejects.
 int check_type(MPI_Datatype type);

@@ -38,6 +38,7 @@
 #include "coll_entry.h"
 #include "coll_table.h"
 #include "intercomm.h"
+#include "many_sites.h"
 
 using namespace zipper::coll;
 using namespace zipper::capi;
@@ -75,6 +76,7 @@ int allreduce_with(const Topology& t, Choice ch, const void* sendbuf, void* recv
 int zipper::capi::intra_rooted(const Rooted& a, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t)) return run_schedule(intra_irooted, a, root, comm);
   if (int rc = check_rooted(t, root, a)) return rc;
   if (a.to_root()) {
     const Choice ch = selection().choose(Collective::kGather, 0, t.site_members);
@@ -97,6 +99,7 @@ int mmpi_impl_Barrier(MPI_Comm comm) {
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t)) return run_schedule(mmpi_impl_Ibarrier, comm);
   const Choice ch = selection().choose(Collective::kBarrier, 0, t.site_members);
   return finish("MMPI_Barrier", t, ch, barrier_two_level(t));
 }
@@ -108,6 +111,8 @@ int mmpi_impl_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MP
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ibcast, buffer, count, datatype, root, comm);
   if (int rc = check_buf(count, datatype)) return rc;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
   if (buffer == MPI_IN_PLACE) return MPI_ERR_BUFFER;
@@ -128,6 +133,8 @@ int mmpi_impl_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ireduce, sendbuf, recvbuf, count, datatype, op, root, comm);
   if (int rc = check_buf(count, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
   if (root < 0 || root >= t.size) return MPI_ERR_ROOT;
@@ -148,6 +155,8 @@ int mmpi_impl_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Iallreduce, sendbuf, recvbuf, count, datatype, op, comm);
   if (int rc = check_buf(count, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
   Choice ch = selection().choose(Collective::kAllreduce, bytes_of(count, datatype), t.site_members);
@@ -167,6 +176,9 @@ int mmpi_impl_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm);
   if (int rc = check_type(recvtype)) return rc;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (!in_place)
@@ -225,6 +237,9 @@ int mmpi_impl_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (int rc = check_buf(recvcount, recvtype)) return rc;
   if (!in_place)
@@ -280,6 +295,9 @@ int mmpi_impl_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
   if (sendbuf != MPI_IN_PLACE)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (int rc = check_buf(recvcount, recvtype)) return rc;
@@ -297,6 +315,9 @@ int mmpi_impl_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvc
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ireduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op,
+                        comm);
   if (int rc = check_buf(recvcount, datatype)) return rc;
   if (op == MPI_OP_NULL) return MPI_ERR_OP;
   const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

@@ -20,6 +20,7 @@
 #include "coll_checks.h"
 #include "coll_table.h"
 #include "intercomm.h"
+#include "many_sites.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
@@ -28,6 +29,7 @@ using zipper::coll::Topology;
 int zipper::capi::intra_rooted_v(const Rooted& a, int root, MPI_Comm comm) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t)) return run_schedule(intra_irooted_v, a, root, comm);
   if (int rc = check_rooted_v(t, root, a)) return rc;
   return finish_named(a.to_root() ? "MMPI_Gatherv" : "MMPI_Scatterv", "rooted_v_two_level", t,
                       zipper::coll::rooted_v_two_level(
@@ -64,6 +66,9 @@ int mmpi_impl_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendty
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Iallgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                        displs, recvtype, comm);
   if (sendbuf != MPI_IN_PLACE)
     if (int rc = check_buf(sendcount, sendtype)) return rc;
   if (int rc = check_bufs(t.size, recvcounts, recvtype)) return rc;
@@ -83,6 +88,9 @@ int mmpi_impl_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvc
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ireduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op,
+                        comm);
   if (int rc = check_bufs(t.size, recvcounts, datatype)) return rc;
   if (int rc = check_op(op)) return rc;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
@@ -105,6 +113,9 @@ int mmpi_impl_Alltoallw(const void* sendbuf, const int sendcounts[], const int s
   }
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(mmpi_impl_Ialltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                        recvcounts, rdispls, recvtypes, comm);
   if (int rc = check_alltoallw(t, sendbuf, sendcounts, sdispls, sendtypes, recvcounts, rdispls,
                                recvtypes))
     return rc;

@@ -4,12 +4,10 @@
 #include <array>
 #include <vector>
 
-#include "../collectives/allgather_two_level.h"
-#include "../collectives/allreduce_two_tier.h"
-#include "../collectives/barrier_two_level.h"
 #include "comm_idup.h"
 #include "errhandler.h"
 #include "handles.h"
+#include "many_sites.h"
 
 namespace zipper::capi {
 
@@ -34,9 +32,9 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
     // with one, and before complete_idups_of() above, MPICH
     // comm/comm_idup_comm hung at 1+3 in 2 of 32 runs (Open MPI's blocking
     // duplicate of the handle overlapping the application's idups of it).
-    if (int rc = coll::barrier_two_level(t)) return rc;
+    if (int rc = barrier_any(t)) return rc;
     const unsigned next = rt.comms().next_cid();
-    if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
+    if (int rc = allreduce_any(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
     for (int r = 0; r < n; ++r) members.push_back(r);
   } else {
     // (colour, key, proposal) per rank, as unsigned: the conversions both
@@ -44,9 +42,7 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
     std::vector<std::array<unsigned, 3>> all(static_cast<std::size_t>(n));
     const std::array<unsigned, 3> mine{static_cast<unsigned>(color), static_cast<unsigned>(key),
                                        rt.comms().next_cid()};
-    if (int rc =
-            coll::allgather_two_level(t, mine.data(), 3, MPI_UNSIGNED, all.data(), 3, MPI_UNSIGNED))
-      return rc;
+    if (int rc = allgather_any(t, mine.data(), 3, MPI_UNSIGNED, all.data())) return rc;
     for (const auto& a : all) cid = std::max(cid, a[2]);
     std::vector<unsigned> local_colours;
     for (int r : parent->map().local_members())
@@ -147,7 +143,7 @@ int create_group(client::Runtime& rt, const client::CommPtr& parent,
                                                parent->cid(), client::NativeComm(), dup(native));
     const coll::Topology t = coll::Topology::of(rt.engine(), boot);
     const unsigned next = rt.comms().next_cid();
-    if (int arc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return arc;
+    if (int arc = allreduce_any(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return arc;
   }
   rt.comms().take(cid);
   client::NativeComm ncoll = dup(native);

@@ -10,12 +10,11 @@
 #include <algorithm>
 #include <array>
 
-#include "../collectives/allgather_two_level.h"
-#include "../collectives/allreduce_two_tier.h"
 #include "../collectives/topology.h"
 #include "comm_create.h"
 #include "errhandler.h"
 #include "handles.h"
+#include "many_sites.h"
 
 using zipper::client::Comm;
 using zipper::client::Runtime;
@@ -33,7 +32,7 @@ int allgather2(Runtime& rt, const client::CommPtr& c, std::array<int, 2> mine,
                std::vector<std::array<int, 2>>* all) {
   const coll::Topology t = coll::Topology::of(rt.engine(), c);
   all->assign(static_cast<std::size_t>(c->size()), {0, 0});
-  return coll::allgather_two_level(t, mine.data(), 2, MPI_INT, all->data(), 2, MPI_INT);
+  return allgather_any(t, mine.data(), 2, MPI_INT, all->data());
 }
 
 }  // namespace
@@ -74,7 +73,7 @@ int make_intercomm(Runtime& rt, const Comm& parent, const std::vector<int>& loca
   {
     const coll::Topology t = coll::Topology::of(rt.engine(), merged);
     const unsigned next = rt.comms().next_cid();
-    if (int rc = coll::allreduce_two_tier(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
+    if (int rc = allreduce_any(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
   }
   rt.comms().take(cid);
 

@@ -11,6 +11,7 @@
 #include "../collectives/scan_carry.h"
 #include "../collectives/scan_runs.h"
 #include "coll_checks.h"
+#include "many_sites.h"
 
 using namespace zipper::capi;
 using zipper::coll::Topology;
@@ -21,6 +22,9 @@ int scan_entry(const char* what, const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive) {
   Topology t;
   if (int rc = enter(comm, &t)) return rc;
+  if (beyond_two_sites(t))
+    return run_schedule(exclusive ? mmpi_impl_Iexscan : mmpi_impl_Iscan, sendbuf, recvbuf, count,
+                        datatype, op, comm);
   if (int rc = check_buf(count, datatype)) return rc;
   if (int rc = check_op(op)) return rc;
   if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "../proto/munge.h"
+#include "../proto/site_hello.h"
 
 namespace zipper::client {
 
@@ -48,6 +49,19 @@ void Channel::report(const std::string& msg) const {
   std::fflush(stderr);
 }
 
+proto::ConnectHello Channel::hello() const {
+  return {cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.site, cfg_.site_ranks};
+}
+
+std::string Channel::link_failure() const {
+  const proto::LinkError e = link_->last_error();
+  // An end of another protocol version: one line naming both.
+  if (e.kind == proto::LinkErrorKind::kVersionMismatch)
+    return proto::version_mismatch(e.peer_version, proto::kVersion, "zipperd at " + address_,
+                                   "libmmpi");
+  return e.message;
+}
+
 bool Channel::begin_connect(int connect_ms) {
   std::string why;
   auto ep = proto::parse_endpoint(address_, &why);
@@ -55,8 +69,7 @@ bool Channel::begin_connect(int connect_ms) {
     error_ = "MMPI_FORWARDER: " + why;
     return false;
   }
-  const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
-                                cfg_.np_high};
+  const proto::ConnectHello who = hello();
   try {
     link_ = proto::connect(*ep, connect_ms, &who, cfg_.verbs);
   } catch (const std::exception& e) {
@@ -69,9 +82,13 @@ bool Channel::begin_connect(int connect_ms) {
     hello.hdr.type = FrameType::kHello;
     hello.hdr.job_id = cfg_.job_id;
     hello.hdr.src = who.vrank;
-    hello.payload = Payload::allocate(proto::kHelloFixedSize);
-    proto::encode_hello({who.vrank, who.np_low, who.np_high, 0},
-                        hello.payload.bytes.first<proto::kHelloFixedSize>());
+    proto::SiteHello p;
+    p.vrank = who.vrank;
+    p.site = who.site;
+    p.site_ranks = who.site_ranks;
+    for (std::uint32_t r : p.site_ranks) p.world += r;
+    hello.payload = Payload::allocate(proto::site_hello_size(p.site_ranks.size()));
+    proto::encode_site_hello(p, hello.payload.bytes);
     link_->post(std::move(hello));
   }
   return true;
@@ -128,8 +145,7 @@ void Channel::answer_challenge(const FrameHeader& h, const Payload& payload) {
     report("warning: rank " + std::to_string(rank_) + ": MMPI_FORWARDER_KEY_CHECK=accept: the " +
            "forwarder at " + address_ + " is not authenticated (no host key pinned; it shows " +
            auth::to_hex(ch.server_key) + "); pin it with MMPI_FORWARDER_KEYS or known_forwarders");
-  const proto::ConnectHello who{cfg_.job_id, static_cast<std::uint32_t>(rank_), cfg_.np_low,
-                                cfg_.np_high};
+  const proto::ConnectHello who = hello();
   auto proof =
       auth::prove(*cfg_.job_secret, ch, who, link_->local_address(), link_->remote_address());
   if (h.flags & auth::kWantMunge) {
@@ -363,11 +379,11 @@ void Channel::progress(FrameHandler& h) {
     else if (st == proto::LinkStatus::kClosed)
       failed(h, "zipperd closed the connection");
     else if (st == proto::LinkStatus::kError)
-      failed(h, link_->error());
+      failed(h, link_failure());
   }
   if (link_) {
     flush_credit_wait();
-    if (link_->progress_send() == proto::LinkStatus::kError) failed(h, link_->error());
+    if (link_->progress_send() == proto::LinkStatus::kError) failed(h, link_failure());
   }
   half_close_when_sent();
 }

@@ -125,6 +125,11 @@ class Channel {
   bool waiting_for_credit() const { return !credit_wait_.empty() || !control_wait_.empty(); }
   void failed(FrameHandler& h, const std::string& why);
   void report(const std::string& msg) const;
+  /// This rank's HELLO: job, world rank, site and the job's site table.
+  proto::ConnectHello hello() const;
+  /// Why the link failed, in one line (an end of another protocol version
+  /// named as such).
+  std::string link_failure() const;
 
   ClientConfig cfg_;
   int rank_ = 0;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "environment.h"
 
@@ -33,6 +34,63 @@ bool parse_verbs(const Environment& env, proto::verbs::Config* out, std::string*
       return false;
     }
   }
+  return true;
+}
+
+// The job's sites with a forwarder into c->site_ranks and c->site:
+// MMPI_SITES ("4,4,2") and MMPI_SITE, else the two-site shorthand
+// MMPI_NP_LOW, MMPI_NP_HIGH and MMPI_GROUP. False, `why` naming the
+// variable, on a bad or missing value.
+bool parse_sites(const Environment& env, ClientConfig* c, std::string* why) {
+  const char* list = env.get("MMPI_SITES");
+  if (list != nullptr && *list != '\0') {
+    const std::string_view text(list);
+    std::uint64_t total = 0;
+    for (std::size_t at = 0; at <= text.size();) {
+      const std::size_t comma = std::min(text.find(',', at), text.size());
+      std::uint32_t n = 0;
+      const auto [end, ec] = std::from_chars(text.data() + at, text.data() + comma, n);
+      total += n;
+      if (ec != std::errc() || end != text.data() + comma || n == 0 || total > (1u << 24) ||
+          c->site_ranks.size() == 64) {
+        *why = "MMPI_SITES='" + std::string(text) +
+               "' must be 2 to 64 comma-separated positive rank counts, at most 2^24 in all";
+        return false;
+      }
+      c->site_ranks.push_back(n);
+      at = comma + 1;
+    }
+    if (c->site_ranks.size() < 2) {
+      *why = "MMPI_SITES='" + std::string(text) +
+             "' names one site: a job through zipperd spans 2 to 64";
+      return false;
+    }
+    std::uint64_t site = ~std::uint64_t{0};  // unset: out of range below
+    if (!parse_u64(env, "MMPI_SITE", &site, why)) return false;
+    if (site >= c->site_ranks.size()) {
+      *why = "MMPI_SITE must be this process's site, 0 to " +
+             std::to_string(c->site_ranks.size() - 1) + " (MMPI_SITES has " +
+             std::to_string(c->site_ranks.size()) + " sites)";
+      return false;
+    }
+    c->site = static_cast<std::uint32_t>(site);
+    c->site_list = true;
+    return true;
+  }
+  std::uint64_t x = 0, y = 0;
+  if (!parse_u64(env, "MMPI_NP_LOW", &x, why) || !parse_u64(env, "MMPI_NP_HIGH", &y, why))
+    return false;
+  if (x == 0 || y == 0 || x + y > (1u << 24)) {
+    *why = "MMPI_NP_LOW and MMPI_NP_HIGH (or MMPI_SITES) must both be set to positive rank counts";
+    return false;
+  }
+  c->site_ranks = {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)};
+  const char* group = env.get("MMPI_GROUP");
+  if (group == nullptr || (std::strcmp(group, "low") != 0 && std::strcmp(group, "high") != 0)) {
+    *why = "MMPI_GROUP must be 'low' or 'high'";
+    return false;
+  }
+  c->site = std::strcmp(group, "high") == 0 ? 1 : 0;
   return true;
 }
 
@@ -67,9 +125,7 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
   const char* fwd = env.get("MMPI_FORWARDER");
   if (fwd == nullptr || *fwd == '\0') return c;  // standalone: one cluster only
   c.forwarder = fwd;
-  std::uint64_t x = 0, y = 0;
-  if (!parse_u64(env, "MMPI_NP_LOW", &x, why) || !parse_u64(env, "MMPI_NP_HIGH", &y, why))
-    return std::nullopt;
+  if (!parse_sites(env, &c, why)) return std::nullopt;
   const char* secret = env.get("MMPI_JOB_SECRET");
   const char* secret_file = env.get("MMPI_JOB_SECRET_FILE");
   if (secret != nullptr && *secret != '\0') {
@@ -105,28 +161,19 @@ std::optional<ClientConfig> config_from(const Environment& env, std::string* why
   c.pins = std::move(*pins);
   c.job_id = proto::auth::job_id_from_secret(*c.job_secret);
   if (!parse_u64(env, "MMPI_JOB_ID", &c.job_id, why)) return std::nullopt;
-  if (x == 0 || y == 0 || x + y > (1u << 24)) {
-    *why = "MMPI_NP_LOW and MMPI_NP_HIGH must both be set to positive rank counts";
-    return std::nullopt;
-  }
-  c.np_low = static_cast<std::uint32_t>(x);
-  c.np_high = static_cast<std::uint32_t>(y);
-  const char* group = env.get("MMPI_GROUP");
-  if (group == nullptr || (std::strcmp(group, "low") != 0 && std::strcmp(group, "high") != 0)) {
-    *why = "MMPI_GROUP must be 'low' or 'high'";
-    return std::nullopt;
-  }
-  c.high_group = std::strcmp(group, "high") == 0;
   return c;
 }
 
 std::optional<SiteMap> sites_from(const ClientConfig& c, int local_ranks, std::string* why) {
   if (!c.forwarder) return SiteMap::single(local_ranks);
-  auto m = SiteMap::make({c.np_low, c.np_high}, c.high_group ? 1 : 0, why);
+  auto m = SiteMap::make({c.site_ranks.begin(), c.site_ranks.end()}, static_cast<int>(c.site), why);
   if (!m) return std::nullopt;
   if (m->local_ranks().size() != local_ranks) {
-    *why = "this cluster runs " + std::to_string(local_ranks) + " ranks but MMPI_NP_" +
-           (c.high_group ? "HIGH" : "LOW") + " says " + std::to_string(m->local_ranks().size());
+    *why = "this cluster runs " + std::to_string(local_ranks) + " ranks but " +
+           (c.site_list ? "MMPI_SITES says " + std::to_string(m->local_ranks().size()) +
+                              " for site " + std::to_string(c.site)
+                        : std::string("MMPI_NP_") + (c.site == 1 ? "HIGH" : "LOW") + " says " +
+                              std::to_string(m->local_ranks().size()));
     return std::nullopt;
   }
   return m;

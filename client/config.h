@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "../proto/auth.h"
 #include "../proto/verbs/config.h"
@@ -23,11 +24,14 @@ struct ClientConfig {
   // MMPI_FORWARDER_KEY_CHECK; forwarder_pins.h).
   ForwarderPins pins;
   std::string munge_socket;  // MMPI_MUNGE_SOCKET: munged for zipperd --auth munge (empty: default)
-  // The launcher's two-site shorthand (MMPI_GROUP, MMPI_NP_LOW = x,
-  // MMPI_NP_HIGH = y); every layer reads the SiteMap that sites_from makes of it.
-  bool high_group = false;            // MMPI_GROUP=high: this process is in the second site
-  std::uint32_t np_low = 0;           // ranks of the first site
-  std::uint32_t np_high = 0;          // ranks of the second site
+  // The job's sites with a forwarder: ranks per site in world-rank order,
+  // and this process's site: MMPI_SITES and MMPI_SITE, or the launcher's
+  // two-site shorthand (MMPI_NP_LOW = x, MMPI_NP_HIGH = y, MMPI_GROUP);
+  // every layer reads the SiteMap that sites_from makes of them. Empty
+  // standalone.
+  std::vector<std::uint32_t> site_ranks;
+  std::uint32_t site = 0;
+  bool site_list = false;             // from MMPI_SITES (else the two-site shorthand)
   std::uint64_t eager_limit = 16384;  // bytes; larger messages use the rendezvous
   std::uint64_t chunk_size = 131072;  // bytes: largest rendezvous chunk
   int connect_timeout_s = 60;         // whole job must connect within this
@@ -58,8 +62,8 @@ std::optional<ClientConfig> config_from_env(std::string* why);
 
 /// The job's sites (sites.h) from `c`, for a process whose cluster runs
 /// `local_ranks` ranks (its Open MPI world size): standalone, one site of
-/// local_ranks; with a forwarder, sites {np_low, np_high}, this process in
-/// the second when high_group. Returns nullopt and sets *why when the
+/// local_ranks; with a forwarder, the sites of site_ranks, this process in
+/// `site`. Returns nullopt and sets *why when the
 /// site's declared size is not local_ranks (the launcher and mpirun disagree).
 std::optional<SiteMap> sites_from(const ClientConfig& c, int local_ranks, std::string* why);
 

@@ -13,7 +13,8 @@ bool consecutive(const std::vector<int>& ranks) {
 RankMap::RankMap(std::vector<int> world, const SiteMap& sites)
     : world_(std::move(world)),
       from_world_(static_cast<std::size_t>(sites.world_size()), -1),
-      site_members_(static_cast<std::size_t>(sites.sites()), 0) {
+      site_members_(static_cast<std::size_t>(sites.sites()), 0),
+      site_leaders_(static_cast<std::size_t>(sites.sites()), -1) {
   const std::size_t n = world_.size();
   local_.resize(n);
   index_.resize(n);
@@ -23,8 +24,12 @@ RankMap::RankMap(std::vector<int> world, const SiteMap& sites)
     const bool local = sites.is_local(w);
     local_[r] = local;
     (local ? local_members_ : remote_members_).push_back(static_cast<int>(r));
-    int& in_site = site_members_[static_cast<std::size_t>(sites.site_of(w))];
-    if (in_site++ == 0) ++sites_spanned_;
+    const auto site = static_cast<std::size_t>(sites.site_of(w));
+    int& in_site = site_members_[site];
+    if (in_site++ == 0) {
+      ++sites_spanned_;
+      site_leaders_[site] = static_cast<int>(r);
+    }
     index_[r] = in_site - 1;
   }
   blocked_ = consecutive(local_members_) && consecutive(remote_members_);

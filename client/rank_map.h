@@ -35,6 +35,9 @@ class RankMap {
   const std::vector<int>& site_members() const { return site_members_; }
   /// Sites holding at least one member.
   int sites_spanned() const { return sites_spanned_; }
+  /// Each site's first member (its index_in_cluster 0), in site order; -1
+  /// for a site without any.
+  const std::vector<int>& site_leaders() const { return site_leaders_; }
   /// True when this site's members and the other sites' are each
   /// consecutive communicator ranks.
   bool blocked() const { return blocked_; }
@@ -47,6 +50,7 @@ class RankMap {
   std::vector<int> index_;
   std::vector<int> local_members_, remote_members_;
   std::vector<int> site_members_;
+  std::vector<int> site_leaders_;
   int sites_spanned_ = 0;
   bool blocked_ = true;
 };

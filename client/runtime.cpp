@@ -119,13 +119,15 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->engine_ =
       std::make_unique<Engine>(*rt->rails_, rt->progress_, rt->rank_, sites, cfg->spin_rounds,
                                cfg->retransmit_bytes, cfg->forwarder_timeout_ms);
-  // The other cluster aborted: this one ends at once with its code, whatever
+  // Another site aborted: this one ends at once with its code, whatever
   // this rank was waiting for.
-  rt->rails_->on_abort([rank = rt->rank_](int from, int code) {
+  rt->rails_->on_abort([rank = rt->rank_, &sites](int from, int code) {
+    const std::string where =
+        sites.sites() == 2 ? "the other cluster" : "site " + std::to_string(sites.site_of(from));
     std::fprintf(stderr,
-                 "mmpi[rank %d]: rank %d in the other cluster called MPI_Abort with code %d; "
+                 "mmpi[rank %d]: rank %d in %s called MPI_Abort with code %d; "
                  "aborting this cluster\n",
-                 rank, from, code);
+                 rank, from, where.c_str(), code);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, code);
   });

@@ -17,12 +17,16 @@ namespace {
 constexpr std::string_view kFamilyPrefix = "MMPI_";
 constexpr std::string_view kFamilySuffix = "_ALGORITHM";
 
-constexpr std::array<SettingInfo, 29> kTable = {{
+constexpr std::array<SettingInfo, 31> kTable = {{
     // The link (config.cpp, forwarder_pins.cpp).
     {"MMPI_FORWARDER", "text", "", "[tcp:|verbs:]HOST:PORT[,...]; unset: standalone"},
-    {"MMPI_GROUP", "text", "", "low or high (with a forwarder)"},
-    {"MMPI_NP_LOW", "count", "", "x >= 1, x + y <= 2^24 (with a forwarder)"},
-    {"MMPI_NP_HIGH", "count", "", "y >= 1 (with a forwarder)"},
+    {"MMPI_SITES", "counts", "",
+     "ranks per site in world-rank order, N1,N2[,...]: 2 to 64 sites of >= 1 rank, <= 2^24 in "
+     "all (with a forwarder; unset: MMPI_NP_LOW, MMPI_NP_HIGH)"},
+    {"MMPI_SITE", "count", "", "this process's site, 0 .. sites - 1 (with MMPI_SITES)"},
+    {"MMPI_GROUP", "text", "", "low or high (with a forwarder, without MMPI_SITES)"},
+    {"MMPI_NP_LOW", "count", "", "x >= 1, x + y <= 2^24 (with a forwarder, without MMPI_SITES)"},
+    {"MMPI_NP_HIGH", "count", "", "y >= 1 (with a forwarder, without MMPI_SITES)"},
     {"MMPI_JOB_ID", "count", "derived from the secret", "a non-negative integer"},
     {"MMPI_JOB_SECRET", "text", "", "64 hex digits; removed from the environment once read"},
     {"MMPI_JOB_SECRET_FD", "count", "", "an open descriptor holding the secret; removed once read"},

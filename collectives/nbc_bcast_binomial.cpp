@@ -21,7 +21,11 @@ void nbc_bcast_binomial(Schedule& s, void* buf, int count, MPI_Datatype type, in
     s.recv(buf, count, type, root);
     s.end_round();
   }
-  if (t.rank == root && !t.standalone()) s.send(buf, count, type, t.remote_member(0));
+  // The root first sends to every other site's first member, each the
+  // root of its own site's tree.
+  if (t.rank == root)
+    for (int leader : t.comm->map().site_leaders())
+      if (leader >= 0 && !t.is_local(leader)) s.send(buf, count, type, leader);
   // Children rel + 2^k below that bit, farthest (largest subtree) first.
   for (mask >>= 1; mask > 0; mask >>= 1)
     if (rel + mask < n) s.send(buf, count, type, member(rel + mask));

@@ -5,8 +5,10 @@
 // communicator order) and its inter-cluster steps through the
 // point-to-point interface on the communicator's collective context.
 //
-// Every algorithm here has one inter-site step between two sites: a
-// communicator over more sites is refused at the entry (kMaxSitesSpanned).
+// The two-level algorithms have one inter-site step between two sites: on a
+// communicator over more sites (kMaxSitesSpanned) the C API runs the
+// non-blocking schedules instead (capi/many_sites.h), which hold for any
+// number of sites.
 #pragma once
 
 #include <mpi.h>
@@ -17,7 +19,7 @@
 
 namespace zipper::coll {
 
-/// Most sites one communicator may span for the algorithms here.
+/// Most sites the two-level algorithms join (one inter-site step).
 inline constexpr int kMaxSitesSpanned = 2;
 
 struct Topology {

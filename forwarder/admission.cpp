@@ -1,4 +1,4 @@
-// Admission: HELLO (layout and side checks), CHALLENGE (with the host key),
+// Admission: HELLO (site table and leg checks), CHALLENGE (with the host key),
 // AUTH (proof of the job key bound to this connection, optionally a MUNGE
 // credential), then joining the job and the HELLO_ACK that confirms the host
 // key to the rank; refusals and draining. proto/auth.h has the exchange.
@@ -6,6 +6,7 @@
 
 #include "../proto/host_key.h"
 #include "../proto/munge.h"
+#include "../proto/site_hello.h"
 #include "address_prefix.h"
 #include "control_frames.h"
 
@@ -64,25 +65,49 @@ void Admission::refuse(const std::shared_ptr<Connection>& conn, ErrorCode code,
   host_.close_conn(conn, "admission refused: " + why);
 }
 
+void Admission::refuse_version(const std::shared_ptr<Connection>& conn,
+                               std::uint16_t peer_version) {
+  ++counters_.refused_admissions;
+  log_.warn("version", "refused {}",
+            proto::version_mismatch(peer_version, proto::kVersion,
+                                    "the rank at " + conn->link->peer(), "zipperd"));
+  // Protocol 1's frame header is ours but for the version: the old rank
+  // reads this ERROR and prints its text, which names both versions.
+  const std::uint16_t answer = peer_version == 1 ? peer_version : proto::kVersion;
+  const std::string local = conn->link->local_address();
+  send_error(conn, ErrorCode::kBadHello, conn->hello.vrank, 0,
+             proto::version_mismatch(proto::kVersion, peer_version,
+                                     "zipperd at " + (local.empty() ? conn->link->peer() : local),
+                                     "libmmpi"),
+             answer);
+  host_.close_conn(conn, "protocol version " + std::to_string(peer_version));
+}
+
 // HELLO: check what can be checked without the secret, then challenge.
 void Admission::on_hello(const std::shared_ptr<Connection>& conn, const FrameHeader& hdr,
                          const Payload& payload) {
-  proto::HelloPayload hello;
   if (conn->hello_seen) return refuse(conn, ErrorCode::kBadHello, "second HELLO");
-  if (!proto::decode_hello(payload.bytes, &hello))
-    return refuse(conn, ErrorCode::kBadHello, "malformed hello payload");
+  proto::SiteHello hello;
+  std::string why;
+  if (!proto::decode_site_hello(payload.bytes, &hello, &why)) {
+    conn->hello.vrank = hello.vrank;  // the refusal names the rank the hello claimed
+    return refuse(conn, ErrorCode::kBadHello, "malformed hello: " + why);
+  }
   conn->hello_seen = true;
-  conn->hello = {hdr.job_id, hello.vrank, hello.np_low, hello.np_high};
-  const std::string bad = registry_.check_layout(hello.np_low, hello.np_high, hello.vrank);
-  if (!bad.empty()) return refuse(conn, ErrorCode::kBadHello, bad);
-  // Sides are the listeners, in order.
-  if (cfg_.group_sides && cfg_.listen.size() == 2) {
-    const int group_side = hello.vrank < hello.np_low ? 0 : 1;
-    if (conn->side != group_side)
+  conn->hello = {hdr.job_id, hello.vrank, hello.site, hello.site_ranks};
+  if (const std::string bad = registry_.check_layout(hello.site_ranks, hello.vrank); !bad.empty())
+    return refuse(conn, ErrorCode::kBadHello, bad);
+  // Legs are sites: site s connects on the s-th listener.
+  if (legs_are_sites(cfg_)) {
+    if (const std::string bad =
+            proto::check_sites_joined(hello.site_ranks.size(), cfg_.listen.size());
+        !bad.empty())
+      return refuse(conn, ErrorCode::kBadHello, bad);
+    if (conn->side != static_cast<int>(hello.site))
       return refuse(conn, ErrorCode::kBadHello,
-                    "rank " + std::to_string(hello.vrank) + " belongs to the " +
-                        (group_side == 0 ? "low" : "high") + " group, which connects on side " +
-                        cfg_.listen[group_side].name + ", not " + cfg_.listen[conn->side].name);
+                    "rank " + std::to_string(hello.vrank) + " belongs to site " +
+                        std::to_string(hello.site) + ", which connects on leg " +
+                        cfg_.listen[hello.site].name + ", not " + cfg_.listen[conn->side].name);
   }
   conn->challenge.nonce = proto::auth::random_nonce();
   conn->challenge.server_key = keys_->public_key();
@@ -116,8 +141,7 @@ void Admission::on_auth(const std::shared_ptr<Connection>& conn, const Payload& 
   JobRegistry::JoinRequest req;
   req.job_id = conn->hello.job_id;
   req.fingerprint = a.fingerprint;
-  req.np_low = conn->hello.np_low;
-  req.np_high = conn->hello.np_high;
+  req.sites = conn->hello.site_ranks;
   req.vrank = conn->hello.vrank;
   if (!munge_.empty()) {
     std::string why;
@@ -168,8 +192,8 @@ void Admission::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
     return refuse(conn, ErrorCode::kBadHello, r.error);
   }
   flow_.set_jobs(registry_.job_count());
-  log_.info("admit", r.job->label(), "job {}: rank {} of {}+{} connected from {}", r.job->label(),
-            req.vrank, req.np_low, req.np_high, conn->link->peer());
+  log_.info("admit", r.job->label(), "job {}: rank {} of {} connected from {}", r.job->label(),
+            req.vrank, proto::layout_text(req.sites), conn->link->peer());
   if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
   auto ready = [&](const std::shared_ptr<Connection>& c) {
     OutFrame f;

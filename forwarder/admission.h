@@ -1,4 +1,4 @@
-// Admission to zipperd: HELLO (layout and side checks), CHALLENGE (with the
+// Admission to zipperd: HELLO (site table and leg checks), CHALLENGE (with the
 // host key), AUTH (proof of the job key bound to this connection, optionally
 // a MUNGE credential), then joining the job (JobRegistry: limits and shares)
 // and the HELLO_ACK that confirms the host key to the rank; refusals,
@@ -47,8 +47,10 @@ class Admission {
   Admission& operator=(const Admission&) = delete;
 
   /// A HELLO from a connection not yet admitted (its receive thread): checks
-  /// the layout and the side, then sends the CHALLENGE; a refusal sends an
-  /// ERROR (kBadHello) and closes the connection.
+  /// the site table and, where legs are sites (legs_are_sites), that the
+  /// rank's site is one this bridge joins and its leg the one it arrived on;
+  /// then sends the CHALLENGE. A refusal sends an ERROR (kBadHello) and
+  /// closes the connection.
   void on_hello(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr,
                 const proto::Payload& payload);
   /// An AUTH answering this connection's CHALLENGE: checks the proof (and
@@ -56,6 +58,12 @@ class Admission {
   /// once the job is complete. A refusal sends an ERROR (kAuth, kBadHello)
   /// and closes the connection.
   void on_auth(const std::shared_ptr<Connection>& conn, const proto::Payload& payload);
+
+  /// A connection whose first frame header carried protocol version
+  /// `peer_version`, not ours: one line in the log naming both, and an ERROR
+  /// (kBadHello) naming both in the peer's version where its header is known
+  /// (version 1 had the same header), then the connection is closed.
+  void refuse_version(const std::shared_ptr<Connection>& conn, std::uint16_t peer_version);
 
   /// Ends every connection of a job the registry evicted (their receive
   /// threads close them), telling each rank why.

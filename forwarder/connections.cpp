@@ -1,11 +1,13 @@
 // A connection's life in zipperd: accepted (pausing on EMFILE/ENFILE rather
 // than spinning), closed, and its job's other ranks told it went.
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cstring>
 
+#include "../proto/site_hello.h"
 #include "control_frames.h"
 #include "forwarder.h"
 #include "side.h"
@@ -169,12 +171,14 @@ void Forwarder::announce_departure(const std::shared_ptr<Connection>& conn,
 void Forwarder::log_job_end(const Job& job) {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - job.created).count();
-  const Traffic up = job.from_low.load(), down = job.from_high.load();
-  log_.info("job-end", "",
-            "job {}: ended after {:.1f} s; {}+{} ranks; relayed {} bytes in {} "
-            "frames low to high, {} bytes in {} frames high to low",
-            job.label(), secs, job.np_low(), job.np_high(), up.bytes, up.frames, down.bytes,
-            down.frames);
+  std::string relayed;
+  for (std::size_t s = 0; s < job.sites().size(); ++s) {
+    const Traffic t = job.from_site(s);
+    relayed +=
+        fmt::format("{}{} bytes in {} frames from site {}", s ? ", " : "", t.bytes, t.frames, s);
+  }
+  log_.info("job-end", "", "job {}: ended after {:.1f} s; {} ranks; relayed {}", job.label(), secs,
+            proto::layout_text(job.sites()), relayed);
 }
 
 }  // namespace zipper::forwarder

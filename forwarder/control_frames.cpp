@@ -19,8 +19,10 @@ void send_control(const std::shared_ptr<Connection>& conn, OutFrame frame) {
 }
 
 void send_error(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
-                std::uint32_t about_rank, std::uint64_t seq, const std::string& text) {
+                std::uint32_t about_rank, std::uint64_t seq, const std::string& text,
+                std::uint16_t version) {
   OutFrame f;
+  f.hdr.version = version;
   f.hdr.type = FrameType::kError;
   f.hdr.flags = static_cast<std::uint8_t>(code);
   f.hdr.job_id = conn->job ? conn->job->id() : 0;

@@ -20,8 +20,11 @@ namespace zipper::forwarder {
 void send_control(const std::shared_ptr<Connection>& conn, proto::OutFrame frame);
 
 /// Sends an ERROR frame: `code`, about rank `about_rank` and frame `seq`,
-/// with `text` (cut to 1024 bytes) as its payload.
+/// with `text` (cut to 1024 bytes) as its payload. `version`: the header's
+/// protocol version (another than ours only to answer a peer of that
+/// version, whose header has the same layout).
 void send_error(const std::shared_ptr<Connection>& conn, proto::ErrorCode code,
-                std::uint32_t about_rank, std::uint64_t seq, const std::string& text);
+                std::uint32_t about_rank, std::uint64_t seq, const std::string& text,
+                std::uint16_t version = proto::kVersion);
 
 }  // namespace zipper::forwarder

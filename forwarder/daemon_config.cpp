@@ -180,6 +180,7 @@ std::string get_munge_sockets(const DaemonConfig& c) {
   return out;
 }
 
+// Legs in the order given: with group_sides the s-th serves every job's site s.
 std::string set_listen(DaemonConfig& c, const std::vector<std::string>& v) {
   c.forwarder.listen.clear();
   for (const auto& spec : v) {
@@ -189,7 +190,10 @@ std::string set_listen(DaemonConfig& c, const std::vector<std::string>& v) {
     std::string why;
     auto ep = proto::parse_endpoint(spec.substr(eq + 1), &why);
     if (!ep) return why;
-    c.forwarder.listen.push_back({spec.substr(0, eq), *ep});
+    const std::string name = spec.substr(0, eq);
+    for (const auto& l : c.forwarder.listen)
+      if (l.name == name) return "listener " + name + " is given twice";
+    c.forwarder.listen.push_back({name, *ep});
   }
   return "";
 }
@@ -206,8 +210,10 @@ std::string get_listen(const DaemonConfig& c) {
 const std::vector<Setting>& own_table() {
   static const std::vector<Setting> t = {
       {{"listen", "--listen",
-        "NAME=[tcp:|verbs:]HOST:PORT, once per subnet (e.g. A=10.201.0.254:7470); in the file a "
-        "[listen] table of NAME = \"ADDRESS\"",
+        "NAME=[tcp:|verbs:]HOST:PORT, once per site (a leg; e.g. A=10.201.0.254:7470): the "
+        "s-th leg serves site s of every job (--group-sides); in the file a [listen] table of "
+        "NAME = \"ADDRESS\" (legs in the order of their names) or listen = [\"NAME=ADDRESS\", "
+        "...] (legs in that order)",
         false},
        Shape::kListen,
        set_listen,
@@ -262,8 +268,8 @@ const std::vector<Setting>& own_table() {
           false, [](DaemonConfig & c) -> auto& { return c.forwarder.splice; }),
       boolean(
           "admission.group_sides", "--group-sides",
-          "true: with two listeners, the low group must use the first and the high group the "
-          "second",
+          "true: with two listeners or more, legs are sites: the ranks of a job's site s must "
+          "use the s-th listener, and a job of more sites than listeners is refused",
           false, [](DaemonConfig & c) -> auto& { return c.forwarder.group_sides; }),
       integer(
           "limits.max_ranks", "--max-ranks", "largest layout x+y a job may claim", false, 2,
@@ -411,6 +417,16 @@ std::vector<std::string> texts_of(const Setting& s, const toml::node& n, std::st
   std::vector<std::string> out;
   switch (s.shape) {
     case Shape::kListen:
+      if (const auto* a = n.as_array()) {
+        for (const auto& e : *a) {
+          if (!e.is_string()) {
+            *why = "expected an array of \"NAME=HOST:PORT\" strings";
+            return {};
+          }
+          out.push_back(*e.value<std::string>());
+        }
+        return out;
+      }
       if (const auto* t = n.as_table()) {
         for (const auto& [name, addr] : *t) {
           if (!addr.is_string()) {
@@ -421,7 +437,9 @@ std::vector<std::string> texts_of(const Setting& s, const toml::node& n, std::st
         }
         return out;  // empty: none from the file (the command line may give them)
       }
-      *why = "expected a table of NAME = \"HOST:PORT\" ([listen])";
+      *why =
+          "expected a table of NAME = \"HOST:PORT\" ([listen]) or an array of "
+          "\"NAME=HOST:PORT\"";
       return {};
     case Shape::kSize:
       if (n.is_integer()) return {std::to_string(*n.value<std::int64_t>())};

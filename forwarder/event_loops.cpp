@@ -181,7 +181,12 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     close_conn(conn, conn->said_bye ? "closed" : "closed without BYE");
   } else if (st == LinkStatus::kError) {
     const proto::LinkError err = conn->link->last_error();
-    if (err.kind == proto::LinkErrorKind::kMalformed) {
+    // A rank of another release, at its first frame: refused by name, not a
+    // protocol error. An admitted rank that changes version breaks the protocol.
+    if (err.kind == proto::LinkErrorKind::kVersionMismatch && !conn->job)
+      return admission_->refuse_version(conn, err.peer_version);
+    if (err.kind == proto::LinkErrorKind::kMalformed ||
+        err.kind == proto::LinkErrorKind::kVersionMismatch) {
       note_protocol_error(conn);
       send_error(conn, ErrorCode::kMalformed, conn->vrank, 0, err.message);
     }

@@ -70,13 +70,13 @@ void Forwarder::start() {
   spdlog::info(
       "admission: auth {}, at most {} jobs ({} per user), {} connections, a job's layout at "
       "most {} ranks ({} % of the connections); each job may hold at least {} bytes and a fair "
-      "share of {} bytes, and per pool class its share of the buffers; ranks must use their "
-      "group's side: {}",
+      "share of {} bytes, and per pool class its share of the buffers; legs are sites (site s on "
+      "listener s): {}",
       cfg_.auth, cfg_.max_jobs, cfg_.max_jobs_per_user, cfg_.max_connections,
       std::min<std::uint64_t>(cfg_.max_ranks, std::uint64_t{cfg_.max_connections} *
                                                   cfg_.max_job_connections_share / 100),
       cfg_.max_job_connections_share, flow_->job_share(), cfg_.max_memory,
-      cfg_.group_sides && cfg_.listen.size() == 2 ? "yes" : "no");
+      legs_are_sites(cfg_) ? "yes" : "no");
   spdlog::info(
       "shares: a tenant (MUNGE uid, else address prefix /{} IPv4, /{} IPv6) holds at most {} "
       "jobs without MUNGE, {} with; the last {} of --max-jobs are kept for tenants holding no "

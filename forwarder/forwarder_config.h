@@ -65,8 +65,10 @@ struct Config {
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)
   int accept_pause_ms = 1000;     // accepting pauses this long when out of file descriptors
-  // With exactly two listeners, the low group must arrive on the first and
-  // the high group on the second.
+  // With two listeners or more, legs are sites: the ranks of the job's site
+  // s must arrive on the s-th listener (a bridge with N legs joins N sites,
+  // the "star"), and a job of more sites than legs is refused. False: any
+  // rank on any listener.
   bool group_sides = true;
   // TCP -> TCP payloads of 16-256 KiB move by splice() through a pipe
   // (pipe_pool.h): zipperd copies none of their bytes. Off by default: on the
@@ -82,6 +84,10 @@ struct Config {
   // ZIPPER_VERBS_* variable.
   proto::verbs::Config verbs;
 };
+
+/// True when `cfg`'s listeners are legs serving one site each, in order
+/// (group_sides with two listeners or more).
+inline bool legs_are_sites(const Config& cfg) { return cfg.group_sides && cfg.listen.size() >= 2; }
 
 /// Checks `cfg` field by field and across fields, and fills the defaults that
 /// depend on others (the pool classes). Throws std::invalid_argument naming

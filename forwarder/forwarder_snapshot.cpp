@@ -104,8 +104,10 @@ Snapshot Forwarder::snapshot() const {
     }
   }
   const auto add_job = [&](const Job& j, bool finished) {
-    s.jobs.push_back({j.label(), j.id(), j.np_low(), j.np_high(), j.connected(), finished,
-                      secs(j.created), j.from_low.load(), j.from_high.load()});
+    std::vector<Traffic> from;
+    for (std::size_t site = 0; site < j.sites().size(); ++site) from.push_back(j.from_site(site));
+    s.jobs.push_back(
+        {j.label(), j.id(), j.sites(), j.connected(), finished, secs(j.created), std::move(from)});
   };
   for (const auto& j : registry_.active()) {
     add_job(*j, false);

@@ -2,9 +2,11 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
+#include "../proto/site_hello.h"
 #include "tenant_share.h"
 
 namespace zipper::forwarder {
@@ -22,6 +24,33 @@ std::string Job::job_label(std::uint64_t id, const proto::auth::Fingerprint& fp)
     out += kHex[c & 15];
   }
   return out;
+}
+
+Job::Job(std::uint64_t id, const proto::auth::Fingerprint& fp, const proto::auth::Key& key,
+         std::vector<std::uint32_t> sites, std::optional<std::uint32_t> uid, std::string owner)
+    : id_(id),
+      fingerprint_(fp),
+      key_(key),
+      sites_(std::move(sites)),
+      from_site_(std::make_unique<TrafficCounters[]>(sites_.size())),
+      uid_(uid),
+      owner_(std::move(owner)),
+      label_(job_label(id, fp)) {
+  first_.push_back(0);
+  for (std::uint32_t r : sites_) first_.push_back(first_.back() + r);  // checked: below 2^24
+}
+
+int Job::site_of(std::uint32_t vrank) const {
+  if (vrank >= size()) return -1;
+  // The last site whose first rank is at most vrank.
+  const auto it = std::upper_bound(first_.begin(), first_.end(), vrank);
+  return static_cast<int>(it - first_.begin()) - 1;
+}
+
+std::uint64_t Job::frames_relayed() const {
+  std::uint64_t n = 0;
+  for (std::size_t s = 0; s < sites_.size(); ++s) n += from_site_[s].load().frames;
+  return n;
 }
 
 std::vector<std::shared_ptr<Connection>> Job::members() const {
@@ -45,20 +74,23 @@ void decrement(std::map<std::string, std::uint32_t>& m, const std::string& key) 
 
 }  // namespace
 
-std::string JobRegistry::check_layout(std::uint32_t np_low, std::uint32_t np_high,
+std::string JobRegistry::check_layout(const std::vector<std::uint32_t>& sites,
                                       std::uint32_t vrank) const {
-  const std::uint64_t n = std::uint64_t{np_low} + np_high;
-  if (np_low == 0 || np_high == 0 || n > max_ranks_)
-    return "invalid layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
-           " (each group at least 1, at most " + std::to_string(max_ranks_) +
+  std::uint64_t n = 0;
+  bool empty_site = false;
+  for (std::uint32_t r : sites) {
+    n += r;  // at most 64 terms below 2^32 (the hello's decoder): no wrap
+    empty_site = empty_site || r == 0;
+  }
+  const std::string layout = proto::layout_text(sites);
+  if (sites.size() < 2 || sites.size() > proto::kMaxHelloSites || empty_site || n > max_ranks_)
+    return "invalid layout " + layout + " (2 to " + std::to_string(proto::kMaxHelloSites) +
+           " sites of at least 1 rank each, at most " + std::to_string(max_ranks_) +
            " ranks in all: --max-ranks)";
   if (n > max_layout_)
-    return "layout " + std::to_string(np_low) + "+" + std::to_string(np_high) +
-           " needs more than one job's share of connections (at most " +
+    return "layout " + layout + " needs more than one job's share of connections (at most " +
            std::to_string(max_layout_) + " ranks: --max-job-connections-share)";
-  if (vrank >= n)
-    return "rank " + std::to_string(vrank) + " outside layout " + std::to_string(np_low) + "+" +
-           std::to_string(np_high);
+  if (vrank >= n) return "rank " + std::to_string(vrank) + " outside layout " + layout;
   return {};
 }
 
@@ -72,7 +104,7 @@ std::shared_ptr<Job> JobRegistry::find(std::uint64_t job_id,
 JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
                                           const std::shared_ptr<Connection>& conn) {
   JoinResult r;
-  r.error = check_layout(req.np_low, req.np_high, req.vrank);
+  r.error = check_layout(req.sites, req.vrank);
   if (!r.error.empty()) return r;
   std::lock_guard lk(mu_);
   auto it = jobs_.find(Key{req.job_id, req.fingerprint});
@@ -146,16 +178,15 @@ JobRegistry::JoinResult JobRegistry::join(const JoinRequest& req,
     }
     ++jobs_per_owner_[req.owner];
     ++jobs_per_tenant_[tenant];  // a new job's first join cannot fail below: it matches it
-    job = std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.np_low, req.np_high,
-                                req.uid, req.owner);
+    job =
+        std::make_shared<Job>(req.job_id, req.fingerprint, req.key, req.sites, req.uid, req.owner);
     job->prefix_ = req.prefix;
     job->tenant_ = tenant;
     jobs_.emplace(Key{req.job_id, req.fingerprint}, job);
   }
-  if (job->np_low_ != req.np_low || job->np_high_ != req.np_high) {
-    r.error = "layout " + std::to_string(req.np_low) + "+" + std::to_string(req.np_high) +
-              " does not match the job's " + std::to_string(job->np_low_) + "+" +
-              std::to_string(job->np_high_);
+  if (job->sites_ != req.sites) {
+    r.error = "layout " + proto::layout_text(req.sites) + " does not match the job's " +
+              proto::layout_text(job->sites_);
     return r;
   }
   if (job->uid_ != req.uid) {
@@ -225,7 +256,7 @@ void JobRegistry::forget_locked(const std::shared_ptr<Job>& job) {
 void JobRegistry::sample_activity(std::chrono::steady_clock::time_point now) {
   std::lock_guard lk(mu_);
   for (auto& [key, job] : jobs_) {
-    const std::uint64_t frames = job->from_low.load().frames + job->from_high.load().frames;
+    const std::uint64_t frames = job->frames_relayed();
     if (frames != job->seen_frames_) {
       job->seen_frames_ = frames;
       job->last_active_ = now;

@@ -7,7 +7,7 @@
 // different job, so a job id cannot be squatted. Rank tables grow with the
 // ranks that actually connect, never with the layout a hello claims.
 //
-// Shares: a layout may claim at most a configured part of
+// Shares: a layout (the job's site table) may claim at most a configured part of
 // --max-connections, and one owner (a MUNGE uid, else a source address) may
 // run at most --max-jobs-per-user jobs at once. A complete job is never
 // reaped for being idle: it may compute for hours.
@@ -38,17 +38,11 @@ namespace zipper::forwarder {
 
 class Job {
  public:
+  /// `sites`: the job's site table (ranks per site, in world-rank order;
+  /// 2..64 sites of at least one rank each, as JobRegistry::check_layout
+  /// accepts).
   Job(std::uint64_t id, const proto::auth::Fingerprint& fp, const proto::auth::Key& key,
-      std::uint32_t np_low, std::uint32_t np_high, std::optional<std::uint32_t> uid,
-      std::string owner)
-      : id_(id),
-        fingerprint_(fp),
-        key_(key),
-        np_low_(np_low),
-        np_high_(np_high),
-        uid_(uid),
-        owner_(std::move(owner)),
-        label_(job_label(id, fp)) {}
+      std::vector<std::uint32_t> sites, std::optional<std::uint32_t> uid, std::string owner);
 
   /// The job's one label in the log, zipperctl and /metrics: 12 hex digits of
   /// a BLAKE2b hash of (id, secret fingerprint). It reveals neither, and two
@@ -56,9 +50,12 @@ class Job {
   static std::string job_label(std::uint64_t id, const proto::auth::Fingerprint& fp);
 
   std::uint64_t id() const { return id_; }
-  std::uint32_t np_low() const { return np_low_; }
-  std::uint32_t np_high() const { return np_high_; }
-  std::uint32_t size() const { return np_low_ + np_high_; }
+  /// The job's site table: ranks per site, in world-rank order.
+  const std::vector<std::uint32_t>& sites() const { return sites_; }
+  /// World ranks over all sites.
+  std::uint32_t size() const { return first_.back(); }
+  /// The site of rank `vrank`, or -1 when it is outside the job.
+  int site_of(std::uint32_t vrank) const;
   /// HMAC key that admits further ranks (derived from the job secret).
   const proto::auth::Key& auth_key() const { return key_; }
   /// MUNGE uid the job is kept to (--auth munge), else nullopt.
@@ -90,12 +87,15 @@ class Job {
     std::lock_guard lk(mu_);
     return static_cast<std::uint32_t>(slots_.size());
   }
-  /// Relayed traffic by direction: low group (ranks < np_low) to high, and back.
-  TrafficCounters from_low, from_high;
-  /// Counts one relayed frame sent by `src`.
+  /// Relayed traffic sent by the ranks of site s (0 <= s < sites().size()).
+  Traffic from_site(std::size_t s) const { return from_site_[s].load(); }
+  /// Counts one relayed frame sent by `src` (a rank of the job).
   void count(std::uint32_t src, std::uint64_t payload_bytes) {
-    (src < np_low_ ? from_low : from_high).add(payload_bytes);
+    const int s = site_of(src);
+    if (s >= 0) from_site_[static_cast<std::size_t>(s)].add(payload_bytes);
   }
+  /// Frames relayed for the job so far, every site's together.
+  std::uint64_t frames_relayed() const;
   const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
 
   /// Payload bytes this job's frames hold inside zipperd (JobMemoryShare).
@@ -131,7 +131,9 @@ class Job {
   const std::uint64_t id_;
   const proto::auth::Fingerprint fingerprint_;
   const proto::auth::Key key_;
-  const std::uint32_t np_low_, np_high_;
+  const std::vector<std::uint32_t> sites_;
+  std::vector<std::uint32_t> first_;  // world rank of each site's first; back() = size()
+  std::unique_ptr<TrafficCounters[]> from_site_;
   const std::optional<std::uint32_t> uid_;
   const std::string owner_;
   std::string prefix_;  // set once by JobRegistry::join, before the job is shared
@@ -170,8 +172,9 @@ class JobRegistry {
   struct JoinRequest {
     std::uint64_t job_id = 0;
     proto::auth::Fingerprint fingerprint{};
-    proto::auth::Key key{};  // used only when this join creates the job
-    std::uint32_t np_low = 0, np_high = 0, vrank = 0;
+    proto::auth::Key key{};            // used only when this join creates the job
+    std::vector<std::uint32_t> sites;  // the hello's site table
+    std::uint32_t vrank = 0;
     std::optional<std::uint32_t> uid;  // MUNGE uid of the connecting rank
     std::string owner;                 // "uid N" with MUNGE, else "address A" of the connection
     std::string prefix;                // the connection's source address prefix ("" = none)
@@ -197,9 +200,11 @@ class JobRegistry {
     bool finished = false;  // the job's last rank left: the job ended
   };
 
-  /// Checks a layout and rank against the limits, before any authentication
-  /// work. Returns an error text, or empty when acceptable.
-  std::string check_layout(std::uint32_t np_low, std::uint32_t np_high, std::uint32_t vrank) const;
+  /// Checks a site table and rank against the limits, before any
+  /// authentication work: at least two sites, none empty, at most
+  /// --max-ranks and one job's share of connections in all, the rank inside.
+  /// Returns an error text, or empty when acceptable.
+  std::string check_layout(const std::vector<std::uint32_t>& sites, std::uint32_t vrank) const;
 
   /// The job named (id, fingerprint), or nullptr.
   std::shared_ptr<Job> find(std::uint64_t job_id, const proto::auth::Fingerprint& fp) const;

@@ -97,7 +97,8 @@ int print_public_key(const std::string& config_file, const fw::CommandLine& cli)
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zipperd: relays MMPI traffic between two cluster subnets"};
+  CLI::App app{
+      "zipperd: relays MMPI traffic between cluster subnets (sites), one listener (leg) each"};
   std::string config_file;
   bool check_only = false;
   bool print_host_key = false;

@@ -105,10 +105,15 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
   const auto per_job = [&](const char* name, const char* help, bool bytes) {
     w.family(name, "counter", help);
     for (const JobSnapshot* j : jobs) {
-      w.sample(fmt::format("job=\"{}\",direction=\"low_to_high\"", esc(j->label)),
-               bytes ? j->from_low.bytes : j->from_low.frames);
-      w.sample(fmt::format("job=\"{}\",direction=\"high_to_low\"", esc(j->label)),
-               bytes ? j->from_high.bytes : j->from_high.frames);
+      // Two sites: the two-site shorthand's names; more: by the sending site.
+      for (std::size_t site = 0; site < j->from_site.size(); ++site) {
+        const std::string direction = j->from_site.size() == 2
+                                          ? (site == 0 ? "low_to_high" : "high_to_low")
+                                          : "from_site_" + std::to_string(site);
+        const Traffic& t = j->from_site[site];
+        w.sample(fmt::format("job=\"{}\",direction=\"{}\"", esc(j->label), direction),
+                 bytes ? t.bytes : t.frames);
+      }
     }
   };
   per_job("zipper_job_bytes_total",

@@ -1,6 +1,7 @@
 // Dispatch and cut-through relay: a frame before admission goes to
 // Admission; one from an admitted rank goes to its destination rank inside
-// the same job only (router.h), written out at once by the receiving thread.
+// the same job only, found by that rank's site (router.h), written out at
+// once by the receiving thread.
 #include <cstring>
 
 #include "../proto/payload_pipe.h"
@@ -71,7 +72,10 @@ void Forwarder::relay(const std::shared_ptr<Connection>& conn, const FrameHeader
   auto dest = route(*conn, hdr.dst);
   if (!dest || dest->closed) {
     send_error(conn, ErrorCode::kPeerGone, hdr.dst, hdr.seq,
-               "rank " + std::to_string(hdr.dst) + " is not connected");
+               conn->job->site_of(hdr.dst) < 0
+                   ? "rank " + std::to_string(hdr.dst) + " is outside the job's " +
+                         std::to_string(conn->job->size()) + " ranks"
+                   : "rank " + std::to_string(hdr.dst) + " is not connected");
     return;  // payload dropped here: its credit goes back to the sender
   }
   ++counters_.frames_relayed;
@@ -115,13 +119,15 @@ void Forwarder::relay_abort(const std::shared_ptr<Connection>& conn, const Frame
   // rail; the first one's code is the job's.
   if (!job.abort_once()) return;
   counters_.jobs_aborted.fetch_add(1, std::memory_order_relaxed);
-  const bool from_low = conn->vrank < job.np_low();
-  log_.warn("abort", "job {}: rank {} aborted the job with code {}; telling the {} cluster",
-            job.label(), conn->vrank, hdr.tag, from_low ? "high" : "low");
-  // The aborting rank's own cluster ends by its native MPI_Abort; the other
-  // cluster hears it from here, at once (no wait for the departures).
+  const int site = job.site_of(conn->vrank);
+  log_.warn("abort",
+            "job {}: rank {} of site {} aborted the job with code {}; telling the other "
+            "sites",
+            job.label(), conn->vrank, site, hdr.tag);
+  // The aborting rank's own site ends by its native MPI_Abort; every other
+  // site hears it from here, at once (no wait for the departures).
   for (auto& other : job.members()) {
-    if (other->doomed || (other->vrank < job.np_low()) == from_low) continue;
+    if (other->doomed || job.site_of(other->vrank) == site) continue;
     OutFrame f;
     f.hdr.type = FrameType::kAbort;
     f.hdr.job_id = job.id();

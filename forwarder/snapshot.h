@@ -27,12 +27,11 @@ struct SideSnapshot {
 struct JobSnapshot {
   std::string label;     // the job's label everywhere (log, zipperctl, /metrics): Job::job_label
   std::uint64_t id = 0;  // MMPI job id (JSON: a string; never in /metrics or the log)
-  std::uint32_t np_low = 0, np_high = 0;  // layout x+y
+  std::vector<std::uint32_t> sites;  // the site table: ranks per site, in world-rank order
   std::uint32_t ranks_connected = 0;
-  bool finished = false;  // every rank has left
-  double age_s = 0;       // seconds since its first rank said hello
-  Traffic from_low;       // low group (ranks 0..x-1) to high group
-  Traffic from_high;      // high group to low group
+  bool finished = false;           // every rank has left
+  double age_s = 0;                // seconds since its first rank said hello
+  std::vector<Traffic> from_site;  // relayed frames sent by each site's ranks
 };
 
 /// One client connection.

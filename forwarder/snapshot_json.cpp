@@ -39,16 +39,26 @@ nlohmann::json to_json(const Snapshot& s) {
                      {"connections_open", d.connections_open}});
   out["status"]["sides"] = sides;
   json jobs = json::array();
-  for (const auto& j : s.jobs)
-    jobs.push_back({{"job", j.label},
-                    {"id", std::to_string(j.id)},  // a string: u64 loses precision in jq
-                    {"np_low", j.np_low},
-                    {"np_high", j.np_high},
-                    {"ranks_connected", j.ranks_connected},
-                    {"state", j.finished ? "finished" : "running"},
-                    {"age_s", j.age_s},
-                    {"low_to_high", traffic(j.from_low)},
-                    {"high_to_low", traffic(j.from_high)}});
+  for (const auto& j : s.jobs) {
+    json from = json::array();
+    for (const Traffic& t : j.from_site) from.push_back(traffic(t));
+    json o = {{"job", j.label},
+              {"id", std::to_string(j.id)},  // a string: u64 loses precision in jq
+              {"sites", j.sites},
+              {"ranks_connected", j.ranks_connected},
+              {"state", j.finished ? "finished" : "running"},
+              {"age_s", j.age_s},
+              {"from_site", from}};
+    // A two-site job keeps the names of the two-site shorthand (x+y, the
+    // low and the high group).
+    if (j.sites.size() == 2) {
+      o["np_low"] = j.sites[0];
+      o["np_high"] = j.sites[1];
+      o["low_to_high"] = traffic(j.from_site[0]);
+      o["high_to_low"] = traffic(j.from_site[1]);
+    }
+    jobs.push_back(std::move(o));
+  }
   out["jobs"] = jobs;
   json links = json::array();
   for (const auto& l : s.links)

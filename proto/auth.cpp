@@ -49,10 +49,11 @@ void put_text(std::vector<std::byte>& v, const std::string& t) {
 
 std::vector<std::byte> transcript(const ChallengePayload& c, const AuthPayload& a,
                                   const ConnectHello& who) {
-  static constexpr std::string_view kLabel = "zipper-auth-v2";
+  // v3: the hello fields of wire protocol 2 (the site table).
+  static constexpr std::string_view kLabel = "zipper-auth-v3";
   std::vector<std::byte> t;
-  t.reserve(kLabel.size() + kChallengeSize + kNonceSize + kFingerprintSize + 20 + 2 +
-            a.client_local.size() + a.client_peer.size());
+  t.reserve(kLabel.size() + kChallengeSize + kNonceSize + kFingerprintSize + 20 +
+            4 * who.site_ranks.size() + 2 + a.client_local.size() + a.client_peer.size());
   for (char ch : kLabel) t.push_back(std::byte(ch));
   put(t, c.nonce);
   put(t, c.server_key);
@@ -60,8 +61,9 @@ std::vector<std::byte> transcript(const ChallengePayload& c, const AuthPayload& 
   put(t, a.fingerprint);
   put_u64(t, who.job_id);
   put_u32(t, who.vrank);
-  put_u32(t, who.np_low);
-  put_u32(t, who.np_high);
+  put_u32(t, who.site);
+  put_u32(t, static_cast<std::uint32_t>(who.site_ranks.size()));
+  for (std::uint32_t r : who.site_ranks) put_u32(t, r);
   put_text(t, a.client_local);
   put_text(t, a.client_peer);
   return t;

@@ -2,7 +2,7 @@
 // authenticates zipperd to it, and the libsodium primitives behind it
 // (docs/security.md has the threat model).
 //
-//   client  --HELLO (job id, rank, layout)-->                         zipperd
+//   client  --HELLO (job id, rank, site table)-->                     zipperd
 //   client  <--CHALLENGE (fresh nonce, zipperd's host key)--------------
 //           the client checks the host key against the pinned one and
 //           sends nothing more to a listener with another key
@@ -118,9 +118,9 @@ Key job_key(const Secret& s, const Key& host_key);
 /// the fingerprint on the wire cannot squat the job.
 Fingerprint job_fingerprint(const Key& job_key);
 
-/// Tag over "zipper-auth-v2", the challenge (nonce, host key), the client
-/// nonce, the fingerprint, the hello fields and the connection's ends as the
-/// client sees them: good for one connection to one zipperd only.
+/// Tag over "zipper-auth-v3", the challenge (nonce, host key), the client
+/// nonce, the fingerprint, the hello fields (job, rank, site, site table) and the connection's ends
+/// as the client sees them: good for one connection to one zipperd only.
 Tag make_tag(const Key& job_key, const ChallengePayload& c, const AuthPayload& a,
              const ConnectHello& who);
 /// Constant-time check of a.tag (crypto_auth_verify).

@@ -2,7 +2,13 @@
 
 #include <cstring>
 
+#include "site_hello.h"
+
 namespace zipper::proto {
+
+static_assert(kVersion == kSiteHelloVersion, "HELLO's payload is the SiteHello of this version");
+static_assert(kHelloMinPayload == site_hello_size(0));
+
 namespace {
 
 // Little-endian writer/reader over a fixed byte span; explicit shifts keep the
@@ -140,7 +146,11 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
   h.magic = r.get<std::uint32_t>();
   if (h.magic != kMagic) return DecodeError::kBadMagic;
   h.version = r.get<std::uint16_t>();
-  if (h.version != kVersion) return DecodeError::kBadVersion;
+  if (h.version != kVersion) {
+    out->magic = h.magic;
+    out->version = h.version;
+    return DecodeError::kBadVersion;
+  }
   const auto type = r.get<std::uint8_t>();
   if (type == 0 || type > kMaxFrameType) return DecodeError::kBadType;
   h.type = static_cast<FrameType>(type);
@@ -176,7 +186,7 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
       if (h.payload_len != 0) return DecodeError::kBadLength;
       break;
     case FrameType::kHello:
-      if (h.payload_len < kHelloFixedSize) return DecodeError::kBadLength;
+      if (h.payload_len < kHelloMinPayload) return DecodeError::kBadLength;
       break;
     case FrameType::kHelloAck:
       if (h.payload_len != kHelloAckSize) return DecodeError::kBadLength;
@@ -188,24 +198,6 @@ DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_paylo
   }
   *out = h;
   return DecodeError::kOk;
-}
-
-void encode_hello(const HelloPayload& p, std::span<std::byte, kHelloFixedSize> out) {
-  Writer w(out.data());
-  w.put(p.vrank);
-  w.put(p.np_low);
-  w.put(p.np_high);
-  w.put(p.auth_len);
-}
-
-bool decode_hello(std::span<const std::byte> in, HelloPayload* out) {
-  if (in.size() < kHelloFixedSize) return false;
-  Reader r(in.data());
-  out->vrank = r.get<std::uint32_t>();
-  out->np_low = r.get<std::uint32_t>();
-  out->np_high = r.get<std::uint32_t>();
-  out->auth_len = r.get<std::uint32_t>();
-  return in.size() - kHelloFixedSize == out->auth_len;
 }
 
 void encode_hello_ack(const HelloAckPayload& p, std::span<std::byte, kHelloAckSize> out) {

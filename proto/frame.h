@@ -11,13 +11,16 @@
 namespace zipper::proto {
 
 inline constexpr std::uint32_t kMagic = 0x5A495050;  // "ZIPP"
-inline constexpr std::uint16_t kVersion = 1;
+/// The wire protocol's version: 2 carries the job's site table in HELLO
+/// (site_hello.h); 1 carried a two-group layout. A peer of another version is
+/// refused (DecodeError::kBadVersion).
+inline constexpr std::uint16_t kVersion = 2;
 inline constexpr std::size_t kHeaderSize = 64;  // bytes on the wire
 /// Hard upper bound on one frame's payload (bytes); links may configure less.
 inline constexpr std::uint32_t kMaxPayloadLimit = 64u << 20;
 
 enum class FrameType : std::uint8_t {
-  kHello = 1,       // client -> zipperd: payload HelloPayload (+ auth proof)
+  kHello = 1,       // client -> zipperd: payload SiteHello (site_hello.h; + auth proof)
   kHelloAck = 2,    // zipperd -> client: payload HelloAckPayload
   kJobReady = 3,    // zipperd -> client: every rank of the job has connected
   kEager = 4,       // a whole message; payload = message bytes
@@ -30,8 +33,8 @@ enum class FrameType : std::uint8_t {
   kChallenge = 11,  // zipperd -> client after HELLO: payload ChallengePayload (proto/auth.h)
   kAuth = 12,       // client -> zipperd: payload AuthPayload, the answer to the challenge
   kPing = 13,       // client -> zipperd health probe; zipperd answers with flags kPong, same seq
-  kAbort = 14,      // MMPI_Abort: tag = error code; client -> zipperd, relayed to the other
-                    // cluster's ranks with src = the aborting rank; no payload, no credit
+  kAbort = 14,      // MMPI_Abort: tag = error code; client -> zipperd, relayed to the ranks
+                    // of every other site with src = the aborting rank; no payload, no credit
 };
 inline constexpr std::uint8_t kMaxFrameType = 14;
 
@@ -49,7 +52,8 @@ inline constexpr std::uint8_t kCtsFin = 2;
 enum class ErrorCode : std::uint8_t {
   kMalformed = 1,      // the peer sent a frame that failed decoding
   kUnknownJob = 2,     // job id not registered / hello required first
-  kBadHello = 3,       // hello inconsistent with the job's layout, or duplicate rank
+  kBadHello = 3,       // hello inconsistent with the job's site table, or duplicate rank
+                       // (also: the rank speaks another protocol version)
   kPeerGone = 4,       // destination rank is not (or no longer) connected; src = that rank
                        // (0xffffffff: the job lost several ranks and is broken; Job::kAllRanks)
   kCreditOverrun = 5,  // sender exceeded its granted credits
@@ -93,18 +97,15 @@ std::string_view to_string(ErrorCode c);
 void encode_header(const FrameHeader& h, std::span<std::byte, kHeaderSize> out);
 
 /// Decodes and validates a header. `max_payload` (bytes) bounds payload_len.
-/// Never reads past `in`; on error `*out` is unspecified.
+/// Never reads past `in`; on error `*out` is unspecified, except for
+/// kBadVersion: out->magic and out->version then hold the peer's (so that
+/// the refusal can name both versions).
 DecodeError decode_header(std::span<const std::byte> in, std::uint32_t max_payload,
                           FrameHeader* out);
 
-/// kHello payload: fixed part, then `auth_len` bytes of authentication proof.
-struct HelloPayload {
-  std::uint32_t vrank = 0;
-  std::uint32_t np_low = 0;    // x: ranks in the low group
-  std::uint32_t np_high = 0;   // y: ranks in the high group
-  std::uint32_t auth_len = 0;  // bytes of proof that follow (room for a later auth scheme)
-};
-inline constexpr std::size_t kHelloFixedSize = 16;
+/// Least payload of a kHello frame (bytes): a SiteHello's fixed fields
+/// (site_hello.h), so that its decoder names a table of 0 sites.
+inline constexpr std::size_t kHelloMinPayload = 20;
 
 /// kHelloAck payload.
 struct HelloAckPayload {
@@ -116,8 +117,6 @@ struct HelloAckPayload {
 };
 inline constexpr std::size_t kHelloAckSize = 8 + 32;
 
-void encode_hello(const HelloPayload& p, std::span<std::byte, kHelloFixedSize> out);
-bool decode_hello(std::span<const std::byte> in, HelloPayload* out);
 void encode_hello_ack(const HelloAckPayload& p, std::span<std::byte, kHelloAckSize> out);
 bool decode_hello_ack(std::span<const std::byte> in, HelloAckPayload* out);
 

@@ -9,6 +9,14 @@ namespace zipper::proto {
 
 bool FrameAssembler::decode(std::span<const std::byte, kHeaderSize> h) {
   const DecodeError dec = decode_header(h, max_payload_, &hdr_);
+  if (dec == DecodeError::kBadVersion) {
+    // Its own kind: each end names both versions in its own words.
+    error_ = {LinkErrorKind::kVersionMismatch, 0,
+              "the peer at " + peer_ + " speaks zipper protocol version " +
+                  std::to_string(hdr_.version) + ", this end speaks " + std::to_string(kVersion),
+              hdr_.version};
+    return false;
+  }
   if (dec != DecodeError::kOk) {
     error_ = {LinkErrorKind::kMalformed, 0,
               "malformed frame from " + peer_ + ": " + std::string(to_string(dec))};

@@ -145,13 +145,14 @@ std::optional<Endpoint> parse_endpoint(const std::string& text, std::string* why
 /// the links they accept (the process's settings; TCP ignores it).
 std::unique_ptr<Listener> listen(const Endpoint& ep, const verbs::Config& verbs_cfg = {});
 
-/// Who connects: the content of a client's HELLO frame (frame.h
-/// HelloPayload plus the job id). Group = vrank < np_low ? low (0) : high (1).
+/// Who connects: the content of a client's HELLO frame (a SiteHello,
+/// site_hello.h, plus the job id): world rank `vrank` in site `site` of the
+/// job's site table.
 struct ConnectHello {
   std::uint64_t job_id = 0;
-  std::uint32_t vrank = 0;    // virtual rank
-  std::uint32_t np_low = 0;   // x: ranks in the low group
-  std::uint32_t np_high = 0;  // y: ranks in the high group
+  std::uint32_t vrank = 0;                // virtual (world) rank
+  std::uint32_t site = 0;                 // the rank's site
+  std::vector<std::uint32_t> site_ranks;  // ranks per site, in world-rank order
 };
 
 /// Connects to `ep`, retrying refused connections until `timeout_ms` elapses.

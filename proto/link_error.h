@@ -22,6 +22,7 @@ enum class LinkErrorKind : std::uint8_t {
   kTransport,   // a completion (WC) error or a device event other than a timeout
   kProtocol,    // the peer broke the link protocol (credits, grants) without a bad frame
   kInternal,    // a bug on this side (e.g. a sink returned a buffer of the wrong size)
+  kVersionMismatch,  // the peer speaks another wire protocol version (LinkError::peer_version)
 };
 
 constexpr std::string_view to_string(LinkErrorKind k) {
@@ -46,16 +47,20 @@ constexpr std::string_view to_string(LinkErrorKind k) {
       return "protocol";
     case LinkErrorKind::kInternal:
       return "internal";
+    case LinkErrorKind::kVersionMismatch:
+      return "version";
   }
   return "unknown";
 }
 
 /// What went wrong on a link: the kind to branch on, the errno for kSystem
-/// (0 otherwise), and a message for logs that names the peer.
+/// (0 otherwise), a message for logs that names the peer, and for kVersionMismatch
+/// the protocol version the peer's frame header carried.
 struct LinkError {
   LinkErrorKind kind = LinkErrorKind::kNone;
   int sys_errno = 0;
   std::string message;
+  std::uint16_t peer_version = 0;
 
   explicit operator bool() const { return kind != LinkErrorKind::kNone; }
   /// "CALL: strerror(err)" with the kind errno implies: EPIPE/ECONNRESET

@@ -103,9 +103,15 @@ std::string version_mismatch(std::uint16_t peer_version, std::uint16_t own_versi
 }
 
 std::string check_sites_joined(std::size_t declared, std::size_t joined) {
-  if (declared == joined) return {};
+  if (declared <= joined) return {};
   return "this zipperd joins " + std::to_string(joined) + " sites; the job declares " +
          std::to_string(declared);
+}
+
+std::string layout_text(const std::vector<std::uint32_t>& site_ranks) {
+  std::string out;
+  for (std::uint32_t r : site_ranks) out += (out.empty() ? "" : "+") + std::to_string(r);
+  return out;
 }
 
 }  // namespace zipper::proto

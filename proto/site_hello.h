@@ -1,8 +1,8 @@
-// The HELLO of wire protocol 2: a rank's site and the job's site table
-// (ranks per site, in world-rank order) instead of protocol 1's two-group
-// layout np_low/np_high (frame.h HelloPayload). The codec and its checks,
-// ahead of the switch of the frame header's version: zipperd and libmmpi
-// still speak protocol 1 (docs/sites.md, "What is not there yet").
+// The HELLO of wire protocol 2 (frame.h kVersion): a rank's site and the
+// job's site table (ranks per site, in world-rank order), which replaced
+// protocol 1's two-group layout np_low/np_high. The codec and its checks,
+// the one line a peer of the other version gets, and a bridge's check of
+// the sites it joins (docs/sites.md).
 #pragma once
 
 #include <cstddef>
@@ -62,8 +62,13 @@ bool decode_site_hello(std::span<const std::byte> in, SiteHello* out, std::strin
 std::string version_mismatch(std::uint16_t peer_version, std::uint16_t own_version,
                              const std::string& peer, const std::string& self);
 
-/// The refusal of a zipperd that joins `joined` sites per job when a HELLO
-/// declares `declared`: empty when they are equal.
+/// The refusal of a zipperd whose `joined` legs each serve one site (site s
+/// on leg s) when a HELLO declares `declared` sites: empty when the legs
+/// reach every one of them (declared <= joined), else e.g. "this zipperd
+/// joins 2 sites; the job declares 3".
 std::string check_sites_joined(std::size_t declared, std::size_t joined);
+
+/// A site table as text, the sites' ranks joined by '+': "4+4+2".
+std::string layout_text(const std::vector<std::uint32_t>& site_ranks);
 
 }  // namespace zipper::proto

@@ -69,15 +69,20 @@ std::string render_status(const json& a) {
 
 std::string render_jobs(const json& a) {
   std::vector<Row> rows;
-  for (const auto& j : a.at("jobs"))
-    rows.push_back({str(j.at("job")), str(j.at("id")), j.at("state").get<std::string>(),
-                    fmt::format("{}+{}", num(j.at("np_low")), num(j.at("np_high"))),
-                    num(j.at("ranks_connected")), num(j.at("low_to_high").at("bytes")),
-                    num(j.at("low_to_high").at("frames")), num(j.at("high_to_low").at("bytes")),
-                    num(j.at("high_to_low").at("frames")), secs(j.at("age_s"))});
-  return table({"JOB", "ID", "STATE", "LAYOUT", "RANKS", "LOW>HIGH_BYTES", "FRAMES",
-                "HIGH>LOW_BYTES", "FRAMES", "AGE_S"},
-               rows);
+  for (const auto& j : a.at("jobs")) {
+    // LAYOUT: ranks per site ("4+4+2"); traffic by sending site, "bytes/frames" each.
+    std::string layout, bytes, frames;
+    for (const auto& r : j.at("sites")) layout += (layout.empty() ? "" : "+") + num(r);
+    for (const auto& t : j.at("from_site")) {
+      bytes += (bytes.empty() ? "" : "/") + num(t.at("bytes"));
+      frames += (frames.empty() ? "" : "/") + num(t.at("frames"));
+    }
+    rows.push_back({str(j.at("job")), str(j.at("id")), j.at("state").get<std::string>(), layout,
+                    num(j.at("ranks_connected")), bytes, frames, secs(j.at("age_s"))});
+  }
+  return table(
+      {"JOB", "ID", "STATE", "LAYOUT", "RANKS", "BYTES_FROM_SITE", "FRAMES_FROM_SITE", "AGE_S"},
+      rows);
 }
 
 std::string render_links(const json& a) {

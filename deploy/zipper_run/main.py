@@ -1,4 +1,4 @@
-"""zipper-run's main: set up, start the forwarders, run both clusters, clean up.
+"""zipper-run's main: set up, start the forwarders, run every site's ranks, clean up.
 
 Whatever the outcome, everything zipper-run started is stopped and its
 temporary directory is removed.
@@ -112,11 +112,12 @@ def _run(r):
     r.bridges, will_start, zbin = zipperd.plan(o, r.work, r.self_dir)
 
     def build_cmds(keys):
+        # One mpirun per site, keyed by the site's name ("A", "B" with -x/-y).
         cmds, heads = {}, {}
-        for c, np in (("A", o.np_low), ("B", o.np_high)):
+        for site, (c, np) in enumerate(o.site_list):
             if int(np) > 0:
-                fwd = [br.fwd_a if c == "A" else br.fwd_b for br in r.bridges]
-                cmds[c], heads[c] = mpirun.build(o, c, fwd, secret_var, pass_env, r.work, rsh_bin,
+                fwd = [br.fwd[site] for br in r.bridges]
+                cmds[c], heads[c] = mpirun.build(o, site, fwd, secret_var, pass_env, r.work, rsh_bin,
                                                  preload, keys)
         return cmds, heads
 
@@ -140,8 +141,9 @@ def _run(r):
             with open(os.path.join(r.work, f"hostfile-{c.lower()}"), "w") as f:
                 f.write(mpirun.hostfile_text(c, int(o.nodes_a if c == "A" else o.nodes_b), np))
     if o.mode == "local":
-        for c in cmds:
-            os.mkdir(os.path.join(r.work, f"ompi-{c.lower()}"), 0o700)
+        for site, (c, _) in enumerate(o.site_list):
+            if c in cmds:
+                os.mkdir(os.path.join(r.work, mpirun.session_dir(o, site)), 0o700)
 
     site_keys.warn_if_accept(o)
     if will_start:
@@ -173,24 +175,26 @@ def _run(r):
             say("note: no per-node cgroups from zipper-emulate (cgroup v2 unavailable?); "
                 "each mpirun runs in a session of its own instead")
     r.sigs.running = True
-    for c in ("A", "B"):
+    for site, (c, _) in enumerate(o.site_list):
         if c in cmds:
             cg = emulation_cgroups.node_cgroup(heads[c]) if o.mode == "emulated" else None
-            # Each mpirun in a session of its own (an autogroup of its own).
-            r.procs[c] = subprocess.Popen(cmds[c], stdin=None if c == "A" else subprocess.DEVNULL,
+            # Each mpirun in a session of its own (an autogroup of its own);
+            # the first site's gets zipper-run's standard input.
+            r.procs[c] = subprocess.Popen(cmds[c], stdin=None if site == 0 else subprocess.DEVNULL,
                                           start_new_session=True, preexec_fn=_preexec(cg))
     return supervise.supervise(o, r.procs, r.bridges, r.sigs)
 
 
 def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
-    print(f"# {PROG} dry run: mode {o.mode}, job id and secret in the environment, "
-          f"low={o.np_low} high={o.np_high}")
+    layout = (" ".join(f"{c}={n}" for c, n in o.site_list) if o.site_table
+              else f"low={o.np_low} high={o.np_high}")
+    print(f"# {PROG} dry run: mode {o.mode}, job id and secret in the environment, {layout}")
     if o.standalone:
         print("# standalone: no zipperd, MMPI_FORWARDER unset")
     else:
-        fa = ",".join(b.fwd_a.text for b in r.bridges)
-        fb = ",".join(b.fwd_b.text for b in r.bridges)
-        print(f"# forwarder: A={fa} B={fb}")
+        fwd = " ".join(f"{c}=" + ",".join(b.fwd[site].text for b in r.bridges)
+                       for site, (c, _) in enumerate(o.site_list))
+        print(f"# forwarder: {fwd}")
     if o.mode == "emulated":
         if emu_up:
             print("# emulation missing; would create it:")
@@ -204,7 +208,8 @@ def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
                 print(f"# zipperd on {o.zipper_host} (pid file in a private mktemp -d directory there):")
                 cmd = zipperd._ssh(o) + ["-n", o.zipper_host, quote_cmd(br.cmd[1:])]
             else:
-                print(f"# zipperd (an error if {br.fwd_a.text} / {br.fwd_b.text} is taken already) "
+                taken = " / ".join(a.text for a in br.fwd[:len(o.site_list)])
+                print(f"# zipperd (an error if {taken} is taken already) "
                       f"(wait for pid file, {o.zipperd_wait} s max):")
                 cmd = br.cmd
             print(f"{quote_cmd(cmd)} </dev/null >{quote_cmd([br.log])} 2>&1 &")
@@ -217,11 +222,11 @@ def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):
             print(f"# {path}:")
             for line in mpirun.hostfile_text(c, int(o.nodes_a if c == "A" else o.nodes_b), np).splitlines():
                 print(f"#   {line}")
-    for c, group in (("A", "low"), ("B", "high")):
+    for site, (c, np) in enumerate(o.site_list):
         if c in cmds:
-            np = o.np_low if c == "A" else o.np_high
-            print(f"# cluster {c} ({group} group, {np} rank(s)):")
-            print(quote_cmd(cmds[c]) + (" &" if c == "A" else " </dev/null &"))
+            what = f"site {site}" if o.site_table else ("low group" if site == 0 else "high group")
+            print(f"# cluster {c} ({what}, {np} rank(s)):")
+            print(quote_cmd(cmds[c]) + (" &" if site == 0 else " </dev/null &"))
     if int(o.timeout):
         print(f"# timeout: {o.timeout} s (exit 124)")
 

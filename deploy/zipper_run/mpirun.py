@@ -1,4 +1,5 @@
-"""The two mpirun commands of one run, cluster A (low group) and cluster B (high).
+"""The mpirun commands of one run: one per site, cluster A (low group, site 0)
+and cluster B (high group, site 1) with -x/-y, or each site of --sites.
 
 The job id and the secret travel by environment: `mpirun -x NAME` exports
 zipper-run's own value and never shows it on a command line (ps).
@@ -13,7 +14,7 @@ from .cpus import ncpus
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
 OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
-            "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
+            "MMPI_SITES", "MMPI_SITE", "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
 
 
 def passed_env(environ):
@@ -26,19 +27,27 @@ def _user_has(o, pattern):
     return any(rx.search(a) for a in o.mpirun_args + o.mpirun_args_a + o.mpirun_args_b)
 
 
+def session_dir(o, site):
+    """The name of site `site`'s Open MPI session directory base in a local
+    run's private directory (ompi-a, ompi-b; --sites: ompi-0-NAME, ...)."""
+    name = o.site_list[site][0]
+    return f"ompi-{site}-{name.lower()}" if o.site_table else f"ompi-{name.lower()}"
+
+
 def hostfile_text(cluster, nodes, np):
     slots = (np + nodes - 1) // nodes
     return "".join(f"cluster{cluster}{i} slots={slots}\n" for i in range(1, nodes + 1))
 
 
-def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None):
-    """argv for cluster 'A' or 'B'. `fwd` is the list of that side's Addresses
+def build(o, site, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None):
+    """argv for site `site` (0-based in o.site_list; with -x/-y 0 is cluster
+    A, 1 cluster B). `fwd` is the list of that site's Addresses
     (MMPI_FORWARDER), `preload` the NAME=VALUE settings of --transparent or None,
     `keys` the host keys of the bridge nodes in `fwd`'s order (MMPI_FORWARDER_KEYS:
     64 hex digits each) or None to leave pinning to the site's known_forwarders."""
-    low = cluster == "A"
-    np = int(o.np_low if low else o.np_high)
-    extra = o.mpirun_args_a if low else o.mpirun_args_b
+    cluster, np = o.site_list[site][0], int(o.site_list[site][1])
+    low = site == 0
+    extra = (o.mpirun_args_a, o.mpirun_args_b, [])[min(site, 2)]
     env = list(SITE_ENV)
     m = [o.mpirun, "-np", str(np), "--oversubscribe"]
     x = []
@@ -46,8 +55,12 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=No
         x += ["-x", f"MMPI_FORWARDER={addresses.join(fwd)}"]
         if keys:
             x += ["-x", f"MMPI_FORWARDER_KEYS={','.join(keys)}"]
-    x += ["-x", "MMPI_JOB_ID", "-x", secret_var, "-x", f"MMPI_GROUP={'low' if low else 'high'}",
-          "-x", f"MMPI_NP_LOW={o.np_low}", "-x", f"MMPI_NP_HIGH={o.np_high}"]
+    x += ["-x", "MMPI_JOB_ID", "-x", secret_var]
+    if o.site_table:
+        x += ["-x", f"MMPI_SITES={','.join(n for _, n in o.site_list)}", "-x", f"MMPI_SITE={site}"]
+    else:  # the two-site shorthand
+        x += ["-x", f"MMPI_GROUP={'low' if low else 'high'}", "-x", f"MMPI_NP_LOW={o.np_low}",
+              "-x", f"MMPI_NP_HIGH={o.np_high}"]
     if preload:
         for kv in preload:
             x += ["-x", kv]
@@ -80,12 +93,12 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=No
         # Both mpiruns run on this host at once: each gets its own session
         # directory base, or their mkdir of /tmp/ompi.HOST.UID races and one
         # fails with "File exists" (orte_session_dir).
-        m += ["--mca", "orte_tmpdir_base", os.path.join(work, f"ompi-{cluster.lower()}")]
+        m += ["--mca", "orte_tmpdir_base", os.path.join(work, session_dir(o, site))]
     else:
         m += ["--hostfile", o.hostfile_a if low else o.hostfile_b]
     # All emulated/local ranks share this host's cores: waiting ranks that
     # spin would starve the others (a 4-rank barrier: 10 ms instead of 0.2-2).
-    if (o.mode != "cluster" and int(o.np_low) + int(o.np_high) > ncpus()
+    if (o.mode != "cluster" and o.total_ranks > ncpus()
             and not _user_has(o, r"^mpi_yield_when_idle$")):
         m += ["--mca", "mpi_yield_when_idle", "1"]
     if o.tag_output:

@@ -17,9 +17,11 @@ from .processes import KILL_AFTER
 
 DEFAULT_PORT = 7470
 MAX_ZIPPERS = 64
+MAX_SITES = 64
 
 USAGE = f"""\
 Usage: {PROG} -x NP_LOW -y NP_HIGH [options] -- PROGRAM [ARGS...]
+       {PROG} --local --sites NAME:N,NAME:N[,...] [options] -- PROGRAM [ARGS...]
 
 Run PROGRAM (linked with libmmpi) as one zipper job: 'mpirun -np NP_LOW' in
 cluster A (low group, virtual ranks 0..NP_LOW-1) and 'mpirun -np NP_HIGH' in
@@ -28,6 +30,11 @@ cluster B (high group), both started concurrently, talking through zipperd.
 Ranks:
   -x, --np-low N          ranks in cluster A / low group (required)
   -y, --np-high N         ranks in cluster B / high group (required)
+  --sites NAME:N,...      instead of -x/-y: 2 to {MAX_SITES} sites, N ranks each, in
+                          world-rank order (e.g. A:4,B:4,C:2; -x X -y Y is the
+                          two-site shorthand A:X,B:Y). --local only so far: one
+                          mpirun per site and one zipperd per bridge node with a
+                          leg per site (docs/sites.md)
 
 Modes (default --emulated):
   --emulated              two emulated clusters in network namespaces (needs root).
@@ -39,7 +46,9 @@ Modes (default --emulated):
     --nodes-b M           spread round-robin over them (default 1)
     --no-pin              do not pin emulated nodes to CPUs with taskset
   --local                 everything on this host, no namespaces (no root needed);
-                          zipperd listens on 127.0.0.1:PORT for both clusters.
+                          zipperd listens on 127.0.0.1:PORT for both clusters
+                          (--sites: bridge node i's leg for site s on
+                          127.0.0.1:PORT+(i-1)*SITES+s).
   --zippers K             bridge nodes (zipperd instances) in --emulated and
                           --local modes (default 1). Emulated: one per zipper
                           namespace; local: ports PORT..PORT+K-1 on loopback.
@@ -165,6 +174,7 @@ class Options:
 
     np_low: str = ""
     np_high: str = ""
+    sites: str = ""
     mode: str = ""  # emulated | local | cluster
     mode_flag: str = ""
     nodes_a: str = ""
@@ -214,6 +224,17 @@ class Options:
     # Filled by validate():
     fwd_a: list = field(default_factory=list)  # [Address] for --forwarder-a
     fwd_b: list = field(default_factory=list)
+    site_list: list = field(default_factory=list)  # [(name, ranks)] of --sites, else A, B of -x/-y
+
+    @property
+    def site_table(self):
+        """True when the sites came from --sites (ranks get MMPI_SITES and
+        MMPI_SITE), False for the two-site shorthand -x/-y."""
+        return bool(self.sites)
+
+    @property
+    def total_ranks(self):
+        return sum(int(n) for _, n in self.site_list)
 
     def set_mode(self, mode, flag):
         if self.mode and self.mode != mode:
@@ -225,6 +246,7 @@ class Options:
 _OPTIONS = {
     "-x": ("np_low", "value"), "--np-low": ("np_low", "value"),
     "-y": ("np_high", "value"), "--np-high": ("np_high", "value"),
+    "--sites": ("sites", "value"),
     "--emulated": ("emulated", "mode"), "--local": ("local", "mode"),
     "--nodes-a": ("nodes_a", "value"), "--nodes-b": ("nodes_b", "value"),
     "--no-pin": ("no_pin", "flag"),
@@ -324,22 +346,58 @@ def _addr_list(opt, text, single=False):
     return lst
 
 
+_SITE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
+
+
+def _validate_sites(o):
+    """--sites NAME:N,...: 2 to MAX_SITES sites of positive rank counts,
+    distinct names, not with -x/-y or the options of one leg per cluster."""
+    if o.np_low or o.np_high:
+        raise UsageError("--sites replaces -x/-y: give one or the other")
+    for opt, given in (("--standalone", o.standalone), ("--no-zipperd", o.no_zipperd),
+                       ("--forwarder-a/--forwarder-b", o.forwarder_a or o.forwarder_b),
+                       ("--zipperd-listen", o.zipperd_listen)):
+        if given:
+            raise UsageError(f"--sites does not take {opt} yet: {PROG} starts the zipperd of "
+                             "every bridge node with a leg per site")
+    out = []
+    for item in o.sites.split(","):
+        name, sep, n = item.partition(":")
+        if not sep or not _SITE_NAME.fullmatch(name) or not is_posint(n):
+            raise UsageError(f"--sites must be NAME:N,NAME:N[,...] (a name of letters, digits, "
+                             f"'_' or '-', N ranks >= 1), got '{item}' in '{o.sites}'")
+        if any(name == m for m, _ in out):
+            raise UsageError(f"--sites names site {name} twice")
+        out.append((name, n))
+    if not 2 <= len(out) <= MAX_SITES:
+        raise UsageError(f"--sites takes 2 to {MAX_SITES} sites, got {len(out)}")
+    if sum(int(n) for _, n in out) > 1 << 24:
+        raise UsageError("--sites: at most 16777216 ranks in all")
+    o.site_list = out
+
+
 def validate(o):
     """Check and complete Options in place (defaults per mode); raises UsageError/Fatal."""
     if o.mode == "slurm":
+        if o.sites:
+            raise UsageError("--sites needs --local (Slurm takes two sites so far: -x/-y)")
         return slurm_options.validate(o)
     if (o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site
             or o.slurm_cancel_on_failure):
         raise UsageError("--slurm-* options need --slurm")
-    if not o.np_low:
-        raise UsageError("-x/--np-low is required")
-    if not o.np_high:
-        raise UsageError("-y/--np-high is required")
-    for name, v in (("-x/--np-low", o.np_low), ("-y/--np-high", o.np_high)):
-        if not (is_posint(v) or (v == "0" and o.standalone)):
-            raise UsageError(f"{name} must be a positive integer (0 only with --standalone), got '{v}'")
-    if int(o.np_low) + int(o.np_high) == 0:
-        raise UsageError("-x and -y cannot both be 0")
+    if o.sites:
+        _validate_sites(o)
+    else:
+        if not o.np_low:
+            raise UsageError("-x/--np-low is required")
+        if not o.np_high:
+            raise UsageError("-y/--np-high is required")
+        for name, v in (("-x/--np-low", o.np_low), ("-y/--np-high", o.np_high)):
+            if not (is_posint(v) or (v == "0" and o.standalone)):
+                raise UsageError(f"{name} must be a positive integer (0 only with --standalone), got '{v}'")
+        if int(o.np_low) + int(o.np_high) == 0:
+            raise UsageError("-x and -y cannot both be 0")
+        o.site_list = [("A", o.np_low), ("B", o.np_high)]
     if not o.program:
         raise UsageError("no PROGRAM given (put it after '--')")
     if not is_uint(o.timeout):
@@ -366,6 +424,9 @@ def validate(o):
     if o.forwarder_b and o.mode != "local":
         o.set_mode("cluster", "--forwarder-b")
     o.mode = o.mode or "emulated"
+    if o.sites and o.mode != "local":
+        raise UsageError("--sites needs --local (emulated clusters, real clusters and Slurm take "
+                         "two sites so far: -x/-y)")
     if o.mode != "emulated":
         if o.nodes_a or o.nodes_b:
             raise UsageError("--nodes-a/--nodes-b are for --emulated mode")
@@ -391,8 +452,10 @@ def validate(o):
         o.port = o.port or str(DEFAULT_PORT)
     elif o.mode == "local":
         o.port = o.port or str(DEFAULT_PORT)
-        if int(o.port) + int(o.zippers) - 1 > 65535:
-            raise UsageError(f"--port {o.port} with --zippers {o.zippers} runs past port 65535")
+        legs = len(o.site_list) if o.sites else 1
+        if int(o.port) + int(o.zippers) * legs - 1 > 65535:
+            raise UsageError(f"--port {o.port} with --zippers {o.zippers}"
+                             f"{f' and {legs} sites' if o.sites else ''} runs past port 65535")
         if o.forwarder_a or o.forwarder_b:
             if not (o.forwarder_a and o.forwarder_b):
                 raise UsageError("--local with explicit forwarders needs both --forwarder-a and --forwarder-b")

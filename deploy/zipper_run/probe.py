@@ -1,9 +1,11 @@
 """Is the listener at HOST:PORT a zipperd?  (zipper protocol probe)
 
 Sends what a client sends first, a HELLO (proto/frame.h: 64-byte
-little-endian header, 16-byte HelloPayload) for a harmless 1+1 layout, and
-checks that the reply starts with a valid zipper frame header (magic "ZIPP",
-version 1, a known frame type); then it says BYE, which zipperd logs at debug
+little-endian header; proto/site_hello.h: the site table of protocol 2) for
+a harmless 1+1 layout, and checks that the reply starts with a valid zipper
+frame header (magic "ZIPP", a known frame type, protocol version 1 or 2: a
+zipperd of another release still holds the port, and answers in its own
+version); then it says BYE, which zipperd logs at debug
 level only (forwarder/relay.cpp), so probes leave no warnings. zipperd answers a HELLO with a CHALLENGE
 (or an ERROR frame); anything else (an HTTP server's "400 Bad Request", a
 silent listener, a reset) is not a zipperd.
@@ -20,7 +22,8 @@ import sys
 import time
 
 MAGIC = 0x5A495050
-VERSION = 1
+VERSION = 2
+OLDEST_VERSION = 1
 HEADER = struct.Struct("<IHBBQIIiIQIIQQ")  # proto/frame.cpp encode_header
 assert HEADER.size == 64
 HELLO, BYE, MAX_TYPE = 1, 10, 12
@@ -30,8 +33,9 @@ ZIPPERD, NOTHING, OTHER = 0, 1, 2
 
 
 def hello_frame(vrank):
-    """HELLO for rank `vrank` of a 1+1 job (vrank 0 is cluster A's, 1 is B's)."""
-    payload = struct.pack("<IIII", vrank, 1, 1, 0)
+    """HELLO for rank `vrank` of a 1+1 job (vrank 0 is site 0's, 1 is site 1's):
+    vrank, site, sites, world, auth_len, then the ranks of each site."""
+    payload = struct.pack("<IIIIIII", vrank, vrank, 2, 2, 0, 1, 1)
     hdr = HEADER.pack(MAGIC, VERSION, HELLO, 0, PROBE_JOB_ID, vrank, 0, 0, 0, 0,
                       len(payload), 0, len(payload), 0)
     return hdr + payload
@@ -47,7 +51,7 @@ def is_zipper_header(data):
     if len(data) < HEADER.size:
         return False
     f = HEADER.unpack_from(data)
-    return f[0] == MAGIC and f[1] == VERSION and 1 <= f[2] <= MAX_TYPE
+    return f[0] == MAGIC and OLDEST_VERSION <= f[1] <= VERSION and 1 <= f[2] <= MAX_TYPE
 
 
 def probe(host, port, vrank=0, timeout=2.0):

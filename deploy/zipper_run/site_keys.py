@@ -68,7 +68,7 @@ def keys_for(o, bridges, self_dir):
         return keys
     if _env_value(o, "MMPI_FORWARDER_KEYS") or accept_requested(o):
         return None
-    wanted = {_strip_scheme(a.text) for br in bridges for a in (br.fwd_a, br.fwd_b)}
+    wanted = {_strip_scheme(a.text) for br in bridges for a in br.fwd}
     known = _env_value(o, "MMPI_KNOWN_FORWARDERS")
     for path in [known] if known else site_files(self_dir):
         have = _known_addresses(path)

@@ -1,9 +1,9 @@
-"""Running both clusters: signals, --timeout, --grace, and the exit status.
+"""Running every cluster (site): signals, --timeout, --grace, and the exit status.
 
 Each cluster is one launcher process: an mpirun, or under --slurm an srun
-step. Exit status: 0 if both exit 0, else the first non-zero one; 124 on
+step. Exit status: 0 if all exit 0, else the first non-zero one; 124 on
 --timeout; 128+N when zipper-run got signal N (SIGINT, SIGTERM, SIGHUP are
-forwarded to both as SIGTERM; a second signal sends SIGKILL).
+forwarded to all as SIGTERM; a second signal sends SIGKILL).
 """
 
 import os
@@ -79,17 +79,39 @@ def _term(procs, sig=signal.SIGTERM):
                 pass
 
 
+def _clusters(names):
+    """'cluster A', or 'clusters B and C'."""
+    names = sorted(names)
+    if len(names) == 1:
+        return f"cluster {names[0]}"
+    return f"clusters {', '.join(names[:-1])} and {names[-1]}"
+
+
+def _all(names):
+    """'both clusters' (two), else 'all N clusters'."""
+    return "both clusters" if len(names) == 2 else f"all {len(names)} clusters"
+
+
+def _remaining(names, live):
+    left = [n for n in names if n in live]
+    return "cluster" if len(left) == 1 else f"{len(left)} clusters"
+
+
 def supervise(o, clusters, bridges, sigs, rank_status=None):
-    """Wait for the launchers of `clusters` ({'A': Popen, 'B': Popen}) while
-    watching our zipperd (`bridges`). Returns the exit status.
+    """Wait for the launchers of `clusters` ({'A': Popen, 'B': Popen}, or
+    one per site by name) while watching our zipperd (`bridges`). Returns
+    the exit status.
     rank_status(name): the status of the first failing rank of cluster
     `name`, when its launcher knows better than its own exit status (srun
     reports the highest status of all its tasks, such as 143 for the ranks
     it killed after the first one failed), else None."""
     live = dict(clusters)  # name -> Popen
+    names = set(clusters)
+    zipperds = {}  # name in `live` -> its bridge
     for br in bridges:
         if br.proc:
-            live[f"zipperd{br.index}"] = br.proc
+            zipperds[f"zipperd {br.index}"] = br
+            live[f"zipperd {br.index}"] = br.proc
     fds = {name: _pidfd(p) for name, p in live.items()}
     rcs = {}
     now = time.monotonic
@@ -99,21 +121,21 @@ def supervise(o, clusters, bridges, sigs, rank_status=None):
     timed_out = terminating = False
 
     def launchers():
-        return [p for n, p in live.items() if n in ("A", "B")]
+        return [p for n, p in live.items() if n in names]
 
     what = "srun step" if o.mode == "slurm" else "mpirun"
 
     try:
-        while any(n in live for n in ("A", "B")):
+        while any(n in live for n in names):
             t = now()
             if timeout_at is not None and t >= timeout_at:
                 timeout_at, timed_out, terminating = None, True, True
-                say(f"timeout of {o.timeout} s reached; killing both clusters")
+                say(f"timeout of {o.timeout} s reached; killing {_all(names)}")
                 _term(launchers())
                 kill_at = t + KILL_AFTER
             if grace_at is not None and t >= grace_at:
                 grace_at, terminating = None, True
-                say(f"killing the remaining cluster after a {o.grace} s grace period")
+                say(f"killing the remaining {_remaining(names, live)} after a {o.grace} s grace period")
                 _term(launchers())
                 kill_at = t + KILL_AFTER
             if kill_at is not None and t >= kill_at:
@@ -125,7 +147,7 @@ def supervise(o, clusters, bridges, sigs, rank_status=None):
                 name = signal.Signals(signum).name
                 if not terminating:
                     terminating = True
-                    say(f"got {name}; stopping both clusters")
+                    say(f"got {name}; stopping {_all(names)}")
                     _term(launchers())
                     kill_at = now() + KILL_AFTER
                 else:
@@ -144,25 +166,26 @@ def supervise(o, clusters, bridges, sigs, rank_status=None):
                 if rc is None:
                     continue
                 rc = status(rc)
-                if rc != 0 and rank_status and name in ("A", "B"):
+                if rc != 0 and rank_status and name in names:
                     rc = rank_status(name) or rc
                 del live[name]
                 if fds.get(name) is not None:
                     os.close(fds.pop(name))
-                if name in ("A", "B"):
+                if name in names:
                     rcs[name] = rc
-                    other = "B" if name == "A" else "A"
+                    others = sorted(n for n in names if n in live)
                     if rc != 0:
                         if first_fail is None:
                             first_fail = rc
                         if not terminating:
                             say(f"cluster {name} ({what}) exited with status {rc}")
-                            if other in live and grace_at is None:
+                            if others and grace_at is None:
                                 if int(o.grace) > 0:
-                                    say(f"cluster {other} gets {o.grace} s to finish before it is killed")
+                                    say(f"{_clusters(others)} {'gets' if len(others) == 1 else 'get'} "
+                                        f"{o.grace} s to finish before {'it is' if len(others) == 1 else 'they are'} killed")
                                 grace_at = now() + int(o.grace)
                 else:
-                    br = bridges[int(name[7:]) - 1]
+                    br = zipperds[name]
                     br.proc, br.died = None, True
                     if not terminating:
                         who = "the zipperd step (srun)" if br.step else "zipperd"

@@ -31,8 +31,8 @@ class Bridge:
     """Bridge node i: the addresses ranks use and, if zipper-run starts it, how."""
 
     index: int  # 1-based
-    fwd_a: addresses.Address
-    fwd_b: addresses.Address
+    fwd_a: addresses.Address  # site 0's (cluster A's)
+    fwd_b: addresses.Address  # site 1's (cluster B's)
     probe_ns_a: str = ""  # namespace to probe from ("" = this one)
     probe_ns_b: str = ""
     cmd: list = field(default_factory=list)  # zipperd command (empty: not ours to start)
@@ -48,6 +48,12 @@ class Bridge:
     listen: list = field(default_factory=list)
     node: str = ""  # emulated bridge node namespace (its cgroup)
     step: bool = False  # proc is the srun step of per-job zipperd (slurm_bridge.py)
+    more: list = field(default_factory=list)  # the addresses of sites 2, 3, ... (--sites)
+
+    @property
+    def fwd(self):
+        """The address each site's ranks connect to, in site order."""
+        return [self.fwd_a, self.fwd_b] + self.more
 
 
 def _listen_args(specs):
@@ -68,6 +74,12 @@ def plan(o, work, self_dir):
             b = addresses.parse_addr(f"{emulation_topology.zipper_addr('B', i)}:{port}")
             br = Bridge(i, a, b, "clusterA1", "clusterB1")
             listen = [f"A={a.listen}", f"B={b.listen}"]
+        elif o.mode == "local" and o.site_table:
+            # A leg per site: the zipperd of this bridge node joins them all.
+            n = len(o.site_list)
+            legs = [addresses.parse_addr(f"127.0.0.1:{port + (i - 1) * n + s}") for s in range(n)]
+            br = Bridge(i, legs[0], legs[1], more=legs[2:])
+            listen = [f"{name}={a.listen}" for (name, _), a in zip(o.site_list, legs)]
         elif o.mode == "local" and not o.fwd_a:
             a = addresses.parse_addr(f"127.0.0.1:{port + i - 1}")
             br = Bridge(i, a, a)
@@ -153,8 +165,9 @@ def port_taken(addr, ns="", remote=""):
 
 
 def check_free(br, remote=""):
-    """Fatal unless nothing listens on either of bridge node br's addresses."""
-    for addr, ns, vrank in ((br.fwd_a, br.probe_ns_a, 0), (br.fwd_b, br.probe_ns_b, 1)):
+    """Fatal unless nothing listens on any of bridge node br's addresses."""
+    probes = [(br.fwd_a, br.probe_ns_a, 0), (br.fwd_b, br.probe_ns_b, 1)] + [(a, "", 1) for a in br.more]
+    for addr, ns, vrank in probes:
         verdict, _ = probe_addr(ns, addr, vrank)
         if verdict != probe.NOTHING:
             # The holder's socket is in the bridge node's namespace (emulated).

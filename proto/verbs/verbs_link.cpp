@@ -142,7 +142,7 @@ void VerbsLink::set_peer_hello(const ConnectHello& h) {
 
 ConnParams VerbsLink::local_params(const ConnectHello* hello) const {
   ConnParams p{own_credits(), cfg_.buffer_size, std::nullopt};
-  if (hello != nullptr) p.hello = *hello;
+  if (hello != nullptr && hello_fits(*hello)) p.hello = *hello;
   return p;
 }
 

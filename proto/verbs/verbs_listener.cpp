@@ -307,7 +307,8 @@ std::unique_ptr<Link> verbs_connect(const Endpoint& ep, int timeout_ms, const Co
               throw std::runtime_error("cannot connect to zipperd at " + ep.to_string() + ": " +
                                        why);
             link->start(*params);
-            if (hello != nullptr) link->set_hello_delivered();
+            // A hello too large for the private data goes as a HELLO frame.
+            if (hello != nullptr && hello_fits(*hello)) link->set_hello_delivered();
             return link;
           }
         }

@@ -227,13 +227,16 @@ LinkStatus VerbsLink::deliver_peer_hello(RecvSink& sink) {
   h.type = FrameType::kHello;
   h.job_id = peer_hello_->job_id;
   h.src = peer_hello_->vrank;
-  h.payload_len = static_cast<std::uint32_t>(kHelloFixedSize);
+  SiteHello hello;
+  hello.vrank = peer_hello_->vrank;
+  hello.site = peer_hello_->site;
+  hello.site_ranks = peer_hello_->site_ranks;
+  for (std::uint32_t r : hello.site_ranks) hello.world += r;  // checked by decode_params
+  h.payload_len = static_cast<std::uint32_t>(site_hello_size(hello.site_ranks.size()));
   auto d = sink.payload_dest(h);
   if (!d) return LinkStatus::kPaused;
-  if (d->bytes.size() != kHelloFixedSize)
+  if (!encode_site_hello(hello, d->bytes) || d->bytes.size() != h.payload_len)
     return fail(LinkErrorKind::kInternal, "internal: payload buffer size mismatch");
-  encode_hello({peer_hello_->vrank, peer_hello_->np_low, peer_hello_->np_high, 0},
-               d->bytes.first<kHelloFixedSize>());
   peer_hello_.reset();
   epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, hello_fd_.get(), nullptr);
   hello_fd_.reset();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../link.h"
+#include "../site_hello.h"
 
 namespace zipper::proto::verbs {
 
@@ -57,25 +58,28 @@ inline constexpr SendKind imm_kind(std::uint32_t imm) { return static_cast<SendK
 inline constexpr std::uint32_t imm_credits(std::uint32_t imm) { return imm & 0xFFFF; }
 
 /// RDMA CM private data both sides exchange: the receive buffers each side
-/// pre-posted and, from the client (connect request), its hello: job,
-/// group and virtual rank with the job's layout. Little-endian, 40 bytes
-/// (fits the 56 bytes a RoCE/IB connect request carries):
+/// pre-posted and, from the client (connect request), its hello when the
+/// site table fits: job, the rank's site and virtual rank, and the ranks of
+/// each site (wire protocol 2, site_hello.h). Little-endian, 56 bytes (what
+/// a RoCE/IB connect request carries):
 ///   0 magic "ZVB2" | 4 version | 8 recv_buffers | 12 buffer_size |
-///   16 flags (bit 0: hello present; bits 8-15: group, 0 low / 1 high) |
-///   20 vrank | 24 np_low | 28 np_high | 32 job_id (u64)
+///   16 flags (bit 0: hello present; bits 8-15: the rank's site; bits 16-23:
+///   the number of sites n) | 20 vrank | 24 job_id (u64) |
+///   32 ranks of site 0 .. site n-1 (u32 each, n <= kParamSites)
+/// A hello of more sites travels as a HELLO frame instead.
 struct ConnParams {
   static constexpr std::uint32_t kMagic = 0x5A564232;  // "ZVB2"
-  static constexpr std::uint32_t kVersion = 2;
-  std::uint32_t recv_buffers = 0;  // count
-  std::uint32_t buffer_size = 0;   // bytes each
+  static constexpr std::uint32_t kVersion = 3;         // 3: the site table (2: np_low/np_high)
+  std::uint32_t recv_buffers = 0;                      // count
+  std::uint32_t buffer_size = 0;                       // bytes each
   std::optional<ConnectHello> hello;
 };
-inline constexpr std::size_t kConnParamsSize = 40;
+inline constexpr std::size_t kConnParamsSize = 56;
+/// Most sites whose table fits in the private data.
+inline constexpr std::size_t kParamSites = (kConnParamsSize - 32) / 4;
 
-/// Group of a virtual rank: 0 low (rank < np_low), 1 high.
-inline constexpr std::uint8_t hello_group(const ConnectHello& h) {
-  return h.vrank < h.np_low ? 0 : 1;
-}
+/// True when `h` fits in the private data (else it goes as a HELLO frame).
+inline bool hello_fits(const ConnectHello& h) { return h.site_ranks.size() <= kParamSites; }
 
 namespace detail {
 inline void put32(std::byte* out, std::uint32_t v) {
@@ -88,27 +92,28 @@ inline std::uint32_t get32(const unsigned char* b) {
 }
 }  // namespace detail
 
+/// p.hello, when set, must fit (hello_fits); one that does not is left out.
 inline std::array<std::byte, kConnParamsSize> encode_params(const ConnParams& p) {
   std::array<std::byte, kConnParamsSize> out{};
   detail::put32(&out[0], ConnParams::kMagic);
   detail::put32(&out[4], ConnParams::kVersion);
   detail::put32(&out[8], p.recv_buffers);
   detail::put32(&out[12], p.buffer_size);
-  if (p.hello) {
+  if (p.hello && hello_fits(*p.hello)) {
     const ConnectHello& h = *p.hello;
-    detail::put32(&out[16], 1u | (std::uint32_t{hello_group(h)} << 8));
+    const auto n = static_cast<std::uint32_t>(h.site_ranks.size());
+    detail::put32(&out[16], 1u | ((h.site & 0xFFu) << 8) | (n << 16));
     detail::put32(&out[20], h.vrank);
-    detail::put32(&out[24], h.np_low);
-    detail::put32(&out[28], h.np_high);
-    detail::put32(&out[32], static_cast<std::uint32_t>(h.job_id));
-    detail::put32(&out[36], static_cast<std::uint32_t>(h.job_id >> 32));
+    detail::put32(&out[24], static_cast<std::uint32_t>(h.job_id));
+    detail::put32(&out[28], static_cast<std::uint32_t>(h.job_id >> 32));
+    for (std::uint32_t s = 0; s < n; ++s) detail::put32(&out[32 + 4 * s], h.site_ranks[s]);
   }
   return out;
 }
 
 /// Decodes a peer's private data. Nullopt (and *why) when it is not a
-/// zipper verbs peer of this version, or its hello is inconsistent (no ranks,
-/// rank outside the layout, group not the rank's).
+/// zipper verbs peer of this version, or its hello is inconsistent (no
+/// sites or more than fit, a site of 0 ranks, rank outside its site).
 inline std::optional<ConnParams> decode_params(const void* data, std::size_t len,
                                                std::string* why) {
   if (data == nullptr || len < kConnParamsSize) {
@@ -132,23 +137,27 @@ inline std::optional<ConnParams> decode_params(const void* data, std::size_t len
   const std::uint32_t flags = detail::get32(b + 16);
   if ((flags & 1u) != 0) {
     ConnectHello h;
+    h.site = (flags >> 8) & 0xFFu;
+    const std::uint32_t n = (flags >> 16) & 0xFFu;
     h.vrank = detail::get32(b + 20);
-    h.np_low = detail::get32(b + 24);
-    h.np_high = detail::get32(b + 28);
-    h.job_id = detail::get32(b + 32) | (std::uint64_t{detail::get32(b + 36)} << 32);
-    const std::uint64_t np = std::uint64_t{h.np_low} + h.np_high;
-    if (np == 0 || h.vrank >= np || np > 0x7FFFFFFF) {
-      *why = "hello: rank " + std::to_string(h.vrank) + " outside the layout " +
-             std::to_string(h.np_low) + "+" + std::to_string(h.np_high);
+    h.job_id = detail::get32(b + 24) | (std::uint64_t{detail::get32(b + 28)} << 32);
+    if (n == 0 || n > kParamSites) {
+      *why = "hello: a site table of " + std::to_string(n) + " sites in the private data (1.." +
+             std::to_string(kParamSites) + " fit)";
       return std::nullopt;
     }
-    if (((flags >> 8) & 0xFF) != hello_group(h)) {
-      *why = "hello: group " + std::to_string((flags >> 8) & 0xFF) + " is not rank " +
-             std::to_string(h.vrank) + "'s group in " + std::to_string(h.np_low) + "+" +
-             std::to_string(h.np_high);
+    std::uint64_t sum = 0;  // at most 6 terms below 2^32: no wrap
+    for (std::uint32_t s = 0; s < n; ++s) {
+      h.site_ranks.push_back(detail::get32(b + 32 + 4 * s));
+      sum += h.site_ranks.back();
+    }
+    // A sum past 2^32 is refused by check_site_table's own total.
+    const auto world = static_cast<std::uint32_t>(std::min<std::uint64_t>(sum, 0xFFFFFFFFu));
+    if (std::string bad = check_site_table(h.site_ranks, world, h.site, h.vrank); !bad.empty()) {
+      *why = "hello: " + bad;
       return std::nullopt;
     }
-    p.hello = h;
+    p.hello = std::move(h);
   }
   return p;
 }

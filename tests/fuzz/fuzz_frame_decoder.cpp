@@ -9,6 +9,7 @@
 
 #include "proto/auth.h"
 #include "proto/frame.h"
+#include "proto/site_hello.h"
 
 using namespace zipper::proto;
 
@@ -23,8 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (std::memcmp(again, data, kHeaderSize) != 0) std::abort();
   }
   const auto rest = size > kHeaderSize ? in.subspan(kHeaderSize) : in;
-  HelloPayload hello;
-  if (decode_hello(rest, &hello) && rest.size() != kHelloFixedSize + hello.auth_len) std::abort();
+  SiteHello hello;
+  if (decode_site_hello(rest, &hello) &&
+      rest.size() != site_hello_size(hello.site_ranks.size()) + hello.auth_len)
+    std::abort();
   HelloAckPayload ack;
   decode_hello_ack(rest, &ack);
   auth::ChallengePayload ch;

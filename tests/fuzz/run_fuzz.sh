@@ -18,7 +18,7 @@ if ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe" -o "$work/probe" 2>"$wo
 fi
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$src" $(pkg-config --cflags libsodium))
-srcs=("$src/tests/fuzz/$target.cpp" "$src/proto/frame.cpp" "$src/proto/auth.cpp"
+srcs=("$src/tests/fuzz/$target.cpp" "$src/proto/frame.cpp" "$src/proto/site_hello.cpp" "$src/proto/auth.cpp"
       "$src/proto/endpoint.cpp" "$src/proto/frame_assembler.cpp" "$src/proto/payload_pipe.cpp"
       "$src/proto/tcp/tcp_link.cpp")
 bin=$work/$target

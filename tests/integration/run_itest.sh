@@ -3,6 +3,8 @@
 # usage: run_itest.sh BIN_DIR emulated|local NP_LOW NP_HIGH NODES_A NODES_B TEST [PROGRAM]
 # PROGRAM (default mmpi_itest) is a test program in BIN_DIR; it must print
 # "PASS TEST ..." on success (TEST[,TEST...][@COMM]: one line per TEST).
+# ITEST_SITES=NAME:N,... (local only): the job's
+# sites instead of NP_LOW/NP_HIGH (zipper-run --sites, a zipperd leg per site).
 # Exit 77 (CTest: skipped) when the emulation cannot be built here.
 set -euo pipefail
 bin=$1 mode=$2 x=$3 y=$4 na=$5 nb=$6 test=$7 prog=${8:-mmpi_itest}
@@ -16,7 +18,13 @@ if [[ -n ${ITEST_MIN_MEM_GB:-} ]]; then
     fi
 fi
 # ITEST_TIMEOUT: seconds zipper-run allows the job (long transfers set more).
-args=(-x "$x" -y "$y" --timeout "${ITEST_TIMEOUT:-240}")
+legs=1
+if [[ -n ${ITEST_SITES:-} ]]; then
+    args=(--sites "$ITEST_SITES" --timeout "${ITEST_TIMEOUT:-240}")
+    legs=$(tr ',' '\n' <<<"$ITEST_SITES" | wc -l)
+else
+    args=(-x "$x" -y "$y" --timeout "${ITEST_TIMEOUT:-240}")
+fi
 if [[ $mode == emulated ]]; then
     if ! reason=$("$bin/zipper-emulate" check 2>&1); then
         echo "SKIP: emulated clusters unavailable: $reason"
@@ -29,7 +37,7 @@ else
     # A port of our own, so that it never meets an emulation's zipperd nor
     # another run's on this shared host, and below the ephemeral range, where
     # no outgoing connection holds it (loopback_ports.py says why).
-    port=$("$(dirname "$0")/loopback_ports.py" "${ITEST_ZIPPERS:-1}")
+    port=$("$(dirname "$0")/loopback_ports.py" $((${ITEST_ZIPPERS:-1} * legs)))
     args+=(--local --port "$port")
 fi
 # k bridge nodes: ranks stripe over ITEST_ZIPPERS forwarders.

@@ -89,10 +89,18 @@ class Emulation(unittest.TestCase):
 class Probe(unittest.TestCase):
     def test_frames(self):
         hello = probe.hello_frame(1)
-        self.assertEqual(len(hello), 64 + 16)
+        self.assertEqual(len(hello), 64 + 28)
         magic, version, ftype, _, job, src = struct.unpack_from("<IHBBQI", hello)
-        self.assertEqual((magic, version, ftype, job, src), (0x5A495050, 1, 1, 0, 1))
-        self.assertEqual(struct.unpack_from("<IIII", hello, 64), (1, 1, 1, 0))
+        self.assertEqual((magic, version, ftype, job, src), (0x5A495050, 2, 1, 0, 1))
+        self.assertEqual(struct.unpack_from("<I", hello, 40)[0], 28)  # payload_len
+        # vrank 1 in site 1 of the table {1, 1} (proto/site_hello.h), no proof.
+        self.assertEqual(struct.unpack_from("<IIIIIII", hello, 64), (1, 1, 2, 2, 0, 1, 1))
+        # An answer in protocol 1 (a zipperd of the last release) is a zipperd too.
+        old = bytearray(probe.bye_frame())
+        old[4] = 1
+        self.assertTrue(probe.is_zipper_header(bytes(old)))
+        old[4] = 3
+        self.assertFalse(probe.is_zipper_header(bytes(old)))
         self.assertTrue(probe.is_zipper_header(probe.bye_frame()))
         self.assertFalse(probe.is_zipper_header(b"HTTP/1.0 400 Bad Request\r\n" + b" " * 64))
         self.assertFalse(probe.is_zipper_header(probe.bye_frame()[:63]))
@@ -154,12 +162,53 @@ class Mpirun(unittest.TestCase):
         o = parsed("-x", "1", "-y", "2", "--local", "--zippers", "2", "--port", "7000", "--", "p")
         fwd = [addresses.parse_addr("127.0.0.1:7000"), addresses.parse_addr("127.0.0.1:7001")]
         os.environ["MMPI_JOB_SECRET"] = "ab" * 32
-        cmd, _ = mpirun.build(o, "B", fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
+        cmd, _ = mpirun.build(o, 1, fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
         self.assertIn("MMPI_FORWARDER=127.0.0.1:7000,127.0.0.1:7001", cmd)
         self.assertIn("MMPI_JOB_SECRET", cmd)
         self.assertFalse(any("ab" * 32 in a for a in cmd))
         self.assertIn("MMPI_GROUP=high", cmd)
         self.assertEqual(cmd[cmd.index("-np") + 1], "2")
+        self.assertFalse(any(a.startswith("MMPI_SITE") for a in cmd), "-x/-y: the two-site shorthand")
+
+    def test_sites(self):
+        # Each site's mpirun gets the table and its index; its own session directory.
+        o = parsed("--local", "--sites", "A:4,B:4,gpu-2:2", "--port", "7000", "--", "p")
+        fwd = [addresses.parse_addr("127.0.0.1:7002")]
+        cmd, _ = mpirun.build(o, 2, fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
+        self.assertEqual(cmd[cmd.index("-np") + 1], "2")
+        for want in ("MMPI_SITES=4,4,2", "MMPI_SITE=2", "MMPI_FORWARDER=127.0.0.1:7002", "/w/ompi-2-gpu-2"):
+            self.assertIn(want, cmd)
+        self.assertFalse(any(a.startswith(("MMPI_GROUP", "MMPI_NP_")) for a in cmd))
+
+
+class Sites(unittest.TestCase):
+    def test_sites_and_their_legs(self):
+        from zipper_run import zipperd
+        o = parsed("--local", "--sites", "A:4,B:4,C:2", "--zippers", "2", "--port", "7000", "--", "p")
+        self.assertEqual((o.site_list, o.total_ranks, o.site_table), ([("A", "4"), ("B", "4"), ("C", "2")], 10, True))
+        bridges, start, _ = zipperd.plan(o, "/w", "/nonexistent")
+        self.assertEqual([[a.port for a in br.fwd] for br in bridges], [[7000, 7001, 7002], [7003, 7004, 7005]])
+        self.assertEqual(bridges[1].listen, ["A=127.0.0.1:7003", "B=127.0.0.1:7004", "C=127.0.0.1:7005"])
+        # -x/-y is the two-site shorthand: one listener for both in --local.
+        o = parsed("--local", "-x", "2", "-y", "3", "--port", "7000", "--", "p")
+        self.assertEqual((o.site_list, o.site_table), ([("A", "2"), ("B", "3")], False))
+        bridges, _, _ = zipperd.plan(o, "/w", "/nonexistent")
+        self.assertEqual(bridges[0].listen, ["A=127.0.0.1:7000"])
+
+    def test_sites_usage_errors(self):
+        bad = [("--local", "--sites", "A:4", "--", "p"), ("--local", "--sites", "A:4,B:0", "--", "p"),
+               ("--local", "--sites", "A:4,A:2", "--", "p"), ("--local", "--sites", "A4,B:2", "--", "p"),
+               ("--local", "--sites", "A:4,B:2,", "--", "p"), ("--local", "--sites", "1x:4,B:2", "--", "p"),
+               ("--sites", "A:1,B:1,C:1", "--", "p"),  # emulated: two sites so far
+               ("--local", "--sites", "A:1,B:1", "-x", "1", "--", "p"),
+               ("--local", "--sites", "A:1,B:1", "--standalone", "--", "p"),
+               ("--local", "--sites", "A:1,B:1", "--no-zipperd", "--", "p"),
+               ("--local", "--sites", "A:1,B:1,C:1", "--port", "65534", "--", "p"),
+               ("--local", "--sites", ",".join(f"s{i}:1" for i in range(65)), "--", "p")]
+        for argv in bad:
+            with self.assertRaises(UsageError, msg=argv) as cm:
+                parsed(*argv)
+            self.assertEqual(cm.exception.code, 2)
 
 
 class Layers(unittest.TestCase):

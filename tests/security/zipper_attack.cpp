@@ -342,7 +342,7 @@ class Attack : public ::testing::Test {
     auto ch = hello_only(c, job, rank, x, y);
     if (!ch) return false;
     c.send(header(FrameType::kAuth, job, rank, 0),
-           auth_payload(secret, *ch, {job, rank, x, y}, c.link()));
+           auth_payload(secret, *ch, two_site_hello(job, rank, x, y), c.link()));
     return got(c, FrameType::kHelloAck);
   }
   // A legitimate 1+1 job: rank 0 on A, rank 1 on B, both ready.
@@ -480,7 +480,8 @@ TEST_F(Attack, ReplayedHelloIsRefused) {
   send_hello(r0, job, 0, 1, 1);
   ASSERT_TRUE(got(r0, FrameType::kHelloAck));
   ASSERT_TRUE(r0.challenge());
-  const auto recorded = auth_payload(test_secret(job), *r0.challenge(), {job, 0, 1, 1}, r0.link());
+  const auto recorded =
+      auth_payload(test_secret(job), *r0.challenge(), two_site_hello(job, 0, 1, 1), r0.link());
   for (std::uint32_t rank : {0u, 1u}) {
     FrameClient& x = connect(z, static_cast<int>(rank));
     x.set_auto_auth(false);
@@ -509,7 +510,7 @@ TEST_F(Attack, SlotTakeoverIsRefused) {
   auto ch = hello_only(insider, job, 1, 1, 1);
   ASSERT_TRUE(ch);
   insider.send(header(FrameType::kAuth, job, 1, 0),
-               auth_payload(test_secret(job), *ch, {job, 1, 1, 1}, insider.link()));
+               auth_payload(test_secret(job), *ch, two_site_hello(job, 1, 1, 1), insider.link()));
   auto f = next(insider);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kError);
@@ -755,7 +756,8 @@ TEST_F(Attack, AuthCostAtJobStart8Plus8) {
     const auto t1 = Clock::now();
     proto::auth::ChallengePayload ch;
     ASSERT_TRUE(f && proto::auth::decode_challenge(f->payload, &ch));
-    const auto bytes = auth_payload(secret, ch, {job, r, 8, 8}, c.link());  // what libmmpi computes
+    const auto bytes =
+        auth_payload(secret, ch, two_site_hello(job, r, 8, 8), c.link());  // what libmmpi computes
     const auto t2 = Clock::now();
     c.send(header(FrameType::kAuth, job, r, 0), bytes);
     ASSERT_TRUE(got(c, FrameType::kHelloAck));
@@ -875,7 +877,7 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
     auto ch = hello_only(c, job, rank, 1, 1);
     if (!ch) return std::optional<Frame>();
     proto::auth::AuthPayload a =
-        proto::auth::prove(secret, *ch, {job, rank, 1, 1}, c.link().local_address(),
+        proto::auth::prove(secret, *ch, two_site_hello(job, rank, 1, 1), c.link().local_address(),
                            c.link().remote_address())
             .auth;
     a.munge_cred = reuse_first ? first_cred : cred_as(uid, ch->nonce);
@@ -1024,7 +1026,7 @@ TEST_F(Attack, JobsPerAddressAreLimited) {
     auto ch = hello_only(c, 7000 + j, 0, 1, 1);
     ASSERT_TRUE(ch);
     c.send(header(FrameType::kAuth, 7000 + j, 0, 0),
-           auth_payload(test_secret(7000 + j), *ch, {7000 + j, 0, 1, 1}, c.link()));
+           auth_payload(test_secret(7000 + j), *ch, two_site_hello(7000 + j, 0, 1, 1), c.link()));
     auto f = next(c);
     ASSERT_TRUE(f);
     if (f->hdr.type == FrameType::kHelloAck) ++admitted;
@@ -1043,7 +1045,7 @@ TEST_F(Attack, JobsPerAddressAreLimited) {
   auto ch = hello_only(*again, 7100, 0, 1, 1);
   ASSERT_TRUE(ch);
   again->send(header(FrameType::kAuth, 7100, 0, 0),
-              auth_payload(test_secret(7100), *ch, {7100, 0, 1, 1}, again->link()));
+              auth_payload(test_secret(7100), *ch, two_site_hello(7100, 0, 1, 1), again->link()));
   EXPECT_TRUE(got(*again, FrameType::kHelloAck));
 }
 
@@ -1295,7 +1297,7 @@ TEST_F(Attack, DrainRefusesARunningJobsIdWithAnotherSecret) {
   auto ch = hello_only(x, job, 1, 1, 1);
   ASSERT_TRUE(ch);
   x.send(header(FrameType::kAuth, job, 1, 0),
-         auth_payload(test_secret(31337), *ch, {job, 1, 1, 1}, x.link()));
+         auth_payload(test_secret(31337), *ch, two_site_hello(job, 1, 1, 1), x.link()));
   auto f = next(x);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->hdr.type, FrameType::kError);
@@ -1345,9 +1347,8 @@ RankOutcome run_rank(const std::string& address, std::uint64_t job, std::uint32_
   cfg.forwarder = address;
   cfg.job_id = job;
   cfg.job_secret = test_secret(job);
-  cfg.np_low = 1;
-  cfg.np_high = 1;
-  cfg.high_group = rank == 1;
+  cfg.site_ranks = {1, 1};
+  cfg.site = rank == 1 ? 1 : 0;
   cfg.connect_timeout_s = timeout_s;
   if (pinned) cfg.pins.by_index.push_back(*pinned);
   cfg.pins.strict = strict;
@@ -1579,7 +1580,7 @@ TEST_F(Attack, UnpinnedRankGivesASquatterNothingThatAdmits) {
   forged.sealed_key = proto::auth::seal(*learned, z.host_key());
   forged.client_local = y.link().local_address();
   forged.client_peer = y.link().remote_address();
-  forged.tag = proto::auth::make_tag(*learned, *ch, forged, {job, 1, 1, 1});
+  forged.tag = proto::auth::make_tag(*learned, *ch, forged, two_site_hello(job, 1, 1, 1));
   y.send(header(FrameType::kAuth, job, 1, 0), proto::auth::encode_auth(forged));
   auto f = next(y);
   ASSERT_TRUE(f);

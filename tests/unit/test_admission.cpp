@@ -48,9 +48,8 @@ proto::Payload bytes(std::vector<std::byte> v) {
 
 void hello(Gate& s, const std::shared_ptr<fw::Connection>& c, std::uint64_t job,
            std::uint32_t vrank, std::uint32_t np_low = 1, std::uint32_t np_high = 1) {
-  auto p = proto::Payload::allocate(proto::kHelloFixedSize);
-  proto::encode_hello({vrank, np_low, np_high, 0}, p.bytes.first<proto::kHelloFixedSize>());
-  s.admission.on_hello(c, header(FrameType::kHello, job, vrank, 0), p);
+  s.admission.on_hello(c, header(FrameType::kHello, job, vrank, 0),
+                       bytes(hello_payload(vrank, np_low, np_high)));
 }
 
 // Answers the CHALLENGE `c` was sent with the proof of `secret`.

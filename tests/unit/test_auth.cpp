@@ -23,7 +23,7 @@ auth::Secret secret_of(int seed) {
 
 TEST(Auth, ZipperdWithTheHostKeyAdmitsAndConfirms) {
   const auth::HostKey host;
-  const zipper::proto::ConnectHello who{42, 1, 2, 3};
+  const zipper::proto::ConnectHello who{42, 1, 0, {2, 3}};
   const auth::ChallengePayload ch{auth::random_nonce(), host.public_key()};
   const auto p = auth::prove(secret_of(1), ch, who, "10.0.0.5:40000", "10.0.0.1:7470");
   // What zipperd does with a job it does not know: open, hash, check.
@@ -40,7 +40,7 @@ TEST(Auth, ZipperdWithTheHostKeyAdmitsAndConfirms) {
 
 TEST(Auth, WhatASquatterLearnsAdmitsNobodyAtTheRealZipperd) {
   const auth::HostKey real, squatter;
-  const zipper::proto::ConnectHello who{42, 0, 1, 1};
+  const zipper::proto::ConnectHello who{42, 0, 0, {1, 1}};
   const auth::ChallengePayload to_squatter{auth::random_nonce(), squatter.public_key()};
   const auto p = auth::prove(secret_of(2), to_squatter, who, "a:1", "b:2");
   auto learned = squatter.open(p.auth.sealed_key);  // the squatter opens its own box
@@ -60,9 +60,26 @@ TEST(Auth, WhatASquatterLearnsAdmitsNobodyAtTheRealZipperd) {
   EXPECT_FALSE(auth::check_confirm(q.job_key, q.auth.tag, auth::confirm_tag(*learned, q.auth.tag)));
 }
 
+// The tag covers the hello's site table: a proof for one layout, site or
+// rank admits none other.
+TEST(Auth, TagBindsTheSiteTable) {
+  const auth::HostKey host;
+  const zipper::proto::ConnectHello who{7, 4, 1, {4, 4, 2}};
+  const auth::ChallengePayload ch{auth::random_nonce(), host.public_key()};
+  const auto p = auth::prove(secret_of(4), ch, who, "10.0.0.5:40000", "10.0.0.9:7470");
+  EXPECT_TRUE(auth::check_tag(p.job_key, ch, p.auth, who));
+  for (const zipper::proto::ConnectHello& other : {zipper::proto::ConnectHello{7, 4, 1, {4, 4}},
+                                                   zipper::proto::ConnectHello{7, 4, 1, {4, 4, 3}},
+                                                   zipper::proto::ConnectHello{7, 4, 1, {4, 2, 4}},
+                                                   zipper::proto::ConnectHello{7, 4, 2, {4, 4, 2}},
+                                                   zipper::proto::ConnectHello{7, 5, 1, {4, 4, 2}},
+                                                   zipper::proto::ConnectHello{8, 4, 1, {4, 4, 2}}})
+    EXPECT_FALSE(auth::check_tag(p.job_key, ch, p.auth, other));
+}
+
 TEST(Auth, TagBindsTheConnectionEnds) {
   const auth::HostKey host;
-  const zipper::proto::ConnectHello who{7, 0, 1, 1};
+  const zipper::proto::ConnectHello who{7, 0, 0, {1, 1}};
   const auth::ChallengePayload ch{auth::random_nonce(), host.public_key()};
   auto p = auth::prove(secret_of(3), ch, who, "10.0.0.5:40000", "10.0.0.9:7470");
   EXPECT_TRUE(auth::check_tag(p.job_key, ch, p.auth, who));

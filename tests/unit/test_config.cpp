@@ -25,12 +25,23 @@ using zipper::client::config_from_env;
 // Starts each test with no MMPI_* variable set; restores them after.
 class ClientConfig : public ::testing::Test {
  protected:
-  zipper::test::EnvGuard env_{
-      "MMPI_FORWARDER",      "MMPI_JOB_ID",           "MMPI_GROUP",
-      "MMPI_NP_LOW",         "MMPI_NP_HIGH",          "MMPI_EAGER_LIMIT",
-      "MMPI_CHUNK_SIZE",     "MMPI_CONNECT_TIMEOUT",  "MMPI_SPIN_ROUNDS",
-      "MMPI_JOB_SECRET",     "MMPI_JOB_SECRET_FILE",  "MMPI_JOB_SECRET_FD",
-      "MMPI_FORWARDER_KEYS", "MMPI_KNOWN_FORWARDERS", "MMPI_FORWARDER_KEY_CHECK"};
+  zipper::test::EnvGuard env_{"MMPI_FORWARDER",
+                              "MMPI_JOB_ID",
+                              "MMPI_GROUP",
+                              "MMPI_NP_LOW",
+                              "MMPI_NP_HIGH",
+                              "MMPI_EAGER_LIMIT",
+                              "MMPI_CHUNK_SIZE",
+                              "MMPI_CONNECT_TIMEOUT",
+                              "MMPI_SPIN_ROUNDS",
+                              "MMPI_JOB_SECRET",
+                              "MMPI_JOB_SECRET_FILE",
+                              "MMPI_JOB_SECRET_FD",
+                              "MMPI_FORWARDER_KEYS",
+                              "MMPI_KNOWN_FORWARDERS",
+                              "MMPI_FORWARDER_KEY_CHECK",
+                              "MMPI_SITES",
+                              "MMPI_SITE"};
   static void set(const char* name, const std::string& value) {
     ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
   }
@@ -67,9 +78,8 @@ TEST_F(ClientConfig, DefaultsWhenNothingIsSet) {
   const auto c = accepted();
   EXPECT_FALSE(c.forwarder.has_value());  // standalone
   EXPECT_EQ(c.job_id, 0u);
-  EXPECT_FALSE(c.high_group);
-  EXPECT_EQ(c.np_low, 0u);
-  EXPECT_EQ(c.np_high, 0u);
+  EXPECT_EQ(c.site, 0u);
+  EXPECT_TRUE(c.site_ranks.empty());
   EXPECT_EQ(c.eager_limit, 16384u);
   EXPECT_EQ(c.chunk_size, 131072u);
   EXPECT_EQ(c.connect_timeout_s, 60);
@@ -94,7 +104,7 @@ TEST_F(ClientConfig, StandaloneIgnoresJobVariables) {
   set("MMPI_NP_LOW", "0");
   const auto c = accepted();
   EXPECT_FALSE(c.forwarder.has_value());
-  EXPECT_EQ(c.np_low, 0u);
+  EXPECT_TRUE(c.site_ranks.empty());
 }
 
 TEST_F(ClientConfig, ForwardedLowGroup) {
@@ -103,9 +113,8 @@ TEST_F(ClientConfig, ForwardedLowGroup) {
   ASSERT_TRUE(c.forwarder.has_value());
   EXPECT_EQ(*c.forwarder, "tcp:10.0.0.1:7470");
   EXPECT_EQ(c.job_id, 42u);
-  EXPECT_FALSE(c.high_group);
-  EXPECT_EQ(c.np_low, 2u);
-  EXPECT_EQ(c.np_high, 3u);
+  EXPECT_EQ(c.site, 0u);
+  EXPECT_EQ(c.site_ranks, (std::vector<std::uint32_t>{2, 3}));
 }
 
 TEST_F(ClientConfig, ForwardedHighGroup) {
@@ -113,7 +122,7 @@ TEST_F(ClientConfig, ForwardedHighGroup) {
   set("MMPI_GROUP", "high");
   set("MMPI_JOB_ID", "18446744073709551615");  // u64 max
   const auto c = accepted();
-  EXPECT_TRUE(c.high_group);
+  EXPECT_EQ(c.site, 1u);
   EXPECT_EQ(c.job_id, 18446744073709551615ull);
 }
 
@@ -192,6 +201,52 @@ TEST_F(ClientConfig, ZeroOrMissingRankCounts) {
     ::unsetenv(var);
     rejected();
   }
+}
+
+// More than two sites: MMPI_SITES (ranks per site) and MMPI_SITE (this
+// process's), which win over the two-site shorthand.
+TEST_F(ClientConfig, SiteTable) {
+  // Each load reads (and removes) the secret: set everything again first.
+  const auto with_sites = [](const std::string& sites, const char* site) {
+    set_forwarded();
+    set("MMPI_SITES", sites);
+    if (site != nullptr)
+      set("MMPI_SITE", site);
+    else
+      ::unsetenv("MMPI_SITE");
+  };
+  with_sites("4,4,2", "2");
+  const auto c = accepted();
+  EXPECT_EQ(c.site_ranks, (std::vector<std::uint32_t>{4, 4, 2}));
+  EXPECT_EQ(c.site, 2u);
+  EXPECT_TRUE(c.site_list);
+  std::string why;
+  auto m = zipper::client::sites_from(c, 2, &why);
+  ASSERT_TRUE(m) << why;
+  EXPECT_EQ(m->sites(), 3);
+  EXPECT_EQ(m->local_ranks().first, 8);
+  EXPECT_FALSE(zipper::client::sites_from(c, 3, &why));
+  EXPECT_EQ(why, "this cluster runs 3 ranks but MMPI_SITES says 2 for site 2");
+  // 64 sites of one rank pass; the bounds and malformed lists are refused by name.
+  std::string ones = "1";
+  for (int i = 1; i < 64; ++i) ones += ",1";
+  with_sites(ones, "63");
+  EXPECT_EQ(accepted().site_ranks.size(), 64u);
+  for (const std::string bad : {ones + ",1", std::string("4,0,2"), std::string("4,,2"),
+                                std::string("4,4,"), std::string("4;4"), std::string("x"),
+                                std::string("-1,2"), std::string("8388608,8388609")}) {
+    SCOPED_TRACE(bad);
+    with_sites(bad, "0");
+    EXPECT_NE(rejected().find("MMPI_SITES='" + bad + "' must be 2 to 64"), std::string::npos);
+  }
+  with_sites("7", "0");
+  EXPECT_NE(rejected().find("names one site"), std::string::npos);
+  for (const char* bad : {"3", "x"}) {
+    with_sites("4,4,2", bad);
+    EXPECT_NE(rejected().find("MMPI_SITE"), std::string::npos) << bad;
+  }
+  with_sites("4,4,2", nullptr);
+  EXPECT_NE(rejected().find("MMPI_SITE must be this process's site, 0 to 2"), std::string::npos);
 }
 
 TEST_F(ClientConfig, TooManyRanks) {

@@ -182,7 +182,7 @@ TEST_F(Control, DrainRefusesNewJobsOnly) {
   proto::auth::ChallengePayload ch;
   ASSERT_TRUE(proto::auth::decode_challenge(x.pop()->payload, &ch));
   x.send(header(FrameType::kAuth, 8, 1, 0),
-         auth_payload(test_secret(999), ch, {8, 1, 1, 1}, x.link()));
+         auth_payload(test_secret(999), ch, two_site_hello(8, 1, 1, 1), x.link()));
   ASSERT_TRUE(pump_until(all(), [&] { return x.closed(); }));
   auto err = x.pop();
   ASSERT_TRUE(err.has_value());

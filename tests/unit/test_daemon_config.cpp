@@ -89,6 +89,31 @@ TEST(DaemonConfig, CommandLineOverridesFile) {
   EXPECT_EQ(c.forwarder.max_memory, 512u << 20);  // untouched keys keep the file's value
 }
 
+// A bridge of three legs (the star): from flags in their order, from a
+// [listen] table in the order of the names, from an array in its order.
+TEST(DaemonConfig, ListenersAreLegsInOrder) {
+  const auto names = [](const fw::DaemonConfig& c) {
+    std::string out;
+    for (const auto& l : c.forwarder.listen) out += l.name + "=" + l.endpoint.to_string() + " ";
+    return out;
+  };
+  EXPECT_EQ(
+      names(fw::load("", {{"--listen", {"C=127.0.0.1:3", "A=127.0.0.1:1", "B=127.0.0.1:2"}}})),
+      "C=tcp:127.0.0.1:3 A=tcp:127.0.0.1:1 B=tcp:127.0.0.1:2 ");
+  TomlFile table("[listen]\nC = \"127.0.0.1:3\"\nA = \"127.0.0.1:1\"\nB = \"127.0.0.1:2\"\n");
+  EXPECT_EQ(names(fw::load(table.path(), {})),
+            "A=tcp:127.0.0.1:1 B=tcp:127.0.0.1:2 C=tcp:127.0.0.1:3 ");
+  TomlFile array(
+      "listen = [\"gpu=127.0.0.1:2\", \"cpu=127.0.0.1:1\", \"store=verbs:10.0.0.1:7471\"]\n");
+  EXPECT_EQ(names(fw::load(array.path(), {})),
+            "gpu=tcp:127.0.0.1:2 cpu=tcp:127.0.0.1:1 store=verbs:10.0.0.1:7471 ");
+  TomlFile bad("listen = [\"A=127.0.0.1:1\", 7]\n");
+  EXPECT_NE(error_of(bad.path()).find("array of \"NAME=HOST:PORT\""), std::string::npos)
+      << error_of(bad.path());
+  EXPECT_EQ(error_of("", {{"--listen", {"A=127.0.0.1:1", "A=127.0.0.1:2"}}}),
+            "--listen: listener A is given twice");
+}
+
 TEST(DaemonConfig, EveryCommandLineFlagHasAFileKey) {
   for (const auto& s : fw::settings()) {
     EXPECT_EQ(s.flag.rfind("--", 0), 0u) << s.key;

@@ -47,8 +47,7 @@ void join(fw::JobRegistry& reg, std::uint64_t job, std::uint32_t vrank,
   fw::JobRegistry::JoinRequest r;
   r.job_id = job;
   r.fingerprint = proto::auth::job_fingerprint(proto::auth::job_key(test_secret(job), {}));
-  r.np_low = 1;
-  r.np_high = 1;
+  r.sites = {1, 1};
   r.vrank = vrank;
   r.owner = "address 10.0.0." + std::to_string(job);
   ASSERT_TRUE(reg.join(r, c).job);

@@ -319,10 +319,7 @@ TEST_F(Forwarder, ProofInHelloIsNotAdmission) {
   start();
   FrameClient& c = connect(kA);
   c.set_auto_auth(false);
-  std::vector<std::byte> p(proto::kHelloFixedSize + 23, std::byte{0x5C});
-  proto::encode_hello({0, 1, 1, 23}, std::span<std::byte, proto::kHelloFixedSize>(
-                                         p.data(), proto::kHelloFixedSize));
-  c.send(header(FrameType::kHello, 3, 0, 0), p);
+  c.send(header(FrameType::kHello, 3, 0, 0), site_hello_payload(0, 0, {1, 1}, 23));
   const Frame ch = expect(c, FrameType::kChallenge);
   proto::auth::ChallengePayload cp;
   EXPECT_TRUE(proto::auth::decode_challenge(ch.payload, &cp));
@@ -838,10 +835,7 @@ TEST_F(Forwarder, HugeHelloIsMalformed) {
   // Before hello only a small payload is accepted (hello plus an auth proof).
   start();
   FrameClient& c = connect(kA);
-  std::vector<std::byte> p(proto::kHelloFixedSize + 8192);
-  proto::encode_hello({0, 1, 1, 8192}, std::span<std::byte, proto::kHelloFixedSize>(
-                                           p.data(), proto::kHelloFixedSize));
-  c.send(header(FrameType::kHello, 1, 0, 0), p);
+  c.send(header(FrameType::kHello, 1, 0, 0), site_hello_payload(0, 0, {1, 1}, 8192));
   expect_error(next(c), ErrorCode::kMalformed, 0, 0, 0);
   EXPECT_TRUE(wait_closed(c));
 }
@@ -950,9 +944,8 @@ TEST_F(Forwarder, BadHelloPayload) {
   start();
   FrameClient& c = connect(kA);
   // auth_len promises more proof than the payload holds.
-  std::vector<std::byte> p(proto::kHelloFixedSize + 4);
-  proto::encode_hello({0, 1, 1, 100}, std::span<std::byte, proto::kHelloFixedSize>(
-                                          p.data(), proto::kHelloFixedSize));
+  std::vector<std::byte> p = site_hello_payload(0, 0, {1, 1}, 4);
+  p[16] = std::byte{100};  // auth_len
   c.send(header(FrameType::kHello, 1, 0, 0), p);
   expect_error(next(c), ErrorCode::kBadHello, 0, 0, 0);
   EXPECT_TRUE(wait_closed(c));
@@ -1060,13 +1053,13 @@ TEST_F(Forwarder, WrongSecretIsRefused) {
   // The attacker knows the job id but not the secret: its own secret names
   // another job, and it cannot take rank 1 of that one either... so it
   // claims the real job's fingerprint with a guessed key.
-  auto forged = proto::auth::prove(test_secret(1234), ch, {9, 1, 1, 1}, x.link().local_address(),
-                                   x.link().remote_address())
+  auto forged = proto::auth::prove(test_secret(1234), ch, two_site_hello(9, 1, 1, 1),
+                                   x.link().local_address(), x.link().remote_address())
                     .auth;
   forged.fingerprint =
       proto::auth::job_fingerprint(proto::auth::job_key(test_secret(9), ch.server_key));
   forged.tag = proto::auth::make_tag(proto::auth::job_key(test_secret(1234), ch.server_key), ch,
-                                     forged, {9, 1, 1, 1});
+                                     forged, two_site_hello(9, 1, 1, 1));
   x.send(header(FrameType::kAuth, 9, 1, 0), proto::auth::encode_auth(forged));
   expect_error(next(x), ErrorCode::kAuth, 0, 1, 0);
   EXPECT_TRUE(wait_closed(x));
@@ -1082,7 +1075,8 @@ TEST_F(Forwarder, ReplayedAuthIsRefused) {
   expect(r0, FrameType::kHelloAck);
   ASSERT_TRUE(r0.challenge().has_value());
   // Everything rank 0 sent, replayed on a new connection: the nonce differs.
-  const auto recorded = auth_payload(test_secret(4), *r0.challenge(), {4, 0, 1, 1}, r0.link());
+  const auto recorded =
+      auth_payload(test_secret(4), *r0.challenge(), two_site_hello(4, 0, 1, 1), r0.link());
   FrameClient& x = connect(kA);
   x.set_auto_auth(false);
   send_hello(x, 4, 0, 1, 1);
@@ -1100,7 +1094,7 @@ TEST_F(Forwarder, SquattedJobIdIsAnotherJob) {
   const auto ch =
       challenged(x, 6, 1, 1, 1, [&](FrameClient& c) { return expect(c, FrameType::kChallenge); });
   x.send(header(FrameType::kAuth, 6, 1, 0),
-         auth_payload(test_secret(777), ch, {6, 1, 1, 1}, x.link()));
+         auth_payload(test_secret(777), ch, two_site_hello(6, 1, 1, 1), x.link()));
   expect(x, FrameType::kHelloAck);
   // The real job still forms, and the outsider cannot reach it.
   auto [a, b] = join_pair(6);
@@ -1113,10 +1107,12 @@ TEST_F(Forwarder, SquattedJobIdIsAnotherJob) {
 TEST_F(Forwarder, RankMustUseItsGroupsSide) {
   start();
   FrameClient& c = connect(kB);
-  send_hello(c, 2, 0, 1, 1);  // rank 0 is in the low group: side A
+  send_hello(c, 2, 0, 1, 1);  // rank 0 is in site 0: leg A
   auto f = next(c);
   expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
-  EXPECT_NE(f->text().find("side A"), std::string::npos) << f->text();
+  EXPECT_NE(f->text().find("rank 0 belongs to site 0, which connects on leg A, not B"),
+            std::string::npos)
+      << f->text();
   EXPECT_TRUE(wait_closed(c));
   EXPECT_EQ(fwd_->stats().refused_admissions, 1u);
 }
@@ -1126,10 +1122,16 @@ TEST_F(Forwarder, LayoutAboveMaxRanksIsRefusedBeforeAuth) {
   cfg.max_ranks = 64;
   start(cfg);
   FrameClient& c = connect(kA);
-  send_hello(c, 2, 0, 1u << 24, 1u << 24);
+  send_hello(c, 2, 0, 33, 32);
   auto f = next(c);
   expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
   EXPECT_NE(f->text().find("--max-ranks"), std::string::npos) << f->text();
+  // Beyond the wire's 2^24 ranks the hello itself is refused.
+  FrameClient& huge = connect(kA);
+  send_hello(huge, 2, 0, 1u << 24, 1u << 24);
+  f = next(huge);
+  expect_error(f, ErrorCode::kBadHello, 0, 0, 0);
+  EXPECT_NE(f->text().find("exceed 16777216"), std::string::npos) << f->text();
   // The largest allowed layout is accepted with one rank connected.
   join(kA, 3, 0, 32, 32);
 }

@@ -353,12 +353,27 @@ TEST(TcpLinkErrors, TruncatedMalformedAndCleanCloseAreTyped) {
   {
     RawPair p;
     auto s = stream_of({3});
-    s[4] = std::byte{0x7F};  // version
+    s[6] = std::byte{0x7F};  // frame type
     p.write(s);
     Collector c;
     EXPECT_EQ(p.link->progress_recv(c, 0), LinkStatus::kError);
     EXPECT_EQ(p.link->last_error().kind, LinkErrorKind::kMalformed);
     EXPECT_EQ(p.link->error(), p.link->last_error().message);
+  }
+  {
+    // A peer of another protocol version: its own kind, with its version.
+    RawPair p;
+    auto s = stream_of({3});
+    s[4] = std::byte{1};  // version 1
+    p.write(s);
+    Collector c;
+    EXPECT_EQ(p.link->progress_recv(c, 0), LinkStatus::kError);
+    EXPECT_EQ(p.link->last_error().kind, LinkErrorKind::kVersionMismatch);
+    EXPECT_EQ(p.link->last_error().peer_version, 1u);
+    EXPECT_NE(p.link->error().find("speaks zipper protocol version 1, this end speaks 2"),
+              std::string::npos)
+        << p.link->error();
+    EXPECT_TRUE(c.headers.empty());
   }
   {
     RawPair p;

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -42,21 +43,29 @@ class NoEngine final : public client::PointToPoint {
   void wait_until(const std::function<bool()>&, bool) override {}
 };
 
-// Rank r's view of a world communicator with x low and y high ranks.
-Topology layout(int x, int y, int r) {
+// Rank r's view of a world communicator over sites of `ranks` ranks each.
+Topology layout_of(const std::vector<int>& ranks, int r) {
   static NoEngine engine;
-  std::vector<int> world(static_cast<std::size_t>(x + y));
-  for (int i = 0; i < x + y; ++i) world[static_cast<std::size_t>(i)] = i;
-  // y = 0: one site.
+  std::vector<std::uint64_t> table;
+  std::vector<int> world;
+  int site = 0;
+  for (std::size_t s = 0; s < ranks.size(); ++s) {
+    table.push_back(static_cast<std::uint64_t>(ranks[s]));
+    for (int i = 0; i < ranks[s]; ++i) {
+      if (static_cast<int>(world.size()) == r) site = static_cast<int>(s);
+      world.push_back(static_cast<int>(world.size()));
+    }
+  }
   std::string why;
-  const auto sites =
-      y == 0 ? client::SiteMap::single(x)
-             : client::SiteMap::make({static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y)},
-                                     r >= x ? 1 : 0, &why);
+  const auto sites = client::SiteMap::make(table, site, &why);
   auto comm = std::make_shared<client::Comm>(client::RankMap(world, *sites), r, client::kWorldCid,
                                              client::NativeComm(), client::NativeComm());
   return Topology::of(engine, comm);
 }
+
+// Rank r's view of a world communicator with x low and y high ranks (y = 0:
+// one site).
+Topology layout(int x, int y, int r) { return y == 0 ? layout_of({x}, r) : layout_of({x, y}, r); }
 
 struct Result {
   bool deadlock = false;
@@ -64,8 +73,9 @@ struct Result {
   int max_rounds = 0;
 };
 
-// Runs all ranks' schedules to completion.
-Result simulate(std::vector<std::unique_ptr<Schedule>>& s, int x) {
+// Runs all ranks' schedules to completion; messages between ranks of
+// different sites (site_of) are counted.
+Result simulate_sites(std::vector<std::unique_ptr<Schedule>>& s, const std::vector<int>& site_of) {
   const int p = static_cast<int>(s.size());
   struct State {
     std::size_t round = 0;
@@ -96,7 +106,8 @@ Result simulate(std::vector<std::unique_ptr<Schedule>>& s, int x) {
             MPI_Type_size(step.type, &tsize);
             const auto* b = static_cast<const char*>(step.buf);
             wire[{r, step.peer}].emplace_back(b, b + std::size_t(tsize) * step.count);
-            res.inter_cluster_sends += (r < x) != (step.peer < x);
+            res.inter_cluster_sends += site_of[static_cast<std::size_t>(r)] !=
+                                       site_of[static_cast<std::size_t>(step.peer)];
           } else {
             me.recvs.push_back(step);
           }
@@ -136,6 +147,13 @@ Result simulate(std::vector<std::unique_ptr<Schedule>>& s, int x) {
   for (const auto& [pair, q] : wire)
     EXPECT_TRUE(q.empty()) << "unreceived message " << pair.first << " -> " << pair.second;
   return res;
+}
+
+// The same with x low ranks (site 0) and the rest high (site 1).
+Result simulate(std::vector<std::unique_ptr<Schedule>>& s, int x) {
+  std::vector<int> site_of(s.size());
+  for (std::size_t r = 0; r < s.size(); ++r) site_of[r] = static_cast<int>(r) < x ? 0 : 1;
+  return simulate_sites(s, site_of);
 }
 
 // Affine maps f(v) = a v + b mod 2^32; (f op g) = f after g: not commutative.
@@ -268,6 +286,79 @@ TEST(Schedule, DirectExchangeDeliversEveryBlock) {
       nbc_direct(*s.back(), sb, rb);
     }
     ASSERT_FALSE(simulate(s, x).deadlock);
+    for (int r = 0; r < p; ++r)
+      for (int q = 0; q < p; ++q) EXPECT_EQ(recv[r][q], 1000 * q + r);
+  }
+}
+
+// More than two sites: the blocking collectives run these schedules there
+// (capi/many_sites.h). Every schedule completes with the reference result;
+// a broadcast crosses to each other site once.
+TEST(Schedule, EveryScheduleAtThreeAndFourSites) {
+  const std::vector<std::vector<int>> layouts = {{2, 2, 2}, {1, 3, 2}, {4, 1, 1}, {3, 1, 1, 2}};
+  for (const auto& sites : layouts) {
+    std::vector<int> site_of;
+    for (std::size_t s = 0; s < sites.size(); ++s) site_of.insert(site_of.end(), sites[s], int(s));
+    const int p = static_cast<int>(site_of.size());
+    const auto build = [&](const std::function<void(Schedule&, int)>& add) {
+      std::vector<std::unique_ptr<Schedule>> s;
+      for (int r = 0; r < p; ++r) {
+        s.push_back(std::make_unique<Schedule>(layout_of(sites, r), 0));
+        add(*s.back(), r);
+      }
+      return s;
+    };
+    for (int root = 0; root < p; ++root) {
+      std::vector<std::vector<int>> buf(p, std::vector<int>(4, -1));
+      for (int i = 0; i < 4; ++i) buf[root][i] = 100 * root + i;
+      auto s = build(
+          [&](Schedule& sc, int r) { nbc_bcast_binomial(sc, buf[r].data(), 4, MPI_INT, root); });
+      const Result res = simulate_sites(s, site_of);
+      ASSERT_FALSE(res.deadlock) << "root " << root;
+      EXPECT_EQ(res.inter_cluster_sends, static_cast<int>(sites.size()) - 1) << "root " << root;
+      for (int r = 0; r < p; ++r) EXPECT_EQ(buf[r], buf[root]) << "rank " << r;
+    }
+    // Allreduce as capi/nbc.cpp composes it, with a non-commutative operation.
+    std::vector<std::vector<Affine>> in(p), out(p, std::vector<Affine>(3, Affine{0, 0}));
+    std::vector<Affine> want(3);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < 3; ++i) {
+        in[r].push_back(input(r, i));
+        want[i] = r == 0 ? in[r][i] : then(want[i], in[r][i]);
+      }
+    auto s = build([&](Schedule& sc, int r) {
+      nbc_reduce_binomial(sc, in[r].data(), out[r].data(), 3, g_affine, g_compose, 0);
+      sc.end_round();
+      nbc_bcast_binomial(sc, out[r].data(), 3, g_affine, 0);
+    });
+    ASSERT_FALSE(simulate_sites(s, site_of).deadlock);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < 3; ++i) EXPECT_TRUE(out[r][i] == want[i]) << "rank " << r;
+    // Scan.
+    std::vector<std::vector<Affine>> scanned(p, std::vector<Affine>(3, Affine{9, 9}));
+    s = build([&](Schedule& sc, int r) {
+      nbc_scan_doubling(sc, in[r].data(), scanned[r].data(), 3, g_affine, g_compose, false);
+    });
+    ASSERT_FALSE(simulate_sites(s, site_of).deadlock);
+    for (int r = 0; r < p; ++r) {
+      Affine w = in[0][1];
+      for (int q = 1; q <= r; ++q) w = then(w, in[q][1]);
+      EXPECT_TRUE(scanned[r][1] == w) << "rank " << r;
+    }
+    // Barrier and the direct exchange (alltoall).
+    s = build([&](Schedule& sc, int) { nbc_barrier_dissemination(sc); });
+    ASSERT_FALSE(simulate_sites(s, site_of).deadlock);
+    std::vector<std::vector<int>> send(p, std::vector<int>(p)), recv(p, std::vector<int>(p, -1));
+    s = build([&](Schedule& sc, int r) {
+      std::vector<Block> sb(p), rb(p);
+      for (int q = 0; q < p; ++q) {
+        send[r][q] = 1000 * r + q;
+        sb[q] = Block{&send[r][q], 1, MPI_INT, true};
+        rb[q] = Block{&recv[r][q], 1, MPI_INT, true};
+      }
+      nbc_direct(sc, sb, rb);
+    });
+    ASSERT_FALSE(simulate_sites(s, site_of).deadlock);
     for (int r = 0; r < p; ++r)
       for (int q = 0; q < p; ++q) EXPECT_EQ(recv[r][q], 1000 * q + r);
   }

@@ -75,8 +75,7 @@ fw::JobRegistry::JoinRequest req(std::uint64_t job, std::uint32_t rank, const st
   fw::JobRegistry::JoinRequest r;
   r.job_id = job;
   r.fingerprint = auth::job_fingerprint(auth::job_key(zipper::test::test_secret(job), auth::Key{}));
-  r.np_low = 1;
-  r.np_high = 1;
+  r.sites = {1, 1};
   r.vrank = rank;
   r.owner = owner;
   r.prefix = prefix;

@@ -72,8 +72,7 @@ fw::JobRegistry::JoinRequest req(std::uint64_t job, std::uint32_t rank, std::str
   r.job_id = job;
   r.fingerprint = zipper::proto::auth::job_fingerprint(
       zipper::proto::auth::job_key(test_secret(secret_seed), zipper::proto::auth::Key{}));
-  r.np_low = 1;
-  r.np_high = 1;
+  r.sites = {1, 1};
   r.vrank = rank;
   r.owner = std::move(owner);
   return r;
@@ -97,8 +96,16 @@ TEST(JobShares, JobsPerOwnerLayoutShareAndDrain) {
   keep.push_back(conn(5));
   EXPECT_TRUE(reg.join(req(5, 0, "address 10.0.0.2", 5), keep.back()).job);
   // Layout share: at most 100 ranks.
-  EXPECT_NE(reg.check_layout(51, 50, 0).find("--max-job-connections-share"), std::string::npos);
-  EXPECT_EQ(reg.check_layout(50, 50, 0), "");
+  EXPECT_NE(reg.check_layout({51, 50}, 0).find("--max-job-connections-share"), std::string::npos);
+  EXPECT_EQ(reg.check_layout({50, 50}, 0), "");
+  // Any number of sites counts alike: 40+40+21 is over, 40+40+20 is not.
+  EXPECT_NE(reg.check_layout({40, 40, 21}, 0).find("--max-job-connections-share"),
+            std::string::npos);
+  EXPECT_EQ(reg.check_layout({40, 40, 20}, 99), "");
+  EXPECT_EQ(reg.check_layout({40, 40, 20}, 100), "rank 100 outside layout 40+40+20");
+  // One site is no job for a bridge; an empty site is no site.
+  EXPECT_NE(reg.check_layout({4}, 0).find("invalid layout 4 (2 to 64 sites"), std::string::npos);
+  EXPECT_NE(reg.check_layout({4, 0, 2}, 0).find("invalid layout 4+0+2"), std::string::npos);
   // Draining: a rank of a running job joins; a new job is refused, even under
   // a running job's id with another secret, and is counted once.
   auto late = req(2, 1, "address 10.0.0.9", 2);

@@ -141,10 +141,20 @@ TEST(SiteHello, VersionMismatchIsOneLineNamingBoth) {
   EXPECT_EQ(old_zipperd.find('\n'), std::string::npos);
 }
 
-TEST(SiteHello, TwoSiteBridgeRefusesOtherCounts) {
+// A bridge whose legs are sites reaches a job's sites when it has a leg
+// for each: fewer sites use the first legs, more are refused.
+TEST(SiteHello, BridgeRefusesMoreSitesThanLegs) {
   EXPECT_EQ(check_sites_joined(2, 2), "");
+  EXPECT_EQ(check_sites_joined(3, 3), "");
+  EXPECT_EQ(check_sites_joined(2, 3), "");
   EXPECT_EQ(check_sites_joined(3, 2), "this zipperd joins 2 sites; the job declares 3");
-  EXPECT_EQ(check_sites_joined(1, 2), "this zipperd joins 2 sites; the job declares 1");
+  EXPECT_EQ(check_sites_joined(64, 3), "this zipperd joins 3 sites; the job declares 64");
+}
+
+TEST(SiteHello, LayoutText) {
+  EXPECT_EQ(layout_text({4, 4, 2}), "4+4+2");
+  EXPECT_EQ(layout_text({1}), "1");
+  EXPECT_EQ(layout_text({}), "");
 }
 
 }  // namespace

@@ -107,14 +107,13 @@ TEST(SiteMap, FromTheClientConfiguration) {
   expect_layout(*m, {3}, 0);
 
   c.forwarder = "tcp:127.0.0.1:7470";
-  c.np_low = 2;
-  c.np_high = 6;
-  c.high_group = true;
+  c.site_ranks = {2, 6};
+  c.site = 1;
   m = zipper::client::sites_from(c, 6, &why);
   ASSERT_TRUE(m) << why;
   expect_layout(*m, {2, 6}, 1);
 
-  c.high_group = false;
+  c.site = 0;
   m = zipper::client::sites_from(c, 2, &why);
   ASSERT_TRUE(m) << why;
   expect_layout(*m, {2, 6}, 0);

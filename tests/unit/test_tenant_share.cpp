@@ -76,8 +76,7 @@ fw::JobRegistry::JoinRequest req(std::uint64_t job, std::uint32_t rank, const st
   r.job_id = job;
   r.fingerprint = zipper::proto::auth::job_fingerprint(
       zipper::proto::auth::job_key(test_secret(job), zipper::proto::auth::Key{}));
-  r.np_low = 1;
-  r.np_high = 1;
+  r.sites = {1, 1};
   r.vrank = rank;
   r.uid = uid;
   r.owner = uid ? "uid " + std::to_string(*uid) : "address " + address;

@@ -26,6 +26,7 @@
 #include "proto/auth.h"
 #include "proto/frame.h"
 #include "proto/link.h"
+#include "proto/site_hello.h"
 
 namespace zipper::test {
 
@@ -100,6 +101,13 @@ inline proto::auth::Secret test_secret(std::uint64_t job) {
   return s;
 }
 
+/// The two-site shorthand's hello: rank `vrank` of job `job` in the sites
+/// {np_low, np_high}, in the first when vrank < np_low.
+inline proto::ConnectHello two_site_hello(std::uint64_t job, std::uint32_t vrank,
+                                          std::uint32_t np_low, std::uint32_t np_high) {
+  return {job, vrank, vrank < np_low ? 0u : 1u, {np_low, np_high}};
+}
+
 /// AUTH payload proving `secret` for challenge `ch` on `link` (a connection
 /// that said `who`), as libmmpi computes it.
 inline std::vector<std::byte> auth_payload(const proto::auth::Secret& secret,
@@ -134,9 +142,9 @@ class FrameClient : public proto::RecvSink {
   void send(proto::FrameHeader hdr, const std::vector<std::byte>& payload = {},
             std::function<void()> on_sent = {}) {
     hdr.payload_len = static_cast<std::uint32_t>(payload.size());
-    proto::HelloPayload hp;
-    if (hdr.type == proto::FrameType::kHello && proto::decode_hello(payload, &hp))
-      hello_ = proto::ConnectHello{hdr.job_id, hp.vrank, hp.np_low, hp.np_high};
+    proto::SiteHello hp;
+    if (hdr.type == proto::FrameType::kHello && proto::decode_site_hello(payload, &hp))
+      hello_ = proto::ConnectHello{hdr.job_id, hp.vrank, hp.site, hp.site_ranks};
     if (hdr.type != proto::FrameType::kHello && hdr.type != proto::FrameType::kAuth)
       credits_ -= static_cast<std::int64_t>(proto::credit_cost(hdr.payload_len));
     link_->post(proto::OutFrame{hdr, make_payload(payload), std::move(on_sent)});
@@ -293,16 +301,38 @@ inline proto::FrameHeader header(proto::FrameType type, std::uint64_t job, std::
   return h;
 }
 
+/// A HELLO payload (protocol 2, site_hello.h) of rank `vrank` in site
+/// `site` of the table `sites` (its world: their sum, even where a hostile
+/// table wraps it), followed by `proof_len` bytes of 0x5C.
+inline std::vector<std::byte> site_hello_payload(std::uint32_t vrank, std::uint32_t site,
+                                                 const std::vector<std::uint32_t>& sites,
+                                                 std::uint32_t proof_len = 0) {
+  proto::SiteHello h;
+  h.vrank = vrank;
+  h.site = site;
+  h.site_ranks = sites;
+  for (std::uint32_t r : sites) h.world += r;
+  h.auth_len = proof_len;
+  std::vector<std::byte> p(proto::site_hello_size(sites.size()) + proof_len, std::byte{0x5C});
+  proto::encode_site_hello(h, p);
+  return p;
+}
+
+/// The two-site shorthand: rank `vrank` of the table {np_low, np_high}, in
+/// the first site when vrank < np_low.
 inline std::vector<std::byte> hello_payload(std::uint32_t vrank, std::uint32_t np_low,
                                             std::uint32_t np_high) {
-  std::vector<std::byte> p(proto::kHelloFixedSize);
-  proto::encode_hello({vrank, np_low, np_high, 0}, std::span<std::byte, proto::kHelloFixedSize>(p));
-  return p;
+  return site_hello_payload(vrank, vrank < np_low ? 0 : 1, {np_low, np_high});
 }
 
 inline void send_hello(FrameClient& c, std::uint64_t job, std::uint32_t vrank, std::uint32_t np_low,
                        std::uint32_t np_high) {
   c.send(header(proto::FrameType::kHello, job, vrank, 0), hello_payload(vrank, np_low, np_high));
+}
+
+inline void send_site_hello(FrameClient& c, std::uint64_t job, std::uint32_t vrank,
+                            std::uint32_t site, const std::vector<std::uint32_t>& sites) {
+  c.send(header(proto::FrameType::kHello, job, vrank, 0), site_hello_payload(vrank, site, sites));
 }
 
 inline void send_eager(FrameClient& c, std::uint64_t job, std::uint32_t src, std::uint32_t dst,

@@ -325,44 +325,64 @@ TEST(VerbsWire, ImmediateDataAndPrivateDataRoundTrip) {
   EXPECT_FALSE(decode_params(bad.data(), bad.size(), &why)) << "not a zipper verbs peer";
   EXPECT_NE(why.find("not a zipper verbs endpoint"), std::string::npos) << why;
   bad = pd;
-  bad[4] = std::byte{1};  // version 1
+  bad[4] = std::byte{2};  // version 2 (np_low/np_high)
   EXPECT_FALSE(decode_params(bad.data(), bad.size(), &why));
-  EXPECT_NE(why.find("version 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("version 2, this side speaks 3"), std::string::npos) << why;
   EXPECT_FALSE(decode_params(nullptr, 0, &why));
 }
 
 TEST(VerbsWire, HelloTravelsInThePrivateData) {
-  // Largest values in every field, so every byte of the layout is exercised.
-  const ConnectHello h{0xFEDCBA9876543210ull, 0x7FFFFFFE, 0x3FFFFFFF, 0x40000000};
-  const auto pd = encode_params({16, 4096, h});
+  // Largest values where the fields allow, so every byte of the layout is
+  // exercised: six sites (what fits), the rank the last of the last site.
+  const ConnectHello h{0xFEDCBA9876543210ull, 0xFFFFF8, 5, {1, 2, 3, 4, 0x7FFFF0, 0x7FFFFF}};
   static_assert(kConnParamsSize <= 56, "fits a RoCE/IB connect request");
+  static_assert(kParamSites == 6);
+  ASSERT_TRUE(hello_fits(h));
+  const auto pd = encode_params({16, 4096, h});
   std::string why;
   const auto back = decode_params(pd.data(), pd.size(), &why);
   ASSERT_TRUE(back) << why;
   ASSERT_TRUE(back->hello);
   EXPECT_EQ(back->hello->job_id, h.job_id);
   EXPECT_EQ(back->hello->vrank, h.vrank);
-  EXPECT_EQ(back->hello->np_low, h.np_low);
-  EXPECT_EQ(back->hello->np_high, h.np_high);
+  EXPECT_EQ(back->hello->site, 5u);
+  EXPECT_EQ(back->hello->site_ranks, h.site_ranks);
   EXPECT_EQ(back->recv_buffers, 16u);
   EXPECT_EQ(back->buffer_size, 4096u);
-  EXPECT_EQ(static_cast<unsigned>(pd[17]), 1u) << "group byte: rank 0x7FFFFFFE is high";
+  EXPECT_EQ(static_cast<unsigned>(pd[17]), 5u) << "site byte";
+  EXPECT_EQ(static_cast<unsigned>(pd[18]), 6u) << "sites byte";
+  // Two sites, the common case, round trip as well.
+  const ConnectHello two{7, 3, 1, {2, 6}};
+  const auto pd2 = encode_params({16, 4096, two});
+  const auto back2 = decode_params(pd2.data(), pd2.size(), &why);
+  ASSERT_TRUE(back2 && back2->hello) << why;
+  EXPECT_EQ(back2->hello->site_ranks, two.site_ranks);
+  EXPECT_EQ(back2->hello->site, 1u);
 
-  // A 56-byte CM payload (zero padded) decodes the same.
-  std::array<std::byte, 56> padded{};
-  std::copy(pd.begin(), pd.end(), padded.begin());
-  ASSERT_TRUE(decode_params(padded.data(), padded.size(), &why)) << why;
+  // A table of 7 sites does not fit: no hello in the private data (the
+  // client sends a HELLO frame instead).
+  const ConnectHello seven{7, 0, 0, {1, 1, 1, 1, 1, 1, 1}};
+  EXPECT_FALSE(hello_fits(seven));
+  const auto pd7 = encode_params({16, 4096, seven});
+  const auto back7 = decode_params(pd7.data(), pd7.size(), &why);
+  ASSERT_TRUE(back7) << why;
+  EXPECT_FALSE(back7->hello);
 
   // Inconsistent hellos are refused with a reason.
-  const auto outside = encode_params({16, 4096, ConnectHello{7, 4, 2, 2}});
+  const auto outside = encode_params({16, 4096, ConnectHello{7, 4, 1, {2, 2}}});
   EXPECT_FALSE(decode_params(outside.data(), outside.size(), &why));
-  EXPECT_NE(why.find("rank 4 outside the layout 2+2"), std::string::npos) << why;
-  const auto empty = encode_params({16, 4096, ConnectHello{7, 0, 0, 0}});
+  EXPECT_NE(why.find("rank 4 is not in site 1 (world ranks 2..3)"), std::string::npos) << why;
+  const auto empty = encode_params({16, 4096, ConnectHello{7, 0, 0, {0, 1}}});
   EXPECT_FALSE(decode_params(empty.data(), empty.size(), &why));
-  auto group = encode_params({16, 4096, ConnectHello{7, 1, 2, 2}});  // rank 1 is low (group 0)
-  group[17] = std::byte{1};
-  EXPECT_FALSE(decode_params(group.data(), group.size(), &why));
-  EXPECT_NE(why.find("group 1 is not rank 1's group"), std::string::npos) << why;
+  EXPECT_NE(why.find("site 0 of the site table has 0 ranks"), std::string::npos) << why;
+  auto wrong_site = encode_params({16, 4096, ConnectHello{7, 1, 0, {2, 2}}});  // rank 1: site 0
+  wrong_site[17] = std::byte{1};
+  EXPECT_FALSE(decode_params(wrong_site.data(), wrong_site.size(), &why));
+  EXPECT_NE(why.find("rank 1 is not in site 1"), std::string::npos) << why;
+  auto too_many = encode_params({16, 4096, two});
+  too_many[18] = std::byte{7};  // 7 sites claimed: more than the private data holds
+  EXPECT_FALSE(decode_params(too_many.data(), too_many.size(), &why));
+  EXPECT_NE(why.find("a site table of 7 sites"), std::string::npos) << why;
 }
 
 TEST(VerbsWire, RejectReasonRoundTripsAndIsTruncatedToFit) {

@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
   zipper::proto::ConnectHello h;
   h.job_id = std::strtoull(argv[2], nullptr, 10);
   h.vrank = static_cast<std::uint32_t>(std::strtoul(argv[3], nullptr, 10));
-  h.np_low = static_cast<std::uint32_t>(std::strtoul(argv[4], nullptr, 10));
-  h.np_high = static_cast<std::uint32_t>(std::strtoul(argv[5], nullptr, 10));
+  // The two-site shorthand: sites {NP_LOW, NP_HIGH}.
+  h.site_ranks = {static_cast<std::uint32_t>(std::strtoul(argv[4], nullptr, 10)),
+                  static_cast<std::uint32_t>(std::strtoul(argv[5], nullptr, 10))};
+  h.site = h.vrank < h.site_ranks[0] ? 0 : 1;
   const int timeout_ms = argc > 6 ? std::atoi(argv[6]) : 5000;
   try {
     auto link = zipper::proto::connect(*ep, timeout_ms, &h);
