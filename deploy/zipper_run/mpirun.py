@@ -7,13 +7,14 @@ zipper-run's own value and never shows it on a command line (ps).
 import os
 import re
 
-from . import addresses, emulation_topology
+from . import addresses, emulation_topology, placement_options
 from .cpus import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
 OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
-            "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
+            "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT", "MMPI_PROFILE",
+            "MMPI_RANK_MAP"}
 
 
 def passed_env(environ):
@@ -48,6 +49,8 @@ def build(o, cluster, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=No
             x += ["-x", f"MMPI_FORWARDER_KEYS={','.join(keys)}"]
     x += ["-x", "MMPI_JOB_ID", "-x", secret_var, "-x", f"MMPI_GROUP={'low' if low else 'high'}",
           "-x", f"MMPI_NP_LOW={o.np_low}", "-x", f"MMPI_NP_HIGH={o.np_high}"]
+    for name, value in placement_options.rank_env(o).items():
+        x += ["-x", f"{name}={value}"]
     if preload:
         for kv in preload:
             x += ["-x", kv]

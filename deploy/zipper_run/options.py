@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from . import addresses
+from . import addresses, placement_options
 from . import slurm_options
 from .errors import PROG, Fatal, UsageError
 from .integers import is_posint, is_u64, is_uint
@@ -26,8 +26,23 @@ cluster A (low group, virtual ranks 0..NP_LOW-1) and 'mpirun -np NP_HIGH' in
 cluster B (high group), both started concurrently, talking through zipperd.
 
 Ranks:
-  -x, --np-low N          ranks in cluster A / low group (required)
-  -y, --np-high N         ranks in cluster B / high group (required)
+  -x, --np-low N          ranks in cluster A / low group (required, unless
+                          --rank-map gives it)
+  -y, --np-high N         ranks in cluster B / high group (required, unless
+                          --rank-map gives it)
+
+Placement (docs/placement.md):
+  --profile FILE          every rank counts the bytes and messages it sends to
+                          each other rank (point-to-point, collectives, one-sided,
+                          MPI-IO coordination); at MPI_Finalize MPI_COMM_WORLD
+                          rank 0 writes the job's communication matrix to FILE
+                          (zipper-comm-matrix JSON, for zipper-place and
+                          zipper-place-view). Sets MMPI_PROFILE on every rank.
+  --rank-map FILE         run each MPI_COMM_WORLD rank in the cluster a
+                          zipper-place map (zipper-rank-map JSON, sites A and B)
+                          names; the program sees the same MPI_COMM_WORLD ranks
+                          as without it. -x/-y default to the map's counts.
+                          Sets MMPI_RANK_MAP on every rank.
 
 Modes (default --emulated):
   --emulated              two emulated clusters in network namespaces (needs root).
@@ -211,7 +226,10 @@ class Options:
     srun_args_a: list = field(default_factory=list)
     srun_args_b: list = field(default_factory=list)
     program: list = field(default_factory=list)
+    profile: str = ""
+    rank_map: str = ""
     # Filled by validate():
+    rank_map_sites: list = field(default_factory=list)  # [ranks of A, ranks of B] of --rank-map
     fwd_a: list = field(default_factory=list)  # [Address] for --forwarder-a
     fwd_b: list = field(default_factory=list)
 
@@ -253,6 +271,7 @@ _OPTIONS = {
     "--slurm-mpi": ("slurm_mpi", "value"), "--slurm-cancel-on-failure": ("slurm_cancel_on_failure", "flag"),
     "--srun-args": ("srun_args", "words"), "--srun-args-a": ("srun_args_a", "words"),
     "--srun-args-b": ("srun_args_b", "words"),
+    "--profile": ("profile", "value"), "--rank-map": ("rank_map", "value"),
 }
 
 
@@ -331,6 +350,10 @@ def validate(o):
     if (o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site
             or o.slurm_cancel_on_failure):
         raise UsageError("--slurm-* options need --slurm")
+    if (o.profile or o.rank_map) and o.standalone:
+        raise UsageError("--profile and --rank-map are for one job over both clusters, "
+                         "not --standalone")
+    placement_options.validate(o)
     if not o.np_low:
         raise UsageError("-x/--np-low is required")
     if not o.np_high:
