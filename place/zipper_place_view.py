@@ -122,8 +122,9 @@ def draw(names, site_of, rows, out, messages, title, max_cells):
         k = site_of.count(s)
         lo, hi = first * cells / n, (first + k) * cells / n
         ax.add_patch(Rectangle((lo, lo), hi - lo, hi - lo, fill=False, edgecolor="red", lw=2))
-        ax.text((lo + hi) / 2, lo, f" {name} ({k})", color="red", ha="center", va="bottom",
-                fontsize=10, fontweight="bold", clip_on=False)
+        ax.text(lo + 0.01 * cells, lo + 0.01 * cells, f"{name} ({k})", color="red", ha="left",
+                va="top", fontsize=10, fontweight="bold",
+                bbox={"facecolor": "white", "edgecolor": "red", "alpha": 0.85, "pad": 2})
         if first:
             ax.axhline(lo, color="red", lw=0.8, ls="--")
             ax.axvline(lo, color="red", lw=0.8, ls="--")
@@ -172,8 +173,8 @@ def main(argv):
         names, site_of, rows = load_matrix(a.matrix)
         if a.map:
             site_of = load_map(a.map, names, len(site_of))
-        crossing, total = draw(names, site_of, rows, a.output, a.messages, a.title or a.matrix,
-                               a.max_cells)
+        title = a.title or (a.matrix + (f" under {a.map}" if a.map else ""))
+        crossing, total = draw(names, site_of, rows, a.output, a.messages, title, a.max_cells)
     except Bad as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
