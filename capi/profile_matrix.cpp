@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -75,12 +76,16 @@ void write_profile_matrix(Runtime& rt) {
     if (me == 0) say(rt, "the link to the other cluster was lost: " + path + " not written");
     return;
   }
-  // This rank's row, destinations as MPI_COMM_WORLD ranks: dst, bytes, messages.
+  // This rank's row, destinations as MPI_COMM_WORLD ranks in their order
+  // (under a rank map not the virtual ranks'): dst, bytes, messages.
+  std::vector<client::TrafficProfile::Row> cells = profile->rows();
+  for (auto& c : cells) c.dst = map.rank_of_world(c.dst);
+  std::sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.dst < b.dst; });
   std::vector<std::uint64_t> row;
-  for (const auto& r : profile->rows()) {
-    row.push_back(static_cast<std::uint64_t>(map.rank_of_world(r.dst)));
-    row.push_back(r.bytes);
-    row.push_back(r.messages);
+  for (const auto& c : cells) {
+    row.push_back(static_cast<std::uint64_t>(c.dst));
+    row.push_back(c.bytes);
+    row.push_back(c.messages);
   }
   const MPI_Comm world = rt.world_handle();
   int n = static_cast<int>(row.size());  // at most 3 x kMaxWorldSize

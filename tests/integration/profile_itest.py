@@ -54,6 +54,8 @@ def profile(d, name, x, y, pattern, env=(), extra=()):
         raise Failed(f"zipper-run did not report the matrix:\n{out}")
     with open(path) as f:
         m = json.load(f)
+    if [row[:2] for row in m["traffic"]] != sorted(row[:2] for row in m["traffic"]):
+        raise Failed("the rows are not in (src, dst) order")
     cells = {}
     for src, dst, nbytes, msgs in m["traffic"]:
         if (src, dst) in cells:
@@ -195,13 +197,19 @@ def check_rankmap(d):
 
 
 def check_rankmap_profile(d):
-    # The matrix names MPI_COMM_WORLD ranks whatever the placement, and its
-    # layout is the map's; zipper-place reads it and sees that layout.
-    path = write_map(d, [0, 3], [1, 2])
-    m, cells = profile(d, "ring-mapped.json", 2, 2, "ring", extra=("--rank-map", path))
+    # The matrix names MPI_COMM_WORLD ranks whatever the placement, in their
+    # order, and its layout is the map's; zipper-place reads it and sees
+    # that layout. (Under the second map the virtual ranks' order is not the
+    # world ranks': rank 1's peers 0, 2, 4 run as virtual ranks 3, 0, 2.)
+    m, cells = profile(d, "ring-mapped.json", 2, 2, "ring",
+                       extra=("--rank-map", write_map(d, [0, 3], [1, 2])))
     expect_layout(m, 2, 2, [0, 1, 1, 0])
     expect(cells, ring_cells(4), "ring 2+2 under a rank map")
-    p = subprocess.run([os.path.join(BIN, "zipper-place"), os.path.join(d, "ring-mapped.json"), "-o",
+    m, cells = profile(d, "halo-mapped.json", 3, 3, "halo",
+                       extra=("--rank-map", write_map(d, [2, 3, 4], [0, 1, 5])))
+    expect_layout(m, 3, 3, [1, 1, 0, 0, 0, 1])
+    expect(cells, halo_cells(6), "2 x 3 halo, 3+3 under a rank map")
+    p = subprocess.run([os.path.join(BIN, "zipper-place"), os.path.join(d, "halo-mapped.json"), "-o",
                         os.path.join(d, "placed.json")], capture_output=True, text=True, timeout=60)
     if p.returncode != 0 or "profiled layout:" not in p.stdout:
         raise Failed(f"zipper-place on the profile: {p.returncode}\n{p.stdout}{p.stderr}")
