@@ -38,11 +38,14 @@ Placement (docs/placement.md):
                           rank 0 writes the job's communication matrix to FILE
                           (zipper-comm-matrix JSON, for zipper-place and
                           zipper-place-view). Sets MMPI_PROFILE on every rank.
+                          In --local/--emulated mode zipper-run checks after the
+                          run that FILE was written (exit 1 if not).
   --rank-map FILE         run each MPI_COMM_WORLD rank in the cluster a
                           zipper-place map (zipper-rank-map JSON, sites A and B)
                           names; the program sees the same MPI_COMM_WORLD ranks
                           as without it. -x/-y default to the map's counts.
                           Sets MMPI_RANK_MAP on every rank.
+  Neither goes with --standalone (each cluster would be its own world).
 
 Modes (default --emulated):
   --emulated              two emulated clusters in network namespaces (needs root).
