@@ -61,11 +61,13 @@ const Table* table_of(MPI_Comm c) {
   return t.release();
 }
 
-// The communicator as the attribution sees it.
+// The communicator as the attribution sees it, the counters locked once
+// for the whole call.
 struct Peers {
   TrafficProfile* profile = nullptr;
   const Table* table = nullptr;
   int rank = 0, size = 0;
+  std::unique_lock<std::mutex> lock;
 
   /// This rank sends `bytes` to rank r of the communicator.
   void to(int r, std::uint64_t bytes) const {
@@ -82,6 +84,7 @@ std::optional<Peers> peers_of(TrafficProfile* p, MPI_Comm c) {
   PMPI_Comm_rank(c, &n.rank);
   n.table = table_of(c);
   if (n.table == nullptr || static_cast<int>(n.table->size()) != n.size) return std::nullopt;
+  n.lock = p->lock_native();
   return n;
 }
 

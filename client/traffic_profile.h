@@ -35,12 +35,14 @@ class TrafficProfile {
     c.bytes += bytes;
     ++c.messages;
   }
-  /// The same from a native collective, which may run outside the engine's
-  /// lock (a non-blocking collective's step inside the RMA progress thread's
-  /// round meets a blocking one of the application's thread).
+  /// The native counters' lock, held by a native collective around all its
+  /// sent_natively calls: such a call may run outside the engine's lock (a
+  /// non-blocking collective's step inside the RMA progress thread's round
+  /// meets a blocking one of the application's thread).
+  std::unique_lock<std::mutex> lock_native() { return std::unique_lock<std::mutex>(native_mu_); }
+  /// The same as sent() from a native collective. The caller holds lock_native().
   void sent_natively(int vrank, std::uint64_t bytes) {
     if (vrank == self_) return;
-    std::lock_guard<std::mutex> g(native_mu_);
     Cell& c = native_[static_cast<std::size_t>(vrank)];
     c.bytes += bytes;
     ++c.messages;

@@ -13,10 +13,13 @@ TEST(TrafficProfile, RowsSumBothHooksPerDestination) {
   EXPECT_TRUE(p.rows().empty());
   p.sent(4, 100);
   p.sent(0, 0);  // an empty message still pays a latency
-  p.sent_natively(4, 28);
-  p.sent_natively(1, 7);
-  p.sent(2, 999);           // to itself: not traffic
-  p.sent_natively(2, 999);  // likewise
+  {
+    const auto held = p.lock_native();
+    p.sent_natively(4, 28);
+    p.sent_natively(1, 7);
+    p.sent_natively(2, 999);  // to itself: not traffic
+  }
+  p.sent(2, 999);  // likewise
   const auto rows = p.rows();
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].dst, 0);
