@@ -10,6 +10,7 @@
 
 #include "../collectives/collectives.h"
 #include "handles.h"
+#include "profile_matrix.h"
 #include "progress.h"
 
 using zipper::client::CommPtr;
@@ -67,6 +68,8 @@ int MMPI_Initialized(int* flag) {
 }
 
 int MMPI_Finalize(void) {
+  // The profile's matrix needs MMPI_COMM_WORLD still running.
+  if (Runtime* rt = Runtime::get()) write_profile_matrix(*rt);
   mmpi_comm_world = MPI_COMM_NULL;
   return Runtime::finalize();
 }

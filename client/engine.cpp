@@ -74,7 +74,14 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
     const int rc = mode == SendMode::kSynchronous
                        ? MPI_Issend(buf, count, type, nd, tag, nc, &r->native)
                        : MPI_Isend(buf, count, type, nd, tag, nc, &r->native);
-    if (rc != MPI_SUCCESS) complete(r, rc);
+    if (rc != MPI_SUCCESS) {
+      complete(r, rc);
+    } else if (profile_ != nullptr) [[unlikely]] {
+      int size = 0;
+      MPI_Type_size(type, &size);
+      profile_->sent(m.world(dest), static_cast<std::uint64_t>(count) *
+                                        static_cast<std::uint64_t>(std::max(size, 0)));
+    }
     return rc;
   }
   const int wdest = m.world(dest);
@@ -118,6 +125,8 @@ int Engine::isend(const CommPtr& c, Traffic tr, const void* buf, int count, MPI_
     s.bytes = r->send_bytes;
     transport_.send_rts(&s);
   }
+  if (profile_ != nullptr) [[unlikely]]
+    profile_->sent(wdest, r->send_bytes);
   rails_.flush();
   return MPI_SUCCESS;
 }

@@ -36,6 +36,7 @@
 #include "point_to_point.h"
 #include "progress_list.h"
 #include "rails.h"
+#include "traffic_profile.h"
 
 namespace zipper::client {
 
@@ -138,6 +139,12 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   void close();
   /// The link to zipperd failed (it was up once): nothing crosses clusters.
   bool link_lost() const { return link_lost_; }
+  /// Counts every message sent into `p` from now on (nullptr: stop), the
+  /// communication profile (traffic_profile.h).
+  void set_profile(TrafficProfile* p) {
+    std::lock_guard<std::recursive_mutex> g(mu_);
+    profile_ = p;
+  }
 
  private:
   // DeliveryHandler (engine_frames.cpp)
@@ -188,6 +195,7 @@ class Engine final : public PointToPoint, private DeliveryHandler {
   ProgressList& progress_;
   ProgressList::Handle round_;  // the engine's own round in progress_
   std::vector<pollfd> pollfds_;
+  TrafficProfile* profile_ = nullptr;  // set while profiling: every send adds to it
 };
 
 }  // namespace zipper::client

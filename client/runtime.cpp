@@ -1,7 +1,10 @@
 #include "runtime.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <numeric>
+
+#include "native_traffic.h"
+#include "world_placement.h"
 
 namespace zipper::client {
 
@@ -91,11 +94,20 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
   rt->rank_ += rt->offset_;
   const SiteMap& sites = *rt->sites_;
 
-  std::vector<int> all(static_cast<std::size_t>(rt->size_));
-  std::iota(all.begin(), all.end(), 0);
+  // MMPI_COMM_WORLD rank w runs as virtual rank vrank_of[w]: block order,
+  // or where zipper-run's rank map placed it.
+  const char* placed = rt->settings_.env.get("MMPI_RANK_MAP");
+  auto vrank_of = world_placement_from(placed ? placed : "", sites, &why);
+  if (!vrank_of) {
+    rt->report("bad environment: " + why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return MPI_ERR_OTHER;
+  }
+  const int world_rank = static_cast<int>(std::find(vrank_of->begin(), vrank_of->end(), rt->rank_) -
+                                          vrank_of->begin());
   NativeComm world_native = dup_returning_errors(MPI_COMM_WORLD);
   NativeComm world_coll = dup_returning_errors(world_native.get());
-  rt->world_ = std::make_shared<Comm>(RankMap(all, sites), rt->rank_, kWorldCid,
+  rt->world_ = std::make_shared<Comm>(RankMap(std::move(*vrank_of), sites), world_rank, kWorldCid,
                                       std::move(world_native), std::move(world_coll));
   rt->world_->name = "MMPI_COMM_WORLD";
   rt->comms_.add(rt->world_->native(), rt->world_);
@@ -139,8 +151,32 @@ int Runtime::init(int* argc, char*** argv, int required, int* provided) {
       return MPI_ERR_OTHER;
     }
   }
+  // The profile counts from here: what the application's calls send, not
+  // MMPI_Init's own setup.
+  if (const char* path = rt->settings_.env.get("MMPI_PROFILE"); path && *path) {
+    if (rt->size_ > TrafficProfile::kMaxWorldSize) {
+      rt->report("bad environment: MMPI_PROFILE: a profile counts at most " +
+                 std::to_string(TrafficProfile::kMaxWorldSize) + " ranks; this job has " +
+                 std::to_string(rt->size_));
+      MPI_Abort(MPI_COMM_WORLD, 1);
+      return MPI_ERR_OTHER;
+    }
+    rt->profile_ = std::make_unique<TrafficProfile>(rt->size_, rt->rank_);
+    rt->engine_->set_profile(rt->profile_.get());
+    native_traffic_start(rt->profile_.get(), rt->offset_);
+  }
   instance_ = std::move(rt);
   return MPI_SUCCESS;
+}
+
+std::unique_ptr<TrafficProfile> Runtime::stop_profile() {
+  if (!profile_) return nullptr;
+  // Under the engine's lock: no progress round (the RMA thread's) is inside
+  // a count while the hooks go.
+  std::lock_guard<std::recursive_mutex> g(engine_->mutex());
+  engine_->set_profile(nullptr);
+  native_traffic_stop();
+  return std::move(profile_);
 }
 
 int Runtime::abort(int code) {
@@ -164,6 +200,7 @@ void Runtime::window_closed() {
 int Runtime::finalize() {
   if (!instance_) return MPI_ERR_OTHER;
   Runtime& rt = *instance_;
+  rt.stop_profile();       // unless MMPI_Finalize took it to write the matrix
   rt.rma_thread_.reset();  // windows left unfreed: nothing serves them now
   // MPI-3.1 section 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's
   // attributes, as MPI_Comm_free would, in the reverse order of setting;

@@ -16,6 +16,7 @@
 #include "rma_progress.h"
 #include "settings.h"
 #include "sites.h"
+#include "traffic_profile.h"
 
 namespace zipper::client {
 
@@ -37,7 +38,8 @@ class Runtime {
   static int abort(int code);
   static constexpr std::chrono::milliseconds kAbortSendWait{300};
 
-  /// World rank and size (virtual ranks over every site).
+  /// World rank and size (virtual ranks over every site). Under a rank map
+  /// (world_placement.h) this process's MMPI_COMM_WORLD rank is world()->rank().
   int rank() const { return rank_; }
   int size() const { return size_; }
   /// Where each world rank runs (sites.h), made once at MMPI_Init.
@@ -71,6 +73,10 @@ class Runtime {
   const std::shared_ptr<Comm>& world() const { return world_; }
   /// The MMPI_COMM_WORLD handle.
   MPI_Comm world_handle() const { return world_->native(); }
+  /// The communication profile being counted (MMPI_PROFILE), or nullptr.
+  const TrafficProfile* profile() const { return profile_.get(); }
+  /// Stops counting and hands the profile over (nullptr when none ran).
+  std::unique_ptr<TrafficProfile> stop_profile();
 
  private:
   Runtime() = default;
@@ -92,6 +98,7 @@ class Runtime {
   bool rma_thread_allowed_ = false;
   int windows_ = 0;
   std::unique_ptr<rma::ProgressThread> rma_thread_;
+  std::unique_ptr<TrafficProfile> profile_;
 };
 
 }  // namespace zipper::client

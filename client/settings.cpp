@@ -43,6 +43,12 @@ constexpr std::array<SettingInfo, 31> kTable = {{
      "a non-negative integer, at most 3600000 used"},
     {"MMPI_RETRANSMIT_BYTES", "bytes", "33554432", "a non-negative integer"},
     {"MMPI_SPIN_ROUNDS", "count", "1000", "a non-negative integer, at most 2^30 used"},
+    // Placement (client/world_placement.h, client/traffic_profile.h, docs/placement.md).
+    {"MMPI_RANK_MAP", "text", "block order",
+     "each site's MPI_COMM_WORLD ranks: 'a-b,c;d,...' (zipper-run --rank-map)"},
+    {"MMPI_PROFILE", "path", "",
+     "the communication matrix MPI_COMM_WORLD rank 0 writes at MMPI_Finalize (zipper-run "
+     "--profile)"},
     // The collectives (collectives/selection.cpp; the scan in capi).
     {"MMPI_TUNING_FILE", "path", "", "a zipper-tune TOML file"},
     {"MMPI_SEGMENT_BYTES", "bytes", "the rule's", "0 or 1024 .. 2^40"},

@@ -4,6 +4,7 @@
 // between pairs of world ranks as [src, dst, bytes, messages] rows.
 #pragma once
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -28,5 +29,9 @@ CommMatrix comm_matrix_from_json(const nlohmann::json& j);
 nlohmann::json comm_matrix_json(const CommMatrix& m);
 /// Reads and parses `path`; errors are "PATH: reason".
 CommMatrix read_comm_matrix(const std::string& path);
+/// Writes the JSON form to `out` as it goes, one traffic row per line (a
+/// matrix of millions of rows never exists twice in memory; libmmpi writes
+/// the profile with it, comm_matrix_write.cpp). False when a write failed.
+bool write_comm_matrix(std::FILE* out, const CommMatrix& m);
 
 }  // namespace zipper::place

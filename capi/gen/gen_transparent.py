@@ -3,7 +3,9 @@ PMPI_ mapping that keeps libmmpi's own calls into Open MPI out of it.
 
 - pmpi_header(): mmpi_pmpi.h, force-included into every libmmpi source:
   `#define MPI_Send PMPI_Send` for every MPI-3.1 function, so that libmmpi
-  never calls an `MPI_` symbol that the layer (or any PMPI tool) defines.
+  never calls an `MPI_` symbol that the layer (or any PMPI tool) defines;
+  the data-moving collectives (NATIVE_TRAFFIC) map to the profile's
+  counting wrappers `mmpi_traffic_NAME` instead, which call `PMPI_NAME`.
 - c_source(): one `MPI_Xxx` definition per MPI-3.1 function forwarding to its
   `MMPI_Xxx` twin. Every MPI_Comm that goes in is translated from the native
   MPI_COMM_WORLD to the zipper world (mmpit_comm_in), every MPI_Comm that
@@ -32,6 +34,16 @@ HANDWRITTEN = {"Init", "Init_thread", "Comm_create_keyval", "Keyval_create",
 COMM_CALLBACKS = {"MPI_Comm_copy_attr_function*", "MPI_Comm_delete_attr_function*",
                   "MPI_Comm_errhandler_function*", "MPI_Copy_function*",
                   "MPI_Delete_function*"}
+# The collectives that move data between the members of a communicator:
+# libmmpi's native calls of them go through client/native_traffic.cpp
+# (mmpi_traffic_NAME), which counts them for the communication profile.
+# Barriers move no data; neighbourhood collectives are never called natively.
+NATIVE_TRAFFIC = {
+    "Bcast", "Ibcast", "Reduce", "Ireduce", "Gather", "Igather", "Gatherv", "Igatherv",
+    "Scatter", "Iscatter", "Scatterv", "Iscatterv", "Allreduce", "Iallreduce", "Allgather",
+    "Iallgather", "Allgatherv", "Iallgatherv", "Alltoall", "Ialltoall", "Alltoallv", "Ialltoallv",
+    "Alltoallw", "Ialltoallw", "Reduce_scatter", "Ireduce_scatter", "Reduce_scatter_block",
+    "Ireduce_scatter_block", "Scan", "Iscan", "Exscan", "Iexscan"}
 # MPI_Comm* parameters that are read as well as written.
 INOUT_COMM = {"Comm_free", "Comm_disconnect"}
 
@@ -45,13 +57,26 @@ def _functions(protos):
 
 
 def pmpi_header(protos):
+    missing = sorted(NATIVE_TRAFFIC - set(protos))
+    if missing:
+        raise TransparentError(f"NATIVE_TRAFFIC names functions mpi.h lacks: {missing}")
     out = [BANNER,
            "/* Force-included into every libmmpi source (capi/, client/, collectives/,\n"
            " * capi/fortran/): libmmpi's own calls into Open MPI use the PMPI_ names,\n"
-           " * so that the transparent layer's MPI_ definitions never recurse. */\n",
-           "#ifndef MMPI_PMPI_H\n#define MMPI_PMPI_H\n\n#include <mpi.h>\n\n"]
+           " * so that the transparent layer's MPI_ definitions never recurse. The\n"
+           " * collectives that move data go through client/native_traffic.cpp's\n"
+           " * mmpi_traffic_ wrappers (the communication profile's hook), which call\n"
+           " * PMPI_ themselves. */\n",
+           "#ifndef MMPI_PMPI_H\n#define MMPI_PMPI_H\n\n#include <mpi.h>\n\n"
+           "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"]
     for p in _functions(protos):
-        out.append(f"#define MPI_{p.name} PMPI_{p.name}\n")
+        if p.name in NATIVE_TRAFFIC:
+            out.append(f"__attribute__((visibility(\"hidden\"))) {p.ret} "
+                       f"mmpi_traffic_{p.name}({p.c_params()});\n")
+    out.append("#ifdef __cplusplus\n}\n#endif\n\n")
+    for p in _functions(protos):
+        target = "mmpi_traffic_" if p.name in NATIVE_TRAFFIC else "PMPI_"
+        out.append(f"#define MPI_{p.name} {target}{p.name}\n")
     out.append("\n#endif /* MMPI_PMPI_H */\n")
     return "".join(out)
 

@@ -231,7 +231,8 @@ int MMPIX_Coll_choice(const char* collective, MPI_Aint bytes, const char** algor
                       int* inter_senders, MPI_Aint* segment_bytes);
 
 /* Extension: the job's layout as libmmpi read it at MMPI_Init: x ranks in
- * the low cluster (world ranks 0..x-1), y in the high one (x..x+y-1) and the
+ * the low cluster (world ranks 0..x-1, unless zipper-run --rank-map placed
+ * them otherwise: docs/placement.md), y in the high one (x..x+y-1) and the
  * number of bridge nodes (forwarders) a rank reaches the other cluster
  * through. Standalone (no MMPI_FORWARDER): x = the world's size, y = 0 and
  * no forwarders. (The two-site view of the job's sites, docs/sites.md: x is

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-from . import (emulation_cgroups, emulation_lock, emulation_topology, mpirun, options, site_keys, slurm_launch,
-               supervise, version, zipperd)
+from . import (emulation_cgroups, emulation_lock, emulation_topology, mpirun, options, profile, site_keys,
+               slurm_launch, supervise, version, zipperd)
 from .errors import PROG, Fatal, UsageError, say
 from .locate import find_bin
 from .processes import KILL_AFTER, wait_or_kill
@@ -174,6 +174,7 @@ def _run(r):
         if not fair:
             say("note: no per-node cgroups from zipper-emulate (cgroup v2 unavailable?); "
                 "each mpirun runs in a session of its own instead")
+    before = profile.started(o.profile) if o.profile else None
     r.sigs.running = True
     for site, (c, _) in enumerate(o.site_list):
         if c in cmds:
@@ -182,7 +183,12 @@ def _run(r):
             # the first site's gets zipper-run's standard input.
             r.procs[c] = subprocess.Popen(cmds[c], stdin=None if site == 0 else subprocess.DEVNULL,
                                           start_new_session=True, preexec_fn=_preexec(cg))
-    return supervise.supervise(o, r.procs, r.bridges, r.sigs)
+    code = supervise.supervise(o, r.procs, r.bridges, r.sigs)
+    # Rank 0 wrote the matrix on this host's file system here; on real
+    # clusters it is rank 0's node's.
+    if code == 0 and o.profile and o.mode in ("local", "emulated"):
+        code = profile.check_written(o.profile, before)
+    return code
 
 
 def _dry_run(o, r, cmds, will_start, emu_up, emulate_bin):

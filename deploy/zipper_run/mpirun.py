@@ -8,13 +8,14 @@ zipper-run's own value and never shows it on a command line (ps).
 import os
 import re
 
-from . import addresses, emulation_topology
+from . import addresses, emulation_topology, placement_options
 from .cpus import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 # Set by zipper-run itself; the caller's values are not passed on.
 OWN_VARS = {"MMPI_FORWARDER", "MMPI_JOB_ID", "MMPI_GROUP", "MMPI_NP_LOW", "MMPI_NP_HIGH",
-            "MMPI_SITES", "MMPI_SITE", "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT"}
+            "MMPI_SITES", "MMPI_SITE", "MMPI_JOB_SECRET", "MMPI_JOB_SECRET_FILE", "MMPI_TRANSPARENT",
+            "MMPI_PROFILE", "MMPI_RANK_MAP"}
 
 
 def passed_env(environ):
@@ -61,6 +62,8 @@ def build(o, site, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None)
     else:  # the two-site shorthand
         x += ["-x", f"MMPI_GROUP={'low' if low else 'high'}", "-x", f"MMPI_NP_LOW={o.np_low}",
               "-x", f"MMPI_NP_HIGH={o.np_high}"]
+    for name, value in placement_options.rank_env(o).items():
+        x += ["-x", f"{name}={value}"]
     if preload:
         for kv in preload:
             x += ["-x", kv]

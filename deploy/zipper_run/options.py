@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from . import addresses
+from . import addresses, placement_options
 from . import slurm_options
 from .errors import PROG, Fatal, UsageError
 from .integers import is_posint, is_u64, is_uint
@@ -28,13 +28,31 @@ cluster A (low group, virtual ranks 0..NP_LOW-1) and 'mpirun -np NP_HIGH' in
 cluster B (high group), both started concurrently, talking through zipperd.
 
 Ranks:
-  -x, --np-low N          ranks in cluster A / low group (required)
-  -y, --np-high N         ranks in cluster B / high group (required)
+  -x, --np-low N          ranks in cluster A / low group (required, unless
+                          --rank-map gives it)
+  -y, --np-high N         ranks in cluster B / high group (required, unless
+                          --rank-map gives it)
   --sites NAME:N,...      instead of -x/-y: 2 to {MAX_SITES} sites, N ranks each, in
                           world-rank order (e.g. A:4,B:4,C:2; -x X -y Y is the
                           two-site shorthand A:X,B:Y). --local only so far: one
                           mpirun per site and one zipperd per bridge node with a
                           leg per site (docs/sites.md)
+
+Placement (docs/placement.md):
+  --profile FILE          every rank counts the bytes and messages it sends to
+                          each other rank (point-to-point, collectives, one-sided,
+                          MPI-IO coordination); at MPI_Finalize MPI_COMM_WORLD
+                          rank 0 writes the job's communication matrix to FILE
+                          (zipper-comm-matrix JSON, for zipper-place and
+                          zipper-place-view). Sets MMPI_PROFILE on every rank.
+                          In --local/--emulated mode zipper-run checks after the
+                          run that FILE was written (exit 1 if not).
+  --rank-map FILE         run each MPI_COMM_WORLD rank in the cluster a
+                          zipper-place map (zipper-rank-map JSON, sites A and B)
+                          names; the program sees the same MPI_COMM_WORLD ranks
+                          as without it. -x/-y default to the map's counts.
+                          Sets MMPI_RANK_MAP on every rank.
+  Neither goes with --standalone (each cluster would be its own world).
 
 Modes (default --emulated):
   --emulated              two emulated clusters in network namespaces (needs root).
@@ -221,7 +239,10 @@ class Options:
     srun_args_a: list = field(default_factory=list)
     srun_args_b: list = field(default_factory=list)
     program: list = field(default_factory=list)
+    profile: str = ""
+    rank_map: str = ""
     # Filled by validate():
+    rank_map_sites: list = field(default_factory=list)  # [ranks of A, ranks of B] of --rank-map
     fwd_a: list = field(default_factory=list)  # [Address] for --forwarder-a
     fwd_b: list = field(default_factory=list)
     site_list: list = field(default_factory=list)  # [(name, ranks)] of --sites, else A, B of -x/-y
@@ -275,6 +296,7 @@ _OPTIONS = {
     "--slurm-mpi": ("slurm_mpi", "value"), "--slurm-cancel-on-failure": ("slurm_cancel_on_failure", "flag"),
     "--srun-args": ("srun_args", "words"), "--srun-args-a": ("srun_args_a", "words"),
     "--srun-args-b": ("srun_args_b", "words"),
+    "--profile": ("profile", "value"), "--rank-map": ("rank_map", "value"),
 }
 
 
@@ -385,6 +407,12 @@ def validate(o):
     if (o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site
             or o.slurm_cancel_on_failure):
         raise UsageError("--slurm-* options need --slurm")
+    if (o.profile or o.rank_map) and o.standalone:
+        raise UsageError("--profile and --rank-map are for one job over both clusters, "
+                         "not --standalone")
+    if o.sites and o.rank_map:
+        raise UsageError("--rank-map places ranks on two sites (A and B) so far; not with --sites")
+    placement_options.validate(o)
     if o.sites:
         _validate_sites(o)
     else:

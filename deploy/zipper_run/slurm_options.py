@@ -1,6 +1,6 @@
 """The command-line options of `zipper-run --slurm` (options.validate hands them here)."""
 
-from . import addresses
+from . import addresses, placement_options
 from .errors import UsageError
 from .integers import is_posint, is_u64, is_uint
 
@@ -9,6 +9,7 @@ DEFAULT_WAIT = "300"
 
 def validate(o):
     """Options of --slurm mode (called by options.validate); UsageError on misuse."""
+    placement_options.validate(o)
     for name, v in (("-x/--np-low", o.np_low), ("-y/--np-high", o.np_high)):
         if v and not is_posint(v):
             raise UsageError(f"{name} must be a positive integer, got '{v}'")

@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from . import addresses, zipperd
+from . import addresses, placement_options, zipperd
 from .errors import Fatal
 from .processes import SIGNALS, die_with_parent, status
 from .slurm_secrets import SECRET_VARS
@@ -20,7 +20,8 @@ from .slurm_secrets import SECRET_VARS
 HERE = os.path.dirname(os.path.abspath(__file__))
 BRIDGE_WRAPPER = os.path.join(HERE, "slurm_bridge.py")
 OWN_VARS = set(SECRET_VARS) | {"MMPI_FORWARDER", "MMPI_FORWARDER_KEYS", "MMPI_JOB_ID", "MMPI_GROUP",
-                               "MMPI_NP_LOW", "MMPI_NP_HIGH", "MMPI_TRANSPARENT"}
+                               "MMPI_NP_LOW", "MMPI_NP_HIGH", "MMPI_TRANSPARENT", "MMPI_PROFILE",
+                               "MMPI_RANK_MAP"}
 PER_JOB_MEMORY = "64MiB"  # per-job zipperd's --max-memory unless --zipperd-arg sets it
 
 
@@ -36,6 +37,7 @@ def rank_env(o, environ, cluster, p, job_id, x, y, preload):
         env["MMPI_FORWARDER_KEYS"] = environ["MMPI_FORWARDER_KEYS"]
     env.update({"MMPI_JOB_ID": job_id, "MMPI_GROUP": "low" if low else "high",
                 "MMPI_NP_LOW": str(x), "MMPI_NP_HIGH": str(y)})
+    env.update(placement_options.rank_env(o))
     for kv in (preload or []) + list(o.env):
         k, _, v = kv.partition("=")
         env[k] = v if "=" in kv else environ.get(k, "")

@@ -200,6 +200,10 @@ class GenApiTest(unittest.TestCase):
         self.assertNotIn("void mpi_init(", fsrc)  # hand-written (transparent_init.c)
         hdr = gen_transparent.pmpi_header(PROTOS)
         self.assertIn("#define MPI_Send PMPI_Send\n", hdr)
+        # Data-moving collectives go through the profile's counting wrappers.
+        self.assertIn("#define MPI_Ibcast mmpi_traffic_Ibcast\n", hdr)
+        self.assertIn('__attribute__((visibility("hidden"))) int mmpi_traffic_Ibcast(', hdr)
+        self.assertIn("#define MPI_Barrier PMPI_Barrier\n", hdr)  # moves no data
         self.assertNotIn("MPI_Aint_add", hdr)  # a macro in Open MPI
 
 

@@ -32,14 +32,14 @@ def tool(name):
 class Versions(unittest.TestCase):
     def test_version(self):
         for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place",
-                     "zipper-loadgen"):
+                     "zipper-loadgen", "zipper-place-view"):
             r = run(tool(name), "--version")
             self.assertEqual(r.returncode, 0, f"{name} --version: {r.stderr}")
             self.assertEqual(r.stdout.strip(), f"{name} {VERSION}", name)
 
     def test_usage_errors_exit_2(self):
         for name in ("zipperd", "zipperctl", "zipper-tune", "zipper-bench", "zipper-place",
-                     "zipper-loadgen"):
+                     "zipper-loadgen", "zipper-place-view"):
             r = run(tool(name), "--no-such-option")
             self.assertEqual(r.returncode, 2, f"{name}: {r.stdout}{r.stderr}")
         self.assertEqual(run(tool("zipperd"), "--listen", "A=127.0.0.1:0", "--conn-credits",
@@ -137,6 +137,47 @@ class Place(unittest.TestCase):
                     "--link", "A,C,5,10")
             self.assertEqual(r.returncode, 1)
             self.assertIn('no site named "C"', r.stderr)
+
+
+class PlaceView(unittest.TestCase):
+    """zipper-place-view: the 2 x 8 halo drawn with block order's sites and
+    with zipper-place's; a file it cannot use exits 1 with one line."""
+
+    def setUp(self):
+        with open(tool("zipper-place-view")) as f:
+            python = f.readline()[2:].strip()
+        if run(python, "-c", "import matplotlib").returncode != 0:
+            self.skipTest(f"python3-matplotlib not installed for {python}")
+
+    def test_draws_block_order_and_a_map(self):
+        with tempfile.TemporaryDirectory() as d:
+            matrix, out = Place().matrix(d), os.path.join(d, "halo.map")
+            self.assertEqual(run(tool("zipper-place"), matrix, "-o", out).returncode, 0)
+            for extra, crossing in (([], "1048576 of 2883584 bytes"),
+                                    (["--map", out], "262144 of 2883584 bytes"),
+                                    (["--messages", "--max-cells", "4"], "256 of 704 messages")):
+                png = os.path.join(d, "v.png")
+                r = run(tool("zipper-place-view"), matrix, "-o", png, *extra)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(crossing, r.stdout)
+                with open(png, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+                self.assertGreater(os.path.getsize(png), 5000)
+                os.unlink(png)
+
+    def test_bad_files_exit_1_with_one_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                json.dump({"format": "zipper-comm-matrix", "version": 9}, f)
+            png = os.path.join(d, "v.png")
+            for args, says in (([bad], "version 9"), ([os.path.join(d, "none.json")], "No such file"),
+                               ([Place().matrix(d), "--map", bad], "not a rank map")):
+                r = run(tool("zipper-place-view"), *args, "-o", png)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(says, r.stderr)
+                self.assertFalse(os.path.exists(png))
 
 
 def bench_python():

@@ -55,7 +55,23 @@ fi
 # peerdeath kills a rank on purpose: cluster B fails, A must still report PASS.
 [[ $test != peerdeath ]] || args+=(--grace 30)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+map=$(mktemp)
+trap 'rm -f "$log" "$map"' EXIT
+# ITEST_RANK_MAP=interleaved: world ranks alternate between the clusters
+# until one is full (zipper-run --rank-map, docs/placement.md); the program
+# must pass as in block order.
+if [[ ${ITEST_RANK_MAP:-} == interleaved ]]; then
+    "${ITEST_PYTHON:-python3}" - "$x" "$y" >"$map" <<'EOF_MAP'
+import json, sys
+x, y = int(sys.argv[1]), int(sys.argv[2])
+a, b = [], []
+for r in range(x + y):
+    (a if len(a) < x and (len(a) <= len(b) or len(b) == y) else b).append(r)
+json.dump({"format": "zipper-rank-map", "version": 1,
+           "sites": [{"name": "A", "ranks": a}, {"name": "B", "ranks": b}]}, sys.stdout)
+EOF_MAP
+    args+=(--rank-map "$map")
+fi
 rc=0
 "$bin/zipper-run" "${args[@]}" -- "$bin/$prog" "$test" 2>&1 | tee "$log" || rc=$?
 # TEST may name several of the program's tests, comma-separated, run in one

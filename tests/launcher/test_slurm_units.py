@@ -180,6 +180,10 @@ class Launch(unittest.TestCase):
                          ("10.2.0.1:7471", "cd" * 32, "high"))
         self.assertEqual((env["MMPI_NP_LOW"], env["MMPI_NP_HIGH"], env["MMPI_EAGER_LIMIT"]), ("3", "5", "99"))
         self.assertFalse(any(secret in v for v in list(env.values()) + cmd))
+        self.assertNotIn("MMPI_RANK_MAP", env)
+        o.rank_map_sites, o.profile = [[0, 3], [1, 2]], "/shared/p.json"
+        env = slurm_srun.rank_env(o, dict(environ, MMPI_RANK_MAP="1;0"), "B", p, "77", 2, 2, None)
+        self.assertEqual((env["MMPI_RANK_MAP"], env["MMPI_PROFILE"]), ("0,3;1-2", "/shared/p.json"))
 
     def test_service_bridges_need_the_site(self):
         o = parsed("--slurm", "--", "prog")

@@ -2,19 +2,23 @@
 """Unit tests of the zipper_run package (no processes started): forwarder
 address lists, option validation and its exit codes, the CPU of an emulated
 node, zipper-emulate's argument checks, the zipper protocol probe's frames,
-and the mpirun command's environment (the secret only by name).
+the mpirun command's environment (the secret only by name), and --rank-map
+and --profile (the map's checks and encoding, -x/-y from it).
 
 usage: test_zipper_run_units.py PACKAGE_PARENT_DIR
 """
 
+import json
 import os
 import struct
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, sys.argv.pop(1))
 from zipper_run import addresses, cpus, emulation_topology as emulation, mpirun, options, probe  # noqa: E402
-from zipper_run.errors import UsageError  # noqa: E402
+from zipper_run import profile, rank_map  # noqa: E402
+from zipper_run.errors import Fatal, UsageError  # noqa: E402
 
 
 def parsed(*argv):
@@ -211,13 +215,85 @@ class Sites(unittest.TestCase):
             self.assertEqual(cm.exception.code, 2)
 
 
+def map_doc(a, b, **over):
+    doc = {"format": "zipper-rank-map", "version": 1,
+           "sites": [{"name": "A", "ranks": a}, {"name": "B", "ranks": b}]}
+    doc.update(over)
+    return doc
+
+
+class Placement(unittest.TestCase):
+    """--rank-map and --profile (docs/placement.md)."""
+
+    def test_map_checks(self):
+        self.assertEqual(rank_map.parse(map_doc([0, 3], [1, 2])), [[0, 3], [1, 2]])
+        for doc, what in ((map_doc([0], [1], format="zipper-comm-matrix"), "not a rank map"),
+                          (map_doc([0], [1], version=2), "version 2"),
+                          ({"format": "zipper-rank-map", "version": 1,
+                            "sites": [{"name": "B", "ranks": [0]}, {"name": "A", "ranks": [1]}]},
+                           "must be A and B"),
+                          (map_doc([0, 1], []), "non-empty list"),
+                          (map_doc([2, 0], [1]), "not ascending"),
+                          (map_doc([0, 1], [1, 2]), "exactly one site"),
+                          (map_doc([0, 4], [1, 2]), "exactly one site"),
+                          (map_doc([0, True], [1]), "integers"),
+                          ([1, 2], "not a rank map")):
+            with self.assertRaisesRegex(Fatal, what, msg=doc):
+                rank_map.parse(doc)
+
+    def test_map_encoding(self):
+        self.assertEqual(rank_map.env_value([[0, 3], [1, 2]]), "0,3;1-2")
+        self.assertEqual(rank_map.env_value([list(range(4)) + list(range(8, 12)),
+                                             list(range(4, 8)) + list(range(12, 16))]),
+                         "0-3,8-11;4-7,12-15")
+        n = 2 * rank_map.MAX_ENV_BYTES  # every other rank: no ranges to fold
+        with self.assertRaisesRegex(Fatal, "more than"):
+            rank_map.env_value([list(range(0, n, 2)), list(range(1, n, 2))])
+
+    def test_options_take_the_counts_from_the_map(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.json")
+            with open(path, "w") as f:
+                json.dump(map_doc([0, 3, 4], [1, 2]), f)
+            o = parsed("--local", "--rank-map", path, "--profile", os.path.join(d, "p.json"), "--", "p")
+            self.assertEqual((o.np_low, o.np_high), ("3", "2"))
+            self.assertEqual(o.profile, os.path.join(d, "p.json"))
+            cmd, _ = mpirun.build(o, "A", [addresses.parse_addr("127.0.0.1:7000")], "MMPI_JOB_SECRET",
+                                  [], "/w", None, None)
+            self.assertIn("MMPI_RANK_MAP=0,3-4;1-2", cmd)
+            self.assertIn(f"MMPI_PROFILE={o.profile}", cmd)
+            self.assertEqual(parsed("--local", "-x", "3", "--rank-map", path, "--", "p").np_high, "2")
+            for bad in (("-x", "2"), ("-y", "3"), ("--standalone",)):
+                with self.assertRaises(UsageError, msg=bad):
+                    parsed("--local", "--rank-map", path, *bad, "--", "p")
+            with self.assertRaisesRegex(Fatal, "No such file"):
+                parsed("--local", "--rank-map", os.path.join(d, "absent"), "--", "p")
+            # The caller's own values never reach the ranks: zipper-run sets them.
+            self.assertNotIn("MMPI_RANK_MAP", mpirun.passed_env({"MMPI_RANK_MAP": "0;1"}))
+
+    def test_profile_path(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(profile.resolve(os.path.join(d, "x.json")), os.path.join(d, "x.json"))
+            with self.assertRaisesRegex(UsageError, "is a directory"):
+                profile.resolve(d)
+            with self.assertRaisesRegex(Fatal, "no directory"):
+                profile.resolve(os.path.join(d, "absent", "x.json"))
+            path = os.path.join(d, "p.json")
+            before = profile.started(path)
+            self.assertEqual(profile.check_written(path, before), 1)  # nothing written
+            with open(path, "w") as f:
+                f.write("{}")
+            self.assertEqual(profile.check_written(path, before), 0)
+            self.assertEqual(profile.check_written(path, profile.started(path)), 1)  # the old one
+
+
 class Layers(unittest.TestCase):
     """The package's modules import only modules below them (no circle)."""
 
     # Bottom first. A module may import only modules earlier in this list;
     # slurm_bridge.py and probe.py also run as scripts and import none.
     ORDER = ("errors", "shell_quote", "integers", "cpus", "processes", "addresses", "probe", "port_holder",
-             "locate", "version", "emulation_topology", "emulation_shell", "emulation_cgroups",
+             "locate", "version", "rank_map", "profile", "placement_options", "emulation_topology", "emulation_shell", "emulation_cgroups",
              "emulation_lock", "emulation_build", "emulation_cli", "netns_rsh", "mpirun", "site_keys",
              "slurm_allocations", "slurm_site", "slurm_options", "options", "zipperd", "supervise",
              "slurm_secrets", "slurm_plan", "slurm_srun", "slurm_bridge", "slurm_launch", "main")

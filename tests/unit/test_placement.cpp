@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "place/comm_matrix.h"
 #include "place/placement.h"
@@ -174,6 +177,35 @@ TEST(CommMatrixFile, RoundTripAndRefusals) {
   refused([](auto& k) { k["traffic"].push_back({0, 3, 1, 1}); });
   refused([](auto& k) { k["traffic"].push_back({0, 1, 1}); });
   refused([](auto& k) { k["traffic"].push_back({0, 1, -1, 1}); });
+}
+
+// The streamed writer (libmmpi's MMPI_Finalize) writes what the reader reads.
+TEST(CommMatrixFile, StreamedWriterReadsBack) {
+  const std::uint64_t big = UINT64_MAX;
+  const CommMatrix m{{"A", "B \"q\" \\ \n"},
+                     {2, 2},
+                     {1, 0, 0, 1},
+                     {{0, 3, 0, 1}, {3, 0, big, big}, {1, 2, 4096, 4}}};
+  for (const CommMatrix& c : {m, CommMatrix{{"A"}, {1}, {0}, {}}}) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(write_comm_matrix(f, c));
+    std::rewind(f);
+    std::string text;
+    for (int ch; (ch = std::fgetc(f)) != EOF;) text += static_cast<char>(ch);
+    std::fclose(f);
+    const CommMatrix back = comm_matrix_from_json(nlohmann::json::parse(text));
+    EXPECT_EQ(back.site_names, c.site_names) << text;
+    EXPECT_EQ(back.site_ranks, c.site_ranks);
+    EXPECT_EQ(back.site_of, c.site_of);
+    ASSERT_EQ(back.traffic.size(), c.traffic.size()) << text;
+    for (std::size_t i = 0; i < c.traffic.size(); ++i) {
+      EXPECT_EQ(back.traffic[i].src, c.traffic[i].src);
+      EXPECT_EQ(back.traffic[i].dst, c.traffic[i].dst);
+      EXPECT_EQ(back.traffic[i].bytes, c.traffic[i].bytes);
+      EXPECT_EQ(back.traffic[i].messages, c.traffic[i].messages);
+    }
+  }
 }
 
 TEST(RankMapFile, RoundTripAndRefusals) {
