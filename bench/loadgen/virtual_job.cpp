@@ -12,8 +12,9 @@ VirtualJob::VirtualJob(const JobPlan& plan, std::size_t index, const Options& o)
       table_(plan.spec->pattern, plan.spec->layout.x, plan.spec->layout.y, plan.spec->degree) {
   config_.job_id = plan.id;
   config_.job_secret = plan.secret;
-  config_.np_low = plan.spec->layout.x;
-  config_.np_high = plan.spec->layout.y;
+  // Two sites (the low and high group); each rank's Channel gets its own site.
+  config_.site_ranks = {static_cast<std::uint32_t>(plan.spec->layout.x),
+                        static_cast<std::uint32_t>(plan.spec->layout.y)};
   // Messages go out as single EAGER frames: the limit is zipperd's largest
   // payload, which HELLO_ACK brings.
   config_.eager_limit = ~std::uint64_t{0};

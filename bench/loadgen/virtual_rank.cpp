@@ -22,9 +22,11 @@ VirtualRank::VirtualRank(VirtualJob& job, std::uint32_t vrank, std::uint64_t id,
       send_rail_(static_cast<int>((high_ ? vrank - job.table().x() : vrank) %
                                   job.addresses(false).size())) {
   const auto& addrs = job.addresses(high_);
+  client::ClientConfig cfg = job.config();
+  cfg.site = high_ ? 1 : 0;
   for (std::size_t i = 0; i < addrs.size(); ++i)
-    rails_.push_back(std::make_unique<client::Channel>(job.config(), static_cast<int>(vrank),
-                                                       addrs[i], static_cast<int>(i)));
+    rails_.push_back(std::make_unique<client::Channel>(cfg, static_cast<int>(vrank), addrs[i],
+                                                       static_cast<int>(i)));
   connect_ns_.assign(addrs.size(), 0);
   recv_buf_.resize(addrs.size());
   const PairTable& t = job.table();
