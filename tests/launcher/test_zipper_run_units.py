@@ -258,7 +258,7 @@ class Placement(unittest.TestCase):
             o = parsed("--local", "--rank-map", path, "--profile", os.path.join(d, "p.json"), "--", "p")
             self.assertEqual((o.np_low, o.np_high), ("3", "2"))
             self.assertEqual(o.profile, os.path.join(d, "p.json"))
-            cmd, _ = mpirun.build(o, "A", [addresses.parse_addr("127.0.0.1:7000")], "MMPI_JOB_SECRET",
+            cmd, _ = mpirun.build(o, 0, [addresses.parse_addr("127.0.0.1:7000")], "MMPI_JOB_SECRET",
                                   [], "/w", None, None)
             self.assertIn("MMPI_RANK_MAP=0,3-4;1-2", cmd)
             self.assertIn(f"MMPI_PROFILE={o.profile}", cmd)
