@@ -104,7 +104,7 @@ run_checks() {
         --pid-file /tmp/zipperd-probe.pid >/tmp/zipperd-probe.log 2>&1 &
     local ppid=$!
     for ((i = 0; i < 100; i++)); do [[ -s /tmp/zipperd-probe.pid ]] && break; sleep 0.1; done
-    expect_fail hello_refused "refused the connection: hello: rank 4 outside the layout 2+2" 5 \
+    expect_fail hello_refused "refused the connection: hello: rank 4 is not in site 1 (world ranks 2..3)" 5 \
         "$bin/verbs_connect_probe" verbs:10.1.0.254:7476 7 4 2 2 3000
     # An outsider's injection over verbs: a valid hello in the private data,
     # then a proof made without the job secret. The CHALLENGE/AUTH frames
@@ -113,7 +113,7 @@ run_checks() {
         "$bin/verbs_connect_probe" verbs:10.1.0.254:7476 7 0 1 1 3000 forge-auth
     kill "$ppid"
     wait "$ppid"
-    if grep -q "refused a connection from verbs:10.1.0.1:[0-9]*: hello: rank 4 outside" /tmp/zipperd-probe.log; then
+    if grep -q "refused a connection from verbs:10.1.0.1:[0-9]*: hello: rank 4 is not in site 1" /tmp/zipperd-probe.log; then
         pass=$((pass + 1))
         echo "PASS check hello_refused_logged: $(grep -m1 "refused a connection" /tmp/zipperd-probe.log | cut -c1-200)"
     else
