@@ -93,6 +93,19 @@
       rank, CPU per relayed frame, admission time of the job, p50/p99 of the
       8 B exchange) and DIR/scale.png. Loopback only: no root needed.
 
+  zipper-bench placement [--layout 8+8] [--rows 2] [--steps N]
+                         [--npb-src DIR --kernels cg,mg,is,ep,lu --classes A]
+                         [--no-halo] [--repeat 3] [--rate-a R --rate-b R] [--out-dir DIR]
+      Block order against zipper-place's rank map (zipper_bench_placement.py):
+      halo_bench (a 2-D halo numbered row-major on R rows) and NPB kernels,
+      unmodified through --transparent, one rank per emulated node, shaped
+      1/1 Gbit/s by default: one profiled run, zipper-place, then rounds of
+      block order, the map (--rank-map) and block order under --profile (the
+      profile's overhead). Writes DIR/placement.csv,
+      DIR/placement-summary.csv (crossing bytes and messages of each order,
+      placed/block and profiled/block medians and spreads) and
+      DIR/placement.png.
+
 Units: sizes in bytes, bandwidth in MB/s (10^6 B/s), latency in us.
 Exit status: 0 done, 1 a run failed (its output is shown; the CSV and plots
 of the other runs are still written), 2 usage error.
@@ -107,6 +120,7 @@ import sys
 import zipper_bench_coll
 import zipper_bench_npb
 import zipper_bench_p2p
+import zipper_bench_placement
 import zipper_bench_rails
 import zipper_bench_rma
 import zipper_bench_scale
@@ -129,7 +143,8 @@ def main():
     st, fo = zipper_bench_rails.add_parsers(sub)
     rm = zipper_bench_rma.add_parser(sub)
     sc = zipper_bench_scale.add_parser(sub)
-    for sp in (p, c, t, n, st, fo, rm, sc):
+    pl = zipper_bench_placement.add_parser(sub)
+    for sp in (p, c, t, n, st, fo, rm, sc, pl):
         sp.add_argument("--replot", action="store_true",
                         help="measure nothing: report and plot the CSVs already in --out-dir")
     argv = sys.argv[1:]
@@ -142,6 +157,8 @@ def main():
         return zipper_bench_npb.run(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "rma":
         return zipper_bench_rma.run(args, tool, pyplot, write_csv, read_csv)
+    if args.cmd == "placement":
+        return zipper_bench_placement.run(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "scale":
         return zipper_bench_scale.scale(args, tool, pyplot, write_csv, read_csv)
     if args.cmd == "stripe":

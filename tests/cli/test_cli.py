@@ -245,6 +245,35 @@ class Plots(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertGreater(os.path.getsize(os.path.join(d, "scale.png")), 1000)
 
+    def test_placement_replot_and_crossing(self):
+        with tempfile.TemporaryDirectory() as d:
+            fields = ["program", "layout", "crossing_bytes_block", "crossing_msgs_block",
+                      "crossing_bytes_placed", "crossing_msgs_placed", "crossing_bytes_ratio",
+                      "placed_over_block_median", "placed_over_block_min",
+                      "placed_over_block_max", "profiled_over_block_median",
+                      "profiled_over_block_min", "profiled_over_block_max"]
+            with open(os.path.join(d, "placement-summary.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=fields)
+                w.writeheader()
+                w.writerow(dict(program="halo", layout="8+8", crossing_bytes_block=51200,
+                                crossing_msgs_block=32, crossing_bytes_placed=6400,
+                                crossing_msgs_placed=8, crossing_bytes_ratio="0.125",
+                                placed_over_block_median="0.400", placed_over_block_min="0.350",
+                                placed_over_block_max="0.450", profiled_over_block_median="1.002",
+                                profiled_over_block_min="0.990", profiled_over_block_max="1.010"))
+            r = run(tool("zipper-bench"), "placement", "--replot", "--out-dir", d)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("halo 8+8: crossing 51200 B / 32 msgs in block order, 6400 B / 8",
+                          r.stdout)
+            self.assertGreater(os.path.getsize(os.path.join(d, "placement.png")), 1000)
+        # The crossing traffic of an order, from a matrix: only pairs split by it count.
+        sys.path.insert(0, BIN)
+        import zipper_bench_placement as zp
+        matrix = {"traffic": [[0, 1, 100, 1], [1, 2, 1000, 2], [2, 3, 10, 1], [3, 0, 7, 1]]}
+        self.assertEqual(zp.crossing(matrix, [0, 0, 1, 1]), (1007, 3))
+        self.assertEqual(zp.crossing(matrix, [0, 1, 1, 0]), (110, 2))
+        self.assertEqual(zp.crossing(matrix, [0, 0, 0, 0]), (0, 0))
+
 
 if __name__ == "__main__":
     BIN, VERSION = sys.argv[1], sys.argv[2]
