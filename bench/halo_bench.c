@@ -59,12 +59,18 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i < argc; i++) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--rows")) rows = arg_long(argv[i], v, 1, size);
-    else if (!strcmp(argv[i], "--steps")) steps = arg_long(argv[i], v, 1, 100000000);
-    else if (!strcmp(argv[i], "--warmup")) warmup = arg_long(argv[i], v, 0, 100000000);
-    else if (!strcmp(argv[i], "--bytes-ew")) bytes[EAST] = bytes[WEST] = arg_long(argv[i], v, 1, 1L << 30);
-    else if (!strcmp(argv[i], "--bytes-ns")) bytes[NORTH] = bytes[SOUTH] = arg_long(argv[i], v, 1, 1L << 30);
-    else die(2, "usage: halo_bench [--rows R] [--steps N] [--warmup W] [--bytes-ew B] [--bytes-ns B]");
+    if (!strcmp(argv[i], "--rows"))
+      rows = arg_long(argv[i], v, 1, size);
+    else if (!strcmp(argv[i], "--steps"))
+      steps = arg_long(argv[i], v, 1, 100000000);
+    else if (!strcmp(argv[i], "--warmup"))
+      warmup = arg_long(argv[i], v, 0, 100000000);
+    else if (!strcmp(argv[i], "--bytes-ew"))
+      bytes[EAST] = bytes[WEST] = arg_long(argv[i], v, 1, 1L << 30);
+    else if (!strcmp(argv[i], "--bytes-ns"))
+      bytes[NORTH] = bytes[SOUTH] = arg_long(argv[i], v, 1, 1L << 30);
+    else
+      die(2, "usage: halo_bench [--rows R] [--steps N] [--warmup W] [--bytes-ew B] [--bytes-ns B]");
     i++;
   }
   if (size % rows) die(2, "the number of ranks must be a multiple of --rows");
