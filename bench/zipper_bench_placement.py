@@ -8,7 +8,7 @@ on the emulation with shaped links, one rank per emulated node:
        block     block order (cluster A runs world ranks 0..x-1),
        placed    the same program under `zipper-run --rank-map MAP`,
        profiled  block order with `--profile` (the profile's overhead);
-     alternating, so drift hits all three alike.
+     each round starting with the next mode, so drift hits all three alike.
 Every run must succeed (halo_bench checks every byte; NPB must print
 `Verification = SUCCESSFUL`). The crossing traffic of each order is worked out
 from the matrix: bytes and messages between ranks that the order puts in
@@ -141,7 +141,9 @@ def measure(args, out, write_csv):
         cp, mp = crossing(matrix, site_of_map(map_path, world))
         times = {mode: [] for mode in MODES}
         for r in range(args.repeat):
-            for mode in MODES:
+            # Each round starts with another mode, so that no mode always
+            # follows the same one (drift on a busy host).
+            for mode in MODES[r % len(MODES):] + MODES[:r % len(MODES)]:
                 extra = {"block": [], "placed": ["--rank-map", map_path],
                          "profiled": ["--profile", os.path.join(out, f"{name}.again.json")]}[mode]
                 rc, text = job(x, y, argv, args.timeout, extra)

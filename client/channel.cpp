@@ -77,6 +77,7 @@ bool Channel::begin_connect(int connect_ms) {
     return false;
   }
   last_heard_ = std::chrono::steady_clock::now();
+  link_->stop_at_short_read(true);  // one read per small frame, not two
   if (!link_->hello_delivered()) {
     OutFrame hello;
     hello.hdr.type = FrameType::kHello;

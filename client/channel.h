@@ -74,6 +74,12 @@ class Channel {
   bool up() const { return link_ != nullptr; }
   const std::string& error() const { return error_; }
   int poll_fd() const { return link_ ? link_->poll_fd() : -1; }
+  /// The link stops reading at a short read (Link::stop_at_short_read): a
+  /// caller that waits on poll_fd() with an edge-triggered epoll calls this
+  /// on EPOLLRDHUP, EPOLLHUP or EPOLLERR (a level-triggered poll needs not).
+  void note_peer_hangup() {
+    if (link_) link_->note_peer_hangup();
+  }
   bool send_pending() const { return link_ && link_->send_pending(); }
   /// Negotiated with zipperd's largest payload (bytes).
   std::uint64_t eager_limit() const { return eager_limit_; }

@@ -75,6 +75,8 @@ void Forwarder::accept_all(Side& side) {
     ++counters_.connections;
     ++side.accepted;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
+    // One read per small frame; recv_loop passes the hang-ups on (edge-triggered).
+    conn->link->stop_at_short_read(true);
     const int fd = conn->link->poll_fd();
     epoll_add(side.epoll_tx.get(), fd, EPOLLOUT | EPOLLET, id);
     epoll_add(side.epoll_rx.get(), fd, EPOLLIN | EPOLLRDHUP | EPOLLET, id);

@@ -58,6 +58,9 @@ void Forwarder::recv_loop(Side& side) {
         }
         for (auto& c : parked) progress_conn(side, c);
       } else if (auto conn = side.find(id)) {
+        // Edge-triggered: an end of stream that came with the last data is
+        // seen only by reading past it (the link stops at a short read).
+        if (evs[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn->link->note_peer_hangup();
         progress_conn(side, conn);
       }
     }

@@ -76,6 +76,18 @@ class Link {
   virtual std::size_t send_queued_bytes() const = 0;
   /// Receives and delivers up to `max_frames` frames (0 = until the transport is empty).
   virtual LinkStatus progress_recv(RecvSink& sink, std::size_t max_frames = 0) = 0;
+  /// On: progress_recv() returns after a read shorter than asked (the socket
+  /// held no more at that moment) instead of reading again to see EAGAIN,
+  /// one system call less per small frame on every hop. An end of stream
+  /// that came with the last data is then seen only by the next call: a
+  /// caller that waits on an edge-triggered epoll must call
+  /// note_peer_hangup() on EPOLLRDHUP, EPOLLHUP or EPOLLERR; a level-
+  /// triggered poll() reports it by itself. Off by default (links that read
+  /// at all: TCP).
+  virtual void stop_at_short_read(bool) {}
+  /// The poller saw the peer hang up, or an error: from now on progress_recv()
+  /// reads until EAGAIN, the end of stream or an error.
+  virtual void note_peer_hangup() {}
   /// Largest payload this link accepts on receive (bytes).
   virtual void set_max_payload(std::uint32_t bytes) = 0;
   virtual void set_header_hook(HeaderHook hook) = 0;

@@ -40,6 +40,8 @@ class VirtualRank final : public client::FrameHandler {
   bool begin_connect(int rail, int timeout_ms);
   /// One round of `rail`: receives (frames go through the checks) and sends.
   void progress(int rail);
+  /// The worker's edge-triggered epoll saw `rail` hang up (Channel::note_peer_hangup).
+  void note_peer_hangup(int rail) { rails_[rail]->note_peer_hangup(); }
   /// Rails that zipperd admitted since the last call.
   int take_newly_admitted();
   /// Every rail saw JOB_READY.

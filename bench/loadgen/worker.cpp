@@ -93,10 +93,12 @@ void Worker::start_connects() {
   }
 }
 
-void Worker::on_event(std::uint64_t key) {
+void Worker::on_event(std::uint64_t key, std::uint32_t events) {
   const auto it = ranks_.find(key >> kRailBits);
   if (it == ranks_.end()) return;  // a rank that vanished in this round
-  it->second->progress(static_cast<int>(key & ((1u << kRailBits) - 1)));
+  const int rail = static_cast<int>(key & ((1u << kRailBits) - 1));
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) it->second->note_peer_hangup(rail);
+  it->second->progress(rail);
   touch(*it->second);
 }
 
@@ -336,7 +338,7 @@ int Worker::run() {
       if (evs[i].data.u64 == kCommandsKey)
         read_commands();
       else
-        on_event(evs[i].data.u64);
+        on_event(evs[i].data.u64, evs[i].events);
     }
     fire_timers(now_ns());
     if (!advance()) break;

@@ -48,7 +48,7 @@ class Worker {
 
   void add_rank(VirtualJob& job, std::uint32_t vrank);
   void start_connects();
-  void on_event(std::uint64_t key);
+  void on_event(std::uint64_t key, std::uint32_t events);
   /// Updates the tallies of `r`'s job after its state may have changed, and
   /// lets it send.
   void touch(VirtualRank& r);

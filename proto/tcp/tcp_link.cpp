@@ -222,10 +222,16 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
   std::size_t frames = 0;
   // Staging starts small (kInitialStagingSize) and grows with traffic.
   if (rbuf_.empty()) rbuf_.resize(kInitialStagingSize);
+  // A read shorter than asked emptied the socket's queue: another read would
+  // only return EAGAIN, a system call per frame on every hop of a small
+  // message. Data that arrives later wakes the poller again.
+  const bool stop_short = stop_short_ && !hangup_;
+  bool drained = false;
   for (;;) {
     // Staged bytes first; with none, a paused destination request is retried.
     if (rpos_ < rend_ || asm_.awaiting_dest())
       if (auto st = consume_staged(sink, max_frames, &frames)) return *st;
+    if (drained && stop_short) return LinkStatus::kOk;
     if (PayloadPipe* pipe = asm_.direct_pipe()) {
       if (auto st = splice_in(*pipe, sink, max_frames, &frames)) return *st;
       continue;
@@ -241,6 +247,7 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
       if (r > 0) {
         const std::size_t take = std::min<std::size_t>(r, direct.size());
         rend_ = static_cast<std::size_t>(r) - take;
+        drained = static_cast<std::size_t>(r) < direct.size() + kHeaderSize;
         if (asm_.direct_received(take, sink) && max_frames != 0 && ++frames >= max_frames)
           return LinkStatus::kOk;
       } else if (r == 0) {
@@ -261,6 +268,7 @@ LinkStatus TcpLink::progress_recv(RecvSink& sink, std::size_t max_frames) {
     const ssize_t r = ::read(fd_.get(), rbuf_.data(), want);
     if (r > 0) {
       rend_ = static_cast<std::size_t>(r);
+      drained = rend_ < want;
       if (rend_ == rbuf_.size() && rbuf_.size() < kStagingSize)
         rbuf_.resize(kStagingSize);  // a full read: traffic, not an idle link
     } else if (r == 0) {

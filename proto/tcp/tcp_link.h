@@ -28,6 +28,8 @@ class TcpLink final : public Link {
   bool send_pending() const override;
   std::size_t send_queued_bytes() const override;
   LinkStatus progress_recv(RecvSink& sink, std::size_t max_frames) override;
+  void stop_at_short_read(bool on) override { stop_short_ = on; }
+  void note_peer_hangup() override { hangup_ = true; }
   void set_max_payload(std::uint32_t bytes) override { asm_.set_max_payload(bytes); }
   void set_header_hook(HeaderHook hook) override { hook_ = std::move(hook); }
   void shutdown() override;
@@ -65,6 +67,8 @@ class TcpLink final : public Link {
   FrameAssembler asm_;
   std::vector<std::byte> rbuf_;  // staging for headers and small payloads
   std::size_t rpos_ = 0, rend_ = 0;
+  bool stop_short_ = false;  // stop_at_short_read()
+  bool hangup_ = false;      // note_peer_hangup(): read to EAGAIN or EOF again
 
   mutable std::mutex err_mu_;
   LinkError error_;

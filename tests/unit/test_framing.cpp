@@ -386,6 +386,51 @@ TEST(TcpLinkErrors, TruncatedMalformedAndCleanCloseAreTyped) {
   }
 }
 
+// stop_at_short_read: one read per batch of small frames; an end of stream
+// that came with the data is seen at the next call, or at once after
+// note_peer_hangup (what an edge-triggered poller reports).
+TEST(TcpLinkShortRead, StopsAtAShortReadAndSeesTheEndNextOrAtOnceAfterAHangUp) {
+  {
+    RawPair p;
+    p.link->stop_at_short_read(true);
+    p.write(stream_of({3, 100}));
+    Collector c;
+    EXPECT_EQ(p.link->progress_recv(c, 0), LinkStatus::kOk);
+    c.expect_frames({3, 100});
+    p.write(stream_of({7}));
+    p.other.reset();
+    Collector d;
+    EXPECT_EQ(p.link->progress_recv(d, 0), LinkStatus::kOk);  // the data; the end not yet read
+    d.expect_frames({7});
+    EXPECT_EQ(p.link->progress_recv(d, 0), LinkStatus::kClosed);
+    EXPECT_EQ(p.link->last_error().kind, LinkErrorKind::kNone);
+  }
+  {
+    RawPair p;
+    p.link->stop_at_short_read(true);
+    p.write(stream_of({3, 70000, 0}));
+    p.other.reset();
+    p.link->note_peer_hangup();
+    Collector c;
+    EXPECT_EQ(p.link->progress_recv(c, 0), LinkStatus::kClosed);
+    c.expect_frames({3, 70000, 0});
+  }
+  {
+    // Truncated: the bytes there are delivered, and the cut is an error.
+    RawPair p;
+    p.link->stop_at_short_read(true);
+    const auto s = stream_of({100, 50000});
+    p.write(std::span<const std::byte>(s).first(s.size() - 7));
+    p.other.reset();
+    Collector c;
+    LinkStatus st = p.link->progress_recv(c, 0);
+    for (int i = 0; i < 4 && st == LinkStatus::kOk; ++i) st = p.link->progress_recv(c, 0);
+    EXPECT_EQ(st, LinkStatus::kError);
+    EXPECT_EQ(p.link->last_error().kind, LinkErrorKind::kTruncated);
+    EXPECT_EQ(c.headers.size(), 1u);
+  }
+}
+
 // ------------------------------------------------------------------ regions
 
 TEST(LongLivedRegions, AnnounceFindWithdraw) {
