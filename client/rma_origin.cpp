@@ -185,7 +185,7 @@ int Origin::get_accumulate(const void* obuf, int ocount, MPI_Datatype otype, voi
                            MPI_Datatype ttype, int opi, std::shared_ptr<OpState> st) {
   const bool fetch = rtype != MPI_DATATYPE_NULL;
   const bool no_op = opi == no_op_index();
-  if (no_op && !fetch) return done_at_once(st);
+  if (no_op && !fetch) return MPI_ERR_OP;  // MPI_Accumulate's: Window::accumulate refuses it
   MPI_Datatype elem = MPI_DATATYPE_NULL;
   if (int rc = basic_element(ttype, &elem)) return rc;
   const int ei = elem_index(elem);
