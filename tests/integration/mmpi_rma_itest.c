@@ -370,9 +370,9 @@ static void suite_allops(void) {
        * Get_accumulate with it reads the target's elements untouched. */
       int got[N];
       CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-      EXPECT(err_class(MMPI_Accumulate(v, N, MPI_INT, 0, 0, N, MPI_INT, MPI_NO_OP, win)) ==
-                 MPI_ERR_OP,
-             "MPI_Accumulate with MPI_NO_OP: not MPI_ERR_OP");
+      EXPECT(
+          err_class(MMPI_Accumulate(v, N, MPI_INT, 0, 0, N, MPI_INT, MPI_NO_OP, win)) == MPI_ERR_OP,
+          "MPI_Accumulate with MPI_NO_OP: not MPI_ERR_OP");
       CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
       CHECK_MPI(
           MMPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, 0, 0, N, MPI_INT, MPI_NO_OP, win));
