@@ -253,6 +253,9 @@ bool Target::apply_op(Incoming& in) {
       return refuse(in, "op not defined on the element type", MPI_ERR_OP), true;
   }
   const bool no_op = h.op == no_op_index() && op != MPI_OP_NULL;
+  // An honest origin never sends it (MPI_Accumulate refuses MPI_NO_OP).
+  if (h.kind == Kind::kAcc && no_op)
+    return refuse(in, "MPI_NO_OP in an accumulate", MPI_ERR_OP), true;
   switch (h.kind) {
     case Kind::kPut:
       if (h.data_len != total) return refuse(in, "data length"), true;
@@ -361,7 +364,7 @@ bool Target::serve() {
   // or a fetch past the bound, holds back only its own origin. An unlock may
   // free others: go round again.
   reap_replies();
-  bool moved = true, waiting = false;
+  bool moved = true, waiting = false, applied = false;
   while (moved) {
     moved = false;
     waiting = false;
@@ -372,13 +375,15 @@ bool Target::serve() {
           break;
         }
         q.pop_front();
-        moved = true;
+        moved = applied = true;
         served.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }
   reap_replies();
-  return !arriving_.empty() || !replies_.empty() || waiting;
+  const auto now = std::chrono::steady_clock::now();
+  if (applied) last_applied_ = now;
+  return !arriving_.empty() || !replies_.empty() || waiting || now - last_applied_ < kStayAwake;
 }
 
 }  // namespace zipper::client::rma

@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -43,7 +44,9 @@ class Target {
   Target& operator=(const Target&) = delete;
 
   /// Receives, checks and applies request messages; answers. Returns true
-  /// while something is in flight (so waits keep polling).
+  /// while something is in flight, and for kStayAwake after the last request
+  /// applied, so that a wait serving this window keeps polling instead of
+  /// sleeping while an origin is likely to send its next request.
   bool serve();
   /// Requests refused as malformed or hostile since creation.
   std::uint64_t refused() const { return refused_; }
@@ -96,6 +99,18 @@ class Target {
   std::uint64_t reply_bytes_;            // the bound
   std::vector<std::uint64_t> replying_;  // per origin: fetched bytes in replies_
   std::uint64_t refused_ = 0;
+  std::chrono::steady_clock::time_point last_applied_{};
 };
+
+/// How long a target keeps its waits polling after it applied a request
+/// (Target::serve). A wait that has spun its MMPI_SPIN_ROUNDS sleeps in
+/// poll() with a 1 ms timeout (Engine::wait_until), and a target waits a
+/// long time (in a barrier, say) while an origin's loop of one operation and
+/// a flush sends it one request per round trip: woken from poll() on an
+/// idle core each time, it answered one round trip late in about half the
+/// runs (8 B get + flush at 2 x the round trip, shaped 1+1). An origin's
+/// next request comes a round trip after the reply; 1 ms covers a round trip
+/// across sites and costs what a receive's spin costs.
+inline constexpr std::chrono::microseconds kStayAwake{1000};
 
 }  // namespace zipper::client::rma

@@ -55,6 +55,9 @@ int Window::get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint
 
 int Window::accumulate(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                        int tcount, MPI_Datatype ttype, MPI_Op op, std::shared_ptr<OpState> st) {
+  // MPI-3.1 11.3.4: MPI_NO_OP is for Get_accumulate and Fetch_and_op only;
+  // Open MPI 4.1 returns MPI_ERR_OP for it here (Raccumulate too).
+  if (op == MPI_NO_OP) return MPI_ERR_OP;
   return get_accumulate(obuf, ocount, otype, nullptr, 0, MPI_DATATYPE_NULL, target, disp, tcount,
                         ttype, op, std::move(st));
 }

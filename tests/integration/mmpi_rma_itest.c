@@ -340,6 +340,7 @@ static int ref_int(MPI_Op op, int a, int b) { /* a: target, b: origin */
 }
 
 static void lock_contention(void);
+static int err_class(int rc);
 
 static void suite_allops(void) {
   /* Every rank accumulates into rank 0's window at once; rank 0 checks the
@@ -363,7 +364,24 @@ static void suite_allops(void) {
     int v[N];
     for (int i = 0; i < N; ++i) v[i] = ops[oi] == MPI_PROD ? 1 + (rank + i) % 2 : rank * 7 + i;
     CHECK_MPI(MMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-    CHECK_MPI(MMPI_Accumulate(v, N, MPI_INT, 0, 0, N, MPI_INT, ops[oi], win));
+    if (ops[oi] == MPI_NO_OP) {
+      /* MPI_NO_OP is for Get_accumulate and Fetch_and_op only: Accumulate
+       * answers MPI_ERR_OP (as Open MPI does) and sends nothing; a
+       * Get_accumulate with it reads the target's elements untouched. */
+      int got[N];
+      CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+      EXPECT(
+          err_class(MMPI_Accumulate(v, N, MPI_INT, 0, 0, N, MPI_INT, MPI_NO_OP, win)) == MPI_ERR_OP,
+          "MPI_Accumulate with MPI_NO_OP: not MPI_ERR_OP");
+      CHECK_MPI(MMPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
+      CHECK_MPI(
+          MMPI_Get_accumulate(NULL, 0, MPI_INT, got, N, MPI_INT, 0, 0, N, MPI_INT, MPI_NO_OP, win));
+      CHECK_MPI(MMPI_Win_flush(0, win));
+      for (int i = 0; i < N; ++i)
+        EXPECT(got[i] == (i % 3) + 1, "NO_OP read [%d] = %d, expected %d", i, got[i], (i % 3) + 1);
+    } else {
+      CHECK_MPI(MMPI_Accumulate(v, N, MPI_INT, 0, 0, N, MPI_INT, ops[oi], win));
+    }
     CHECK_MPI(MMPI_Win_unlock(0, win));
     CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
     if (rank == 0) {
@@ -933,6 +951,14 @@ static void suite_errors(void) {
     expect_refused(MMPI_Raccumulate(f, 4, MPI_FLOAT, partner, 0, 4, MPI_FLOAT, MPI_LXOR, win, &rq),
                    MPI_ERR_OP, "request form float LXOR");
     EXPECT(rq == MPI_REQUEST_NULL, "a refused request form returns no request");
+    /* MPI_NO_OP is for Get_accumulate and Fetch_and_op only (Open MPI 4.1:
+     * MPI_ERR_OP from MPI_Accumulate and MPI_Raccumulate) */
+    expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_INT, MPI_NO_OP, win),
+                   MPI_ERR_OP, "accumulate NO_OP");
+    rq = MPI_REQUEST_NULL;
+    expect_refused(MMPI_Raccumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_INT, MPI_NO_OP, win, &rq),
+                   MPI_ERR_OP, "request form NO_OP");
+    EXPECT(rq == MPI_REQUEST_NULL, "a refused NO_OP request form returns no request");
     /* origin built from int, target from float: not one element type */
     expect_refused(MMPI_Accumulate(iv, 4, MPI_INT, partner, 0, 4, MPI_FLOAT, MPI_SUM, win),
                    MPI_ERR_ARG, "int onto float SUM");
@@ -1025,7 +1051,8 @@ static void suite_errors(void) {
       OP_BAND = 5,
       OP_LOR = 6,
       OP_BOR = 7,
-      OP_MAXLOC = 10
+      OP_MAXLOC = 10,
+      OP_NO_OP = 13
     };
     enum { E_INT = 6, E_FLOAT = 12, E_DOUBLE = 13, E_WCHAR = 15, E_BOOL = 16, E_ZDOUBLE = 29 };
     enum { E_2INT = 34, E_PACKED = 53 };
@@ -1038,6 +1065,8 @@ static void suite_errors(void) {
     hostile += send_frame(wc, partner, 3, OP_PROD, E_WCHAR, nodes, 1, 0, 0, 16, 16);
     hostile += send_frame(wc, partner, 3, OP_SUM, E_PACKED, nodes, 1, 0, 0, 16, 16);
     hostile += send_frame(wc, partner, 4, OP_BOR, E_FLOAT, nodes, 1, 0, 0, 16, 16);
+    /* MPI_NO_OP in an accumulate (only Get_accumulate and Fetch_and_op take it) */
+    hostile += send_frame(wc, partner, 3, OP_NO_OP, E_INT, nodes, 1, 0, 0, 16, 0);
     /* indexes past the tables */
     hostile += send_frame(wc, partner, 3, 200, E_FLOAT, nodes, 1, 0, 0, 16, 16);
     hostile += send_frame(wc, partner, 3, OP_SUM, 30000, nodes, 1, 0, 0, 16, 16);
