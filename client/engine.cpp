@@ -9,8 +9,9 @@
 
 namespace zipper::client {
 
-static_assert(kAnySource == MPI_ANY_SOURCE && kAnyTag == MPI_ANY_TAG,
-              "match_queue.h wildcards must equal Open MPI's");
+// The match queue's wildcards are its own (MPI_ANY_SOURCE is -1 in Open MPI,
+// -2 in MPICH): receives and probes translate MPI_ANY_SOURCE to kAnySource.
+static_assert(kAnyTag == MPI_ANY_TAG, "match_queue.h's kAnyTag must equal MPI_ANY_TAG");
 
 using proto::FrameHeader;
 using proto::FrameType;
@@ -156,7 +157,7 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
   const bool coll = tr == Traffic::kCollective;
   const bool any = source == MPI_ANY_SOURCE;
   r->kind = RequestKind::kRecv;
-  r->peer = any ? MPI_ANY_SOURCE : m.world(source);
+  r->peer = any ? kAnySource : m.world(source);
   if (coll && (any || tag == MPI_ANY_TAG))
     return complete(r, MPI_ERR_INTERN), MPI_ERR_INTERN;  // collectives never use wildcards
   if (coll && m.is_local(source)) {

@@ -127,7 +127,7 @@ void Engine::link_failed() {
   rndv_recvs_.clear();
   auto& posted = queue_.posted();
   for (auto it = posted.begin(); it != posted.end();) {
-    const bool remote = it->sel.src == MPI_ANY_SOURCE ? !it->recv->comm->intra_cluster()
+    const bool remote = it->sel.src == kAnySource ? !it->recv->comm->intra_cluster()
                                                       : !is_local_world(it->sel.src);
     if (remote) {
       unposted(it->recv);
