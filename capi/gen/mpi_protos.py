@@ -28,6 +28,10 @@ OMPI_MACRO_FUNCTIONS = {
 }
 # MPI-3.1 functions that MPICH 4 defines as macros (mpi.h: handles are ints).
 MPICH_MACRO_FUNCTIONS = {}
+# The functions the parsed mpi.h declares beyond MPI-3.1 (MPICH 4: MPI-4.0 and
+# the removed MPI-1 functions), {name: Proto}: the transparent layer refuses
+# those that communicate (gen_transparent.refusals). Filled by parse_mpi_h.
+BEYOND_MPI31 = {}
 for _k, _v in (("Comm", "comm"), ("Type", "datatype"), ("Group", "group"), ("Info", "info"),
                ("Request", "request"), ("Op", "op"), ("Errhandler", "errhandler"),
                ("Win", "win"), ("Message", "message")):
@@ -36,6 +40,10 @@ for _k, _v in (("Comm", "comm"), ("Type", "datatype"), ("Group", "group"), ("Inf
 # The functions the parsed mpi.h defines as macros (one of the two above):
 # filled by parse_mpi_h, read by the generators (no MPI_ definition of them).
 MACRO_FUNCTIONS = {}
+# The functions the parsed mpi.h declares beyond MPI-3.1 (MPICH 4: MPI-4.0 and
+# the removed MPI-1 functions), {name: Proto}: the transparent layer refuses
+# those that communicate (gen_transparent.refusals). Filled by parse_mpi_h.
+BEYOND_MPI31 = {}
 MPI31_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi31_functions.txt")
 
 
@@ -129,28 +137,39 @@ def _parse_mpich(path):
     return _collect(path, body, pat, MPICH_MACRO_FUNCTIONS, mpi31_names())
 
 
+def _proto(m):
+    ret, name, plist = _norm_type(m.group(1)), m.group(2), m.group(3)
+    p = Proto(name=name, ret=ret)
+    parts = [s.strip() for s in plist.split(",")]
+    if parts == ["void"]:
+        parts = []
+    for s in parts:
+        if s == "...":
+            p.varargs = True
+        else:
+            p.params.append(_parse_param(s, name))
+    return p
+
+
 def _collect(path, body, pat, macros, only):
     MACRO_FUNCTIONS.clear()
     MACRO_FUNCTIONS.update(macros)
+    BEYOND_MPI31.clear()
     protos = {}
     for m in pat.finditer(body):
         if only is not None and m.group(2) not in only:
+            if m.group(2) not in BEYOND_MPI31 and m.group(2) not in macros:
+                try:
+                    BEYOND_MPI31[m.group(2)] = _proto(m)
+                except ValueError:
+                    pass  # an unnamed parameter: not a function the layer can define
             continue
-        ret, name, plist = _norm_type(m.group(1)), m.group(2), m.group(3)
+        name = m.group(2)
         if name in protos:
             if only is not None:
                 continue  # MPICH declares the MPI-IO error handler calls in both headers
             raise ValueError(f"{path}: MPI_{name} declared twice")
-        p = Proto(name=name, ret=ret)
-        parts = [s.strip() for s in plist.split(",")]
-        if parts == ["void"]:
-            parts = []
-        for s in parts:
-            if s == "...":
-                p.varargs = True
-            else:
-                p.params.append(_parse_param(s, name))
-        protos[name] = p
+        protos[name] = _proto(m)
     for name, (ret, plist) in macros.items():
         if name in protos and only is None:
             raise ValueError(f"{path}: MPI_{name} is now a function; drop it from MACRO_FUNCTIONS")

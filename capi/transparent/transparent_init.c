@@ -23,6 +23,20 @@ _Noreturn void mmpit_stop(const char* why) {
   exit(1);
 }
 
+int mmpit_refuse(const char* fn, int* reported) {
+  if (!*reported) {
+    *reported = 1;
+    fprintf(stderr,
+            "mmpi transparent: %s is not supported: libmmpi offers MPI-3.1, and the native "
+            "MPI's own would run on this cluster alone (returns MPI_ERR_UNSUPPORTED_OPERATION; "
+            "docs/mpi.md)\n",
+            fn);
+    fflush(stderr);
+  }
+  MMPI_Comm_call_errhandler(mmpi_comm_world, MPI_ERR_UNSUPPORTED_OPERATION);
+  return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
 static void name_predefined(void) {
   MMPI_Comm_set_name(mmpi_comm_world, "MPI_COMM_WORLD");
   MMPI_Comm_set_name(MPI_COMM_SELF, "MPI_COMM_SELF");
