@@ -341,7 +341,14 @@ bool Engine::test(Request& r) {
 bool Engine::poll_native(Request& r) {
   if (!r.complete && r.native != MPI_REQUEST_NULL) {
     int flag = 0;
+    // MPICH leaves a completed send's status as it was: start from an empty
+    // one (no source, no bytes), which a receive's completion overwrites.
     MPI_Status st;
+    st.MPI_SOURCE = MPI_PROC_NULL;
+    st.MPI_TAG = MPI_ANY_TAG;
+    st.MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(&st, 0);
     const int rc = MPI_Test(&r.native, &flag, &st);
     if (flag || rc != MPI_SUCCESS) {
       if (r.kind == RequestKind::kNative || r.kind == RequestKind::kRecv) {

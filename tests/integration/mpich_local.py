@@ -12,7 +12,9 @@ Builds, with MPICH's wrappers (seconds, no libmmpi build):
   - mmpi_coll_itest.c (ported): allreduce, every datatype x op against a
     reference, at 2+2;
   - mmpi_itest.c unported (unprefix.py) with mpicc.mpich, run through
-    libmmpi_transparent-mpich (zipper-run --transparent): ring and comm_api.
+    libmmpi_transparent-mpich (zipper-run --transparent): ring and comm_api;
+  - mpi4_refused.c with mpicc.mpich through the layer at 1+1: MPI-4.0 calls
+    refused with MPI_ERR_UNSUPPORTED_OPERATION and one line naming each.
 Each job must print its PASS lines and exit 0. Exit 77 (skipped) where
 MPICH is not installed; exit 1 naming what failed otherwise (a missing
 MPICH build included: deploy/build.sh builds it).
@@ -40,17 +42,21 @@ def run(cmd, env=None, timeout=300):
     return p.returncode, p.stdout, time.monotonic() - t0
 
 
-def job(bin_dir, here, args, prog, tests, env=None):
-    """zipper-run --mpi mpich --local 2+2 PROG TESTS; every PASS line required."""
+def job(bin_dir, here, args, prog, tests, env=None, ranks=("2", "2"), lines=()):
+    """zipper-run --mpi mpich --local 2+2 PROG TESTS; every PASS line required,
+    and each regular expression of `lines` must match a line of the output."""
     port = subprocess.check_output([os.path.join(here, "loopback_ports.py"), "1"],
                                    text=True).strip()
     cmd = [os.path.join(bin_dir, "zipper-run"), "--mpi", "mpich", "--local", "--port", port,
-           "-x", "2", "-y", "2", "--timeout", "240"] + args + ["--", prog, tests]
+           "-x", ranks[0], "-y", ranks[1], "--timeout", "240"] + args + ["--", prog, tests]
     rc, out, secs = run(cmd, env=env)
     print(out, end="")
     for name in tests.split(","):
         if not re.search(rf"^PASS {re.escape(name)} ", out, re.M):
             fail(f"{os.path.basename(prog)}: no 'PASS {name}' line (zipper-run exit status {rc})")
+    for rx in lines:
+        if not re.search(rx, out, re.M):
+            fail(f"{os.path.basename(prog)}: no output line matches '{rx}'")
     if rc != 0:
         fail(f"{os.path.basename(prog)} {tests}: zipper-run exited with status {rc}")
     print(f"mpich_local: {os.path.basename(prog)} {tests}: passed in {secs:.1f} s", flush=True)
@@ -92,6 +98,10 @@ def main():
                           progs["unported"], "-lm"])
         if rc != 0:
             fail(f"mpicc.mpich (unported mmpi_itest.c):\n{out}")
+        progs["mpi4"] = os.path.join(tmp, "mpi4_refused")
+        rc, out, _ = run([mpicc, "-O1", os.path.join(idir, "mpi4_refused.c"), "-o", progs["mpi4"]])
+        if rc != 0:
+            fail(f"mpicc.mpich mpi4_refused.c:\n{out}")
 
         # The MPICH-built program runs under Hydra; the caller's Open MPI
         # settings mean nothing there.
@@ -99,6 +109,9 @@ def main():
         job(bin_dir, here, [], progs["coll"], "allreduce")
         env = dict(os.environ, MMPI_TRANSPARENT_LIB=layer)
         job(bin_dir, here, ["--transparent"], progs["unported"], "ring,comm_api", env=env)
+        job(bin_dir, here, ["--transparent"], progs["mpi4"], "refused", env=env, ranks=("1", "1"),
+            lines=[r"^mmpi transparent: MPI_Isendrecv is not supported",
+                   r"^mmpi transparent: MPI_Send_c is not supported"])
     print("mpich_local: PASS")
     return 0
 
