@@ -9,7 +9,7 @@ zipperd and zipper-run (zipperd does not depend on the MPI).
 Builds, with MPICH's wrappers (seconds, no libmmpi build):
   - mmpi_itest.c (ported) with mmpicc-mpich: the point-to-point suites
     (every byte checked, MPI_ANY_SOURCE included) at 2+2;
-  - mmpi_coll_itest.c (ported): allreduce, every datatype x op against a
+  - mmpi_coll_itest.c (ported): coll_allreduce, every datatype x op against a
     reference, at 2+2;
   - mmpi_itest.c unported (unprefix.py) with mpicc.mpich, run through
     libmmpi_transparent-mpich (zipper-run --transparent): ring and comm_api;
@@ -106,7 +106,7 @@ def main():
         # The MPICH-built program runs under Hydra; the caller's Open MPI
         # settings mean nothing there.
         job(bin_dir, here, [], progs["p2p"], P2P)
-        job(bin_dir, here, [], progs["coll"], "allreduce")
+        job(bin_dir, here, [], progs["coll"], "coll_allreduce")
         env = dict(os.environ, MMPI_TRANSPARENT_LIB=layer)
         job(bin_dir, here, ["--transparent"], progs["unported"], "ring,comm_api", env=env)
         job(bin_dir, here, ["--transparent"], progs["mpi4"], "refused", env=env, ranks=("1", "1"),
