@@ -25,7 +25,8 @@ class ObjectHandles {
   /// The handle of `p` (not null); the object stays the caller's to free.
   static H encode(T* p) {
     if constexpr (kPointers) {
-      return reinterpret_cast<H>(p);
+      // A const object (a group) still has a handle of MPI's non-const type.
+      return reinterpret_cast<H>(const_cast<std::remove_const_t<T>*>(p));
     } else {
       Table& t = table();
       std::lock_guard<std::mutex> g(t.mu);
