@@ -71,7 +71,9 @@ mmpi_err_target mmpi_err_of_world(void) { return {MPI_COMM_NULL, 0}; }
 
 mmpi_err_target mmpi_err_of_request(MPI_Request request) {
   if (request == MPI_REQUEST_NULL || Runtime::get() == nullptr) return {MPI_COMM_NULL, 0};
-  const auto& c = peek(request)->comm;
+  const zipper::client::Request* r = peek(request);
+  if (r == nullptr) return {MPI_COMM_NULL, 0};  // an unknown int handle (MPICH)
+  const auto& c = r->comm;
   return {c ? handle_of(*c) : MPI_COMM_NULL, 0};
 }
 
@@ -83,7 +85,9 @@ mmpi_err_target mmpi_err_of_requests(int count, const MPI_Request requests[]) {
 
 mmpi_err_target mmpi_err_of_message(MPI_Message message) {
   if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return {MPI_COMM_NULL, 0};
-  const auto& c = reinterpret_cast<const zipper::client::MatchedMessage*>(message)->comm;
+  const zipper::client::MatchedMessage* m = zipper::capi::MessageHandles::decode(message);
+  if (m == nullptr) return {MPI_COMM_NULL, 0};
+  const auto& c = m->comm;
   return {c ? handle_of(*c) : MPI_COMM_NULL, 0};
 }
 
@@ -96,8 +100,7 @@ int mmpi_err_raise(mmpi_err_target target, int rc, const char* fn) {
   // MMPI communicator (whose error then goes to MMPI_COMM_WORLD's handler).
   std::string label;
   if (!c && target.given) {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "%p", static_cast<void*>(target.comm));
+    const std::string hex = handle_text(target.comm);
     label = target.comm == MPI_COMM_NULL
                 ? std::string("MPI_COMM_NULL")
                 : std::string("an invalid communicator handle (") + hex + ")";

@@ -24,18 +24,19 @@ int lookup(MPI_Comm h, client::Runtime** rt, std::shared_ptr<client::Comm>* c) {
 MPI_Group new_group(client::Group g) {
   auto* p = new client::Group(std::move(g));
   groups().insert(p);
-  return reinterpret_cast<MPI_Group>(p);
+  return GroupHandles::encode(p);
 }
 
 const client::Group* find_group(MPI_Group h) {
   if (h == MPI_GROUP_EMPTY) return &kEmptyGroup;
-  auto* p = reinterpret_cast<const client::Group*>(h);
-  return groups().count(p) ? p : nullptr;
+  auto* p = GroupHandles::decode(h);
+  return p != nullptr && groups().count(p) ? p : nullptr;
 }
 
 bool free_group(MPI_Group h) {
-  auto* p = reinterpret_cast<const client::Group*>(h);
-  if (groups().erase(p) == 0) return false;
+  auto* p = GroupHandles::decode(h);
+  if (p == nullptr || groups().erase(p) == 0) return false;
+  GroupHandles::release(h);
   delete p;
   return true;
 }

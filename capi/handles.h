@@ -1,11 +1,12 @@
-// MMPI handles and the objects behind them.
-//   MPI_Request: a pointer to a client::Request, owned by the handle. to_handle
+// MMPI handles and the objects behind them (object_handles.h: the object's
+// address on Open MPI, a table slot on MPICH).
+//   MPI_Request: a client::Request, owned by the handle. to_handle
 //     gives up ownership to the user; take() gets it back (and nulls the handle).
 //   MPI_Comm: the communicator's native handle, looked up in the runtime's
 //     communicator table (client/comm_table.h); MPI_COMM_SELF is MMPI_COMM_SELF.
-//   MPI_Group: a pointer to a client::Group from new_group(), known to a table
-//     of live groups; native MPI_GROUP_EMPTY is the empty group.
-//   MPI_Message: a pointer to a client::MatchedMessage; MPI_MESSAGE_NO_PROC
+//   MPI_Group: a client::Group from new_group(), known to a table of live
+//     groups; native MPI_GROUP_EMPTY is the empty group.
+//   MPI_Message: a client::MatchedMessage; MPI_MESSAGE_NO_PROC
 //     stands for a message from MPI_PROC_NULL.
 #pragma once
 
@@ -15,15 +16,18 @@
 
 #include "../client/group.h"
 #include "../client/runtime.h"
+#include "object_handles.h"
 
 namespace zipper::capi {
 
-inline MPI_Request to_handle(client::RequestPtr r) {
-  return reinterpret_cast<MPI_Request>(r.release());
-}
-inline client::Request* peek(MPI_Request h) { return reinterpret_cast<client::Request*>(h); }
+using RequestHandles = ObjectHandles<MPI_Request, client::Request>;
+using MessageHandles = ObjectHandles<MPI_Message, client::MatchedMessage>;
+using GroupHandles = ObjectHandles<MPI_Group, const client::Group>;
+
+inline MPI_Request to_handle(client::RequestPtr r) { return RequestHandles::encode(r.release()); }
+inline client::Request* peek(MPI_Request h) { return RequestHandles::decode(h); }
 inline client::RequestPtr take(MPI_Request* h) {
-  client::RequestPtr r(peek(*h));
+  client::RequestPtr r(RequestHandles::release(*h));
   *h = MPI_REQUEST_NULL;
   return r;
 }
@@ -47,10 +51,11 @@ const client::Group* find_group(MPI_Group h);
 bool free_group(MPI_Group h);
 
 inline MPI_Message to_handle(std::unique_ptr<client::MatchedMessage> m) {
-  return reinterpret_cast<MPI_Message>(m.release());
+  return MessageHandles::encode(m.release());
 }
-inline std::unique_ptr<client::MatchedMessage> take(MPI_Message* h) {
-  std::unique_ptr<client::MatchedMessage> m(reinterpret_cast<client::MatchedMessage*>(*h));
+/// Its own name: MPI_Message and MPI_Request are both int in MPICH.
+inline std::unique_ptr<client::MatchedMessage> take_message(MPI_Message* h) {
+  std::unique_ptr<client::MatchedMessage> m(MessageHandles::release(*h));
   *h = MPI_MESSAGE_NULL;
   return m;
 }

@@ -232,7 +232,7 @@ int mmpi_impl_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* m
     return MPI_SUCCESS;
   }
   RequestPtr r;
-  const int rc = rt->engine().mrecv(take(message), buf, count, datatype, &r);
+  const int rc = rt->engine().mrecv(take_message(message), buf, count, datatype, &r);
   *request = to_handle(std::move(r));
   return rc;
 }

@@ -9,8 +9,9 @@
 
 namespace zipper::client {
 
-static_assert(kAnySource == MPI_ANY_SOURCE && kAnyTag == MPI_ANY_TAG,
-              "match_queue.h wildcards must equal Open MPI's");
+// The match queue's wildcards are its own (MPI_ANY_SOURCE is -1 in Open MPI,
+// -2 in MPICH): receives and probes translate MPI_ANY_SOURCE to kAnySource.
+static_assert(kAnyTag == MPI_ANY_TAG, "match_queue.h's kAnyTag must equal MPI_ANY_TAG");
 
 using proto::FrameHeader;
 using proto::FrameType;
@@ -156,7 +157,7 @@ int Engine::irecv(const CommPtr& c, Traffic tr, void* buf, int count, MPI_Dataty
   const bool coll = tr == Traffic::kCollective;
   const bool any = source == MPI_ANY_SOURCE;
   r->kind = RequestKind::kRecv;
-  r->peer = any ? MPI_ANY_SOURCE : m.world(source);
+  r->peer = any ? kAnySource : m.world(source);
   if (coll && (any || tag == MPI_ANY_TAG))
     return complete(r, MPI_ERR_INTERN), MPI_ERR_INTERN;  // collectives never use wildcards
   if (coll && m.is_local(source)) {
@@ -340,7 +341,14 @@ bool Engine::test(Request& r) {
 bool Engine::poll_native(Request& r) {
   if (!r.complete && r.native != MPI_REQUEST_NULL) {
     int flag = 0;
+    // MPICH leaves a completed send's status as it was: start from an empty
+    // one (no source, no bytes), which a receive's completion overwrites.
     MPI_Status st;
+    st.MPI_SOURCE = MPI_PROC_NULL;
+    st.MPI_TAG = MPI_ANY_TAG;
+    st.MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(&st, 0);
     const int rc = MPI_Test(&r.native, &flag, &st);
     if (flag || rc != MPI_SUCCESS) {
       if (r.kind == RequestKind::kNative || r.kind == RequestKind::kRecv) {

@@ -127,8 +127,8 @@ void Engine::link_failed() {
   rndv_recvs_.clear();
   auto& posted = queue_.posted();
   for (auto it = posted.begin(); it != posted.end();) {
-    const bool remote = it->sel.src == MPI_ANY_SOURCE ? !it->recv->comm->intra_cluster()
-                                                      : !is_local_world(it->sel.src);
+    const bool remote =
+        it->sel.src == kAnySource ? !it->recv->comm->intra_cluster() : !is_local_world(it->sel.src);
     if (remote) {
       unposted(it->recv);
       complete(it->recv, MPI_ERR_OTHER);

@@ -44,7 +44,7 @@ int Engine::iprobe(const CommPtr& c, int source, int tag, bool* flag, MPI_Status
   // the probed source and tag gets exactly the probed message.
   const bool any = source == MPI_ANY_SOURCE;
   if (any || c->map().is_local(source)) pull_native(*c);
-  const Selector sel{any ? MPI_ANY_SOURCE : c->map().world(source), tag, c->p2p_context()};
+  const Selector sel{any ? kAnySource : c->map().world(source), tag, c->p2p_context()};
   if (const auto* e = queue_.peek_unexpected(sel)) {
     *flag = true;
     probe_status(c, e->env, e->msg, st);
@@ -66,7 +66,7 @@ int Engine::improbe(const CommPtr& c, int source, int tag, std::unique_ptr<Match
   if (int rc = iprobe(c, source, tag, &flag, MPI_STATUS_IGNORE, progress_first)) return rc;
   if (!flag) return MPI_SUCCESS;
   const bool any = source == MPI_ANY_SOURCE;
-  const Selector sel{any ? MPI_ANY_SOURCE : c->map().world(source), tag, c->p2p_context()};
+  const Selector sel{any ? kAnySource : c->map().world(source), tag, c->p2p_context()};
   auto e = queue_.match_unexpected(sel);  // the one iprobe saw: nothing ran in between
   probe_status(c, e->env, e->msg, st);
   *out = std::make_unique<MatchedMessage>(MatchedMessage{c, e->env, std::move(e->msg)});

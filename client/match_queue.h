@@ -12,8 +12,10 @@
 
 namespace zipper::client {
 
-inline constexpr int kAnySource = -1;  // == MPI_ANY_SOURCE in Open MPI (checked in engine.cpp)
-inline constexpr int kAnyTag = -1;     // == MPI_ANY_TAG
+// The queue's own wildcard source: the engine translates MPI_ANY_SOURCE (-1 in
+// Open MPI, -2 in MPICH) to it. Never a world rank.
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -1;  // == MPI_ANY_TAG
 
 /// Who sent a message: virtual rank, tag, communicator context.
 struct Envelope {

@@ -43,7 +43,7 @@ void reduce_slice(Schedule& s, const void* sendbuf, void* recvbuf, int count, MP
 void nbc_reduce_binomial(Schedule& s, const void* sendbuf, void* recvbuf, MPI_Aint count,
                          MPI_Datatype type, MPI_Op op, int root) {
   type = s.keep(type);  // the lambdas may run after the caller freed it
-  op = s.keep(op);      // and so may the operation
+  op = s.keep_op(op);   // and so may the operation
   // Slices of at most kReduceSliceBytes (and an int count): the scratch
   // stays two slices whatever the vector, and every message count fits an int.
   const MPI_Aint slice = reduce_slice_elements(type);

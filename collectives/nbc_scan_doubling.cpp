@@ -6,7 +6,7 @@ void nbc_scan_doubling(Schedule& s, const void* sendbuf, void* recvbuf, int coun
                        MPI_Datatype type, MPI_Op op, bool exclusive) {
   const Topology& t = s.topology();
   type = s.keep(type);  // the lambdas below may run after the caller freed it
-  op = s.keep(op);      // and so may the operation
+  op = s.keep_op(op);   // and so may the operation
   void* cur = exclusive ? s.scratch(count, type) : recvbuf;
   void* tmp = s.scratch(count, type);
   s.local([=] { return copy_typed(sendbuf, cur, count, type); });

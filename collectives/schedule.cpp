@@ -51,7 +51,7 @@ MPI_Datatype Schedule::keep(MPI_Datatype type) {
   return dup;
 }
 
-MPI_Op Schedule::keep(MPI_Op op) {
+MPI_Op Schedule::keep_op(MPI_Op op) {
   for (const client::OpRef& k : kept_ops_)
     if (k.get() == op) return op;
   kept_ops_.emplace_back(op);

@@ -51,7 +51,7 @@ class Schedule final : public client::Progressable {
   MPI_Datatype keep(MPI_Datatype type);
   /// A reduction operation that stays valid while the schedule runs, even
   /// if the caller frees it (its free waits for the schedule: client/op_ref.h).
-  MPI_Op keep(MPI_Op op);
+  MPI_Op keep_op(MPI_Op op);  // its own name: MPI_Op and MPI_Datatype are both int in MPICH
 
   /// Starts the first round and registers for progress. Returns an MPI
   /// error code (the schedule is then done with that error).

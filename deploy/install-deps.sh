@@ -29,6 +29,9 @@ TESTS=(
   petsc-dev libpetsc3.18-dev-examples
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   libhdf5-openmpi-dev hdf5-tools python3-h5py-mpi libpnetcdf-dev pnetcdf-bin libnetcdf-mpi-dev netcdf-bin
+  # MPICH 4 beside Open MPI: libmmpi's MPICH configuration and mpich_local
+  # (docs/mpi.md). Debian's alternatives keep mpicc/mpirun on Open MPI.
+  libmpich-dev mpich
 )
 case "${1:-}" in
   --minimal) PKGS=("${MINIMAL[@]}") ;;

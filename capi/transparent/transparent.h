@@ -51,6 +51,13 @@ static inline MPI_Fint mmpit_fcomm_out(MPI_Fint f) {
 #define MMPIT_ALIAS(fn, alias) \
   __asm__(".globl " #alias "\n.type " #alias ", @function\n.set " #alias ", " #fn "\n");
 
+/* A function of the native MPI beyond MPI-3.1 that libmmpi does not offer
+ * (MPICH 4's MPI-4.0 calls; generated definitions, gen_transparent.refusals):
+ * prints one line naming `fn` (once per function, `reported` its flag) and
+ * raises MPI_ERR_UNSUPPORTED_OPERATION through the zipper world's error
+ * handler (fatal by default), returning it when the handler returns. */
+int mmpit_refuse(const char* fn, int* reported);
+
 /* Prints "mmpi transparent: <why>" naming the cause and ends the process
  * with status 1 (mpirun then stops the job): never half-transparent. */
 _Noreturn void mmpit_stop(const char* why);

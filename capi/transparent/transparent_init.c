@@ -1,7 +1,8 @@
 /* MPI_Init / MPI_Init_thread of the transparent layer (C and Fortran), and
  * the guards that keep a program from running half-transparent: Open MPI's
- * PMPI_Init reached by anything but libmmpi, `use mpi_f08`, and the
- * OMPI_MCA_pml sentinel of zipper-run --transparent (transparent.h). */
+ * PMPI_Init reached by anything but libmmpi and `use mpi_f08`. The guard that
+ * differs per MPI (Open MPI's OMPI_MCA_pml sentinel, MPICH's check that the
+ * program is an MPICH one) is capi/mpi/<MPI>/transparent_guard.c. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 
 #include "transparent.h"
 
-/* True while the layer's MPI_Init runs MMPI_Init, which alone may start Open MPI. */
+/* True while the layer's MPI_Init runs MMPI_Init, which alone may start the native MPI. */
 static int in_layer_init;
 
 _Noreturn void mmpit_stop(const char* why) {
@@ -22,41 +23,18 @@ _Noreturn void mmpit_stop(const char* why) {
   exit(1);
 }
 
-/* Drops every element of the ':'-separated list in variable `name` that
- * ends in "/zipper-mca" (the stop component's directory). */
-static void drop_stop_component_dir(const char* name) {
-  const char* v = getenv(name);
-  if (v == NULL || strstr(v, "/zipper-mca") == NULL) return;
-  char* out = calloc(strlen(v) + 1, 1);
-  char* copy = strdup(v);
-  if (out == NULL || copy == NULL) mmpit_stop("out of memory at start");
-  char* save = NULL;
-  for (char* e = strtok_r(copy, ":", &save); e != NULL; e = strtok_r(NULL, ":", &save)) {
-    const size_t n = strlen(e);
-    if (n >= 11 && strcmp(e + n - 11, "/zipper-mca") == 0) continue;
-    if (*out) strcat(out, ":");
-    strcat(out, e);
+int mmpit_refuse(const char* fn, int* reported) {
+  if (!*reported) {
+    *reported = 1;
+    fprintf(stderr,
+            "mmpi transparent: %s is not supported: libmmpi offers MPI-3.1, and the native "
+            "MPI's own would run on this cluster alone (returns MPI_ERR_UNSUPPORTED_OPERATION; "
+            "docs/mpi.md)\n",
+            fn);
+    fflush(stderr);
   }
-  if (*out)
-    setenv(name, out, 1);
-  else
-    unsetenv(name);
-  free(copy);
-  free(out);
-}
-
-/* Runs when the layer is loaded (LD_PRELOAD or linked), before main: takes the
- * stop component (OMPI_MCA_pml and its directory on the component path) away
- * again, so Open MPI starts normally here. */
-__attribute__((constructor)) static void mmpit_loaded(void) {
-  const char* pml = getenv("OMPI_MCA_pml");
-  if (pml == NULL || strcmp(pml, MMPIT_PML_SENTINEL) != 0) return;
-  const char* own = getenv("MMPI_TRANSPARENT_PML");
-  if (own != NULL && *own != '\0')
-    setenv("OMPI_MCA_pml", own, 1);
-  else
-    unsetenv("OMPI_MCA_pml");
-  drop_stop_component_dir("OMPI_MCA_mca_base_component_path");
+  MMPI_Comm_call_errhandler(mmpi_comm_world, MPI_ERR_UNSUPPORTED_OPERATION);
+  return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 static void name_predefined(void) {
@@ -109,11 +87,11 @@ void mpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr
   f08_stop();
 }
 
-/* Open MPI's own start, reached directly (its Fortran bindings call PMPI_Init,
+/* The native MPI's own start, reached directly (its Fortran bindings call PMPI_Init,
  * as does a PMPI tool) rather than through MMPI_Init: stop. */
 static void* next_symbol(const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
-  if (f == NULL) mmpit_stop("Open MPI's PMPI_Init was not found behind the layer");
+  if (f == NULL) mmpit_stop("the native MPI's PMPI_Init was not found behind the layer");
   return f;
 }
 

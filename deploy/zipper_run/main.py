@@ -268,15 +268,15 @@ def _transparent_env(o, self_dir):
     MMPI_TRANSPARENT=1 and Open MPI's stop-component sentinel, which ends a
     rank the layer did not reach in MPI_Init. The program is refused first
     when it cannot be preloaded (static, setuid)."""
-    lib = version.transparent_lib(self_dir)
+    lib = version.transparent_lib(self_dir, o.mpi)
     check = find_bin("zipper-transparent-check", "", "ZIPPER_TRANSPARENT_CHECK", self_dir)
     if not check:
         raise Fatal("--transparent: zipper-transparent-check not found next to zipper-run or on PATH")
-    p = subprocess.run([check, "--lib", lib, o.program[0]], stdout=subprocess.PIPE,
+    p = subprocess.run([check, "--mpi", o.mpi, "--lib", lib, o.program[0]], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise Fatal(p.stderr.strip() or f"--transparent: {o.program[0]} cannot run transparently")
-    p = subprocess.run([check, "--lib", lib, "--env"], stdout=subprocess.PIPE,
+    p = subprocess.run([check, "--mpi", o.mpi, "--lib", lib, "--env"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise Fatal(f"--transparent: zipper-transparent-check --env failed: {p.stderr.strip()}")

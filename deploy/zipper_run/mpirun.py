@@ -8,7 +8,7 @@ zipper-run's own value and never shows it on a command line (ps).
 import os
 import re
 
-from . import addresses, emulation_topology, placement_options
+from . import addresses, emulation_topology, hydra, placement_options
 from .cpus import ncpus
 
 SITE_ENV = ("OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
@@ -46,6 +46,8 @@ def build(o, site, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None)
     (MMPI_FORWARDER), `preload` the NAME=VALUE settings of --transparent or None,
     `keys` the host keys of the bridge nodes in `fwd`'s order (MMPI_FORWARDER_KEYS:
     64 hex digits each) or None to leave pinning to the site's known_forwarders."""
+    if o.mpi == "mpich":
+        return hydra.build(o, site, fwd, secret_var, pass_env, keys, preload)
     cluster, np = o.site_list[site][0], int(o.site_list[site][1])
     low = site == 0
     extra = (o.mpirun_args_a, o.mpirun_args_b, [])[min(site, 2)]

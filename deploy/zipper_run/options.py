@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from . import addresses, placement_options
+from . import addresses, hydra, placement_options
 from . import slurm_options
 from .errors import PROG, Fatal, UsageError
 from .integers import is_posint, is_u64, is_uint
@@ -152,7 +152,12 @@ MPI:
   --transparent           run an unmodified MPI program: LD_PRELOAD every rank
                           with libmmpi_transparent.so (found next to libmmpi, or
                           $MMPI_TRANSPARENT_LIB) and set MMPI_TRANSPARENT=1
-  --mpirun PATH           mpirun to use (default $MPIRUN or mpirun)
+  --mpi openmpi|mpich     the clusters' MPI (default openmpi): mpich launches each
+                          site with Hydra (mpiexec -n NP -genv ...) and a program
+                          built with MPICH's mpicc against libmmpi-mpich
+                          (docs/mpi.md); --emulated and --slurm are Open MPI only
+  --mpirun PATH           mpirun to use (default $MPIRUN, else mpirun; with
+                          --mpi mpich mpiexec.mpich, mpiexec.hydra or mpiexec)
   --mpirun-args "ARGS"    extra mpirun arguments for both clusters (split on
                           whitespace; repeatable)
   --mpirun-args-a "ARGS"  extra mpirun arguments for cluster A only
@@ -207,7 +212,8 @@ class Options:
     zipperd: str = ""
     zipper_emulate: str = ""
     netns_rsh: str = ""
-    mpirun: str = field(default_factory=lambda: os.environ.get("MPIRUN") or "mpirun")
+    mpi: str = "openmpi"
+    mpirun: str = ""  # validate(): --mpirun, $MPIRUN or the MPI's launcher
     ssh: str = field(default_factory=lambda: os.environ.get("ZIPPER_SSH") or "ssh")
     zipperd_args: list = field(default_factory=list)
     zipperd_listen: list = field(default_factory=list)
@@ -283,7 +289,7 @@ _OPTIONS = {
     "--no-zipperd": ("no_zipperd", "flag"), "--forwarder-keys": ("forwarder_keys", "value"), "--standalone": ("standalone", "flag"),
     "--transparent": ("transparent", "flag"),
     "--job-id": ("job_id", "value"), "--env": ("env", "append"),
-    "--mpirun": ("mpirun", "value"),
+    "--mpi": ("mpi", "value"), "--mpirun": ("mpirun", "value"),
     "--mpirun-args": ("mpirun_args", "words"), "--mpirun-args-a": ("mpirun_args_a", "words"),
     "--mpirun-args-b": ("mpirun_args_b", "words"),
     "--tag-output": ("tag_output", "flag"),
@@ -400,6 +406,14 @@ def _validate_sites(o):
 
 def validate(o):
     """Check and complete Options in place (defaults per mode); raises UsageError/Fatal."""
+    if o.mpi not in ("openmpi", "mpich"):
+        raise UsageError(f"--mpi must be openmpi or mpich, got '{o.mpi}'")
+    if o.mpi == "mpich":
+        if o.mode == "slurm":
+            raise UsageError("--mpi mpich: --slurm is not supported yet (srun --mpi=pmi2)")
+        o.mpirun = o.mpirun or hydra.default_launcher()
+    else:
+        o.mpirun = o.mpirun or os.environ.get("MPIRUN") or "mpirun"
     if o.mode == "slurm":
         if o.sites:
             raise UsageError("--sites needs --local (Slurm takes two sites so far: -x/-y)")
@@ -452,6 +466,8 @@ def validate(o):
     if o.forwarder_b and o.mode != "local":
         o.set_mode("cluster", "--forwarder-b")
     o.mode = o.mode or "emulated"
+    if o.mpi == "mpich":
+        hydra.validate(o)
     if o.sites and o.mode != "local":
         raise UsageError("--sites needs --local (emulated clusters, real clusters and Slurm take "
                          "two sites so far: -x/-y)")

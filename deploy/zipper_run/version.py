@@ -11,10 +11,10 @@ try:
 except ImportError:  # run from the source tree
     VERSION, LIB_DIRS = "unknown (not configured by CMake)", ("../lib", "../build/client")
 
-TRANSPARENT_LIB = "libmmpi_transparent.so"
+TRANSPARENT_LIB = "libmmpi_transparent.so"  # Open MPI's; MPICH's is libmmpi_transparent-mpich.so
 
 
-def transparent_lib(self_dir):
+def transparent_lib(self_dir, mpi="openmpi"):
     """Absolute path of the transparent layer for --transparent: $MMPI_TRANSPARENT_LIB,
     else libmmpi_transparent.so beside libmmpi relative to zipper-run. Fatal if absent."""
     env = os.environ.get("MMPI_TRANSPARENT_LIB")
@@ -23,10 +23,11 @@ def transparent_lib(self_dir):
             raise Fatal(f"--transparent: $MMPI_TRANSPARENT_LIB names '{env}', which is not a file")
         return os.path.abspath(env)
     tried = []
+    name = TRANSPARENT_LIB if mpi == "openmpi" else f"libmmpi_transparent-{mpi}.so"
     for d in LIB_DIRS:
-        p = os.path.normpath(os.path.join(self_dir, d, TRANSPARENT_LIB))
+        p = os.path.normpath(os.path.join(self_dir, d, name))
         if os.path.isfile(p):
             return p
         tried.append(p)
-    raise Fatal(f"--transparent: {TRANSPARENT_LIB} not found (looked for {', '.join(tried)}); "
+    raise Fatal(f"--transparent: {name} not found (looked for {', '.join(tried)}); "
                 "build or install it, or set $MMPI_TRANSPARENT_LIB to its path")

@@ -207,5 +207,32 @@ class GenApiTest(unittest.TestCase):
         self.assertNotIn("MPI_Aint_add", hdr)  # a macro in Open MPI
 
 
+
+MPICH_H = "/usr/include/x86_64-linux-gnu/mpich/mpi.h"
+
+
+@unittest.skipUnless(os.path.exists(MPICH_H), "MPICH 4's mpi.h is not installed (libmpich-dev)")
+class MpichTest(unittest.TestCase):
+    """MPICH 4's headers give the same MPI-3.1 set (docs/mpi.md); its handle
+    conversions are macros; the transparent layer refuses what lies beyond."""
+
+    def tearDown(self):
+        parse_mpi_h(MPI_H)  # the module's macro table back to this build's MPI
+
+    def test_same_functions_and_refusals(self):
+        import mpi_protos
+        mp = parse_mpi_h(MPICH_H)
+        self.assertEqual(set(mp), set(PROTOS))
+        self.assertIn("Comm_c2f", mpi_protos.MACRO_FUNCTIONS)
+        self.assertNotIn("Aint_add", mpi_protos.MACRO_FUNCTIONS)  # a function in MPICH
+        self.assertEqual(mp["File_iread"].params[-1].ctype, "MPI_Request*")  # not MPIO_Request
+        src = gen_transparent.c_source(mp)
+        for refused in ("Isendrecv", "Send_c", "Allreduce_init", "Psend_init", "Session_init",
+                        "Comm_create_from_group"):
+            self.assertIn(f'return mmpit_refuse("MPI_{refused}", &reported);', src)
+        for local in ("Type_contiguous_c", "T_source_get_num", "Comm_c2f"):
+            self.assertNotIn(f"MPI_{local}(", src)
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -185,6 +185,44 @@ class Mpirun(unittest.TestCase):
         self.assertFalse(any(a.startswith(("MMPI_GROUP", "MMPI_NP_")) for a in cmd))
 
 
+class Hydra(unittest.TestCase):
+    """--mpi mpich: each site launched by Hydra, the environment as -genv, the
+    secret by name only (-genvlist)."""
+
+    def test_command(self):
+        o = parsed("--mpi", "mpich", "--mpirun", "mpiexec.mpich", "-x", "1", "-y", "2",
+                   "--local", "--port", "7000", "--", "p", "arg")
+        fwd = [addresses.parse_addr("127.0.0.1:7000")]
+        os.environ["MMPI_JOB_SECRET"] = "cd" * 32
+        cmd, head = mpirun.build(o, 1, fwd, "MMPI_JOB_SECRET", ["MMPI_DEBUG"], "/w", None,
+                                 ["LD_PRELOAD=/l/libmmpi_transparent-mpich.so"])
+        self.assertEqual(cmd[:4], ["env", "mpiexec.mpich", "-n", "2"])
+        self.assertEqual(cmd[-2:], ["p", "arg"])
+        self.assertEqual(head, "")
+        g = {cmd[i + 1]: cmd[i + 2] for i, a in enumerate(cmd) if a == "-genv"}
+        self.assertEqual((g["MMPI_GROUP"], g["MMPI_NP_LOW"], g["MMPI_NP_HIGH"]), ("high", "1", "2"))
+        self.assertEqual(g["MMPI_FORWARDER"], "127.0.0.1:7000")
+        self.assertEqual(g["LD_PRELOAD"], "/l/libmmpi_transparent-mpich.so")
+        self.assertEqual(cmd[cmd.index("-genvlist") + 1], "MMPI_JOB_ID,MMPI_JOB_SECRET,MMPI_DEBUG")
+        self.assertFalse(any("cd" * 32 in a for a in cmd))
+        self.assertFalse(any("--mca" in a or a == "-x" for a in cmd), "no Open MPI options")
+
+    def test_refused(self):
+        for argv, words in ((["--mpi", "lam"], "openmpi or mpich"),
+                            (["--mpi", "mpich"], "--emulated is not supported"),
+                            (["--mpi", "mpich", "--slurm"], "--slurm is not supported")):
+            with self.assertRaises(UsageError) as e:
+                parsed(*argv, "-x", "1", "-y", "1", "--", "p")
+            self.assertIn(words, str(e.exception))
+
+    def test_default_launcher(self):
+        o = parsed("--mpi", "mpich", "-x", "1", "-y", "1", "--local", "--", "p")
+        self.assertIn(o.mpirun, ("mpiexec.mpich", "mpiexec.hydra", "mpiexec")
+                      if not os.environ.get("MPIRUN") else (os.environ["MPIRUN"],))
+        self.assertEqual(parsed("-x", "1", "-y", "1", "--local", "--", "p").mpirun,
+                         os.environ.get("MPIRUN") or "mpirun")
+
+
 class Sites(unittest.TestCase):
     def test_sites_and_their_legs(self):
         from zipper_run import zipperd
@@ -294,7 +332,7 @@ class Layers(unittest.TestCase):
     # slurm_bridge.py and probe.py also run as scripts and import none.
     ORDER = ("errors", "shell_quote", "integers", "cpus", "processes", "addresses", "probe", "port_holder",
              "locate", "version", "rank_map", "profile", "placement_options", "emulation_topology", "emulation_shell", "emulation_cgroups",
-             "emulation_lock", "emulation_build", "emulation_cli", "netns_rsh", "mpirun", "site_keys",
+             "emulation_lock", "emulation_build", "emulation_cli", "netns_rsh", "hydra", "mpirun", "site_keys",
              "slurm_allocations", "slurm_site", "slurm_options", "options", "zipperd", "supervise",
              "slurm_secrets", "slurm_plan", "slurm_srun", "slurm_bridge", "slurm_launch", "main")
 
