@@ -401,8 +401,6 @@ TEST_F(Sites, ChainBridgeAdmitsByRoute) {
   peer->host_key = proto::auth::Key{};
   c.peers.push_back(*peer);
   start(c);
-  EXPECT_EQ(refusal(0, 5, 1, 1, {1, 1, 1}),
-            "rank 1 belongs to site 1, which connects on leg B, not C");
   EXPECT_EQ(refusal(1, 6, 1, 1, {1, 1, 1}),
             "site A is 2 bridges away (over bridge A|B over site B), and this zipperd does not "
             "relay frames to other bridges yet");
@@ -416,6 +414,33 @@ TEST_F(Sites, ChainBridgeAdmitsByRoute) {
   EXPECT_EQ(snap.routes[0].hops, 2u);
   EXPECT_EQ(snap.routes[0].next_hops, std::vector<std::string>{"bridge A|B over site B"});
   EXPECT_EQ(snap.routes[2].next_hops, std::vector<std::string>{"leg C"});
+}
+
+// --site-names decides which listener is a site's leg, not listener order.
+TEST_F(Sites, SiteNamesPickTheLeg) {
+  fwd::Config c = legs_config({"C", "B"});
+  c.site_names = {"B", "C"};
+  start(c);
+  EXPECT_EQ(refusal(0, 5, 0, 0, {1, 1}),
+            "rank 0 belongs to site 0, which connects on leg B, not C");
+  FrameClient& b = join(1, 6, 0, 0, {1, 1});
+  FrameClient& cc = join(0, 6, 1, 1, {1, 1});
+  expect(b, FrameType::kJobReady);
+  expect(cc, FrameType::kJobReady);
+  const auto data = pattern(6, 500);
+  FrameHeader h;
+  h.type = FrameType::kEager;
+  h.job_id = 6;
+  h.src = 1;
+  h.dst = 0;
+  h.msg_len = data.size();
+  cc.send(h, data);
+  EXPECT_EQ(expect(b, FrameType::kEager).payload, data);
+  const fwd::Snapshot snap = fwd_->snapshot();
+  ASSERT_EQ(snap.routes.size(), 2u);
+  EXPECT_EQ(snap.routes[0].site, "B");
+  EXPECT_EQ(snap.routes[0].sent.bytes, 500u);
+  EXPECT_EQ(snap.routes[1].sent.bytes, 0u);
 }
 
 TEST_F(Sites, NoRouteIsRefusedWithOneLine) {
