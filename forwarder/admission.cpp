@@ -33,6 +33,21 @@ std::string owner_of(const Connection& c, const std::optional<std::uint32_t>& ui
   return "address " + peer;
 }
 
+// Every site of a job's table must have a route from this bridge, and this
+// zipperd relays only to its own legs: a site behind another bridge is
+// refused with the route that would reach it.
+std::string check_routes(const BridgeMap& map, std::size_t sites) {
+  for (std::size_t d = 0; d < sites; ++d) {
+    const Route* r = map.routes.find(static_cast<int>(d));
+    if (!r) return map.routes.no_route(static_cast<int>(d), map.site_names);
+    if (!r->next.front().local())
+      return "site " + map.site_name(static_cast<int>(d)) + " is " + std::to_string(r->hops) +
+             " bridges away (over " + map.next_hops_text(*r) +
+             "), and this zipperd does not relay frames to other bridges yet";
+  }
+  return {};
+}
+
 }  // namespace
 
 Admission::Admission(const Config& cfg, JobRegistry& registry, FlowControl& flow,
@@ -97,17 +112,22 @@ void Admission::on_hello(const std::shared_ptr<Connection>& conn, const FrameHea
   conn->hello = {hdr.job_id, hello.vrank, hello.site, hello.site_ranks};
   if (const std::string bad = registry_.check_layout(hello.site_ranks, hello.vrank); !bad.empty())
     return refuse(conn, ErrorCode::kBadHello, bad);
-  // Legs are sites: site s connects on the s-th listener.
+  // Legs are sites: site s connects on its leg (the s-th listener, or the
+  // one --site-names says); with peers, every site of the job needs a route.
   if (legs_are_sites(cfg_)) {
-    if (const std::string bad =
-            proto::check_sites_joined(hello.site_ranks.size(), cfg_.listen.size());
+    const BridgeMap& map = *cfg_.bridges;
+    if (const std::string bad = map.has_peers() ? check_routes(map, hello.site_ranks.size())
+                                                : proto::check_sites_joined(hello.site_ranks.size(),
+                                                                            cfg_.listen.size());
         !bad.empty())
       return refuse(conn, ErrorCode::kBadHello, bad);
-    if (conn->side != static_cast<int>(hello.site))
+    const int leg = map.leg_of_site.at(hello.site);
+    if (conn->side != leg)
       return refuse(conn, ErrorCode::kBadHello,
                     "rank " + std::to_string(hello.vrank) + " belongs to site " +
                         std::to_string(hello.site) + ", which connects on leg " +
-                        cfg_.listen[hello.site].name + ", not " + cfg_.listen[conn->side].name);
+                        (leg < 0 ? "of another bridge" : cfg_.listen[leg].name) + ", not " +
+                        cfg_.listen[conn->side].name);
   }
   conn->challenge.nonce = proto::auth::random_nonce();
   conn->challenge.server_key = keys_->public_key();

@@ -18,7 +18,7 @@ std::string ControlCommands::handle(const std::string& request) {
   try {
     const json req = json::parse(request);
     const std::string cmd = req.value("cmd", "");
-    if (cmd == "status" || cmd == "jobs" || cmd == "links" || cmd == "pools") {
+    if (cmd == "status" || cmd == "jobs" || cmd == "links" || cmd == "pools" || cmd == "routes") {
       answer = to_json(fwd_.snapshot());
     } else if (cmd == "drain") {
       const bool on = req.value("on", true);

@@ -205,6 +205,45 @@ std::string get_listen(const DaemonConfig& c) {
   return out;
 }
 
+// The site graph (bridge_map.h): repeated flags, a TOML array, or
+// comma-separated text.
+std::vector<std::string> comma_list(const std::vector<std::string>& v) {
+  std::vector<std::string> out;
+  for (const auto& t : v) {
+    std::size_t at = 0;
+    while (!t.empty() && at <= t.size()) {
+      const std::size_t comma = std::min(t.find(',', at), t.size());
+      if (comma > at) out.push_back(t.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& e : v) out += (out.empty() ? "" : ",") + e;
+  return out;
+}
+
+std::string set_peers(DaemonConfig& c, const std::vector<std::string>& v) {
+  c.forwarder.peers.clear();
+  for (const auto& t : comma_list(v)) {
+    std::string why;
+    auto p = parse_peer(t, &why);
+    if (!p) return why;
+    c.forwarder.peers.push_back(std::move(*p));
+  }
+  return "";
+}
+
+std::string get_peers(const DaemonConfig& c) {
+  std::vector<std::string> v;
+  for (const auto& p : c.forwarder.peers)
+    v.push_back(p.name + (p.endpoint ? "=" + p.endpoint->to_string() : std::string()));
+  return join(v);
+}
+
 // The table: one line per setting. To add one, add a field to Config or
 // DaemonConfig and a line here; flag, key, parsing and SIGHUP follow.
 const std::vector<Setting>& own_table() {
@@ -218,6 +257,35 @@ const std::vector<Setting>& own_table() {
        Shape::kListen,
        set_listen,
        get_listen},
+      {{"routes.sites", "--site-names",
+        "the deployment's site names in the jobs' site order, comma-separated (e.g. A,B,C); "
+        "each listener is the leg of the site of its name (empty: the listeners' names, in "
+        "order)",
+        false},
+       Shape::kList,
+       [](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+         c.forwarder.site_names = comma_list(v);
+         return "";
+       },
+       [](const DaemonConfig& c) { return join(c.forwarder.site_names); }},
+      {{"routes.peers", "--peer",
+        "another bridge node of the site graph, named by its legs: SITE[:COST]|SITE...[=HOST:PORT] "
+        "(e.g. B|C=10.202.0.253:7470); the address where it shares a site with this bridge "
+        "(docs/sites.md)",
+        false},
+       Shape::kList,
+       set_peers,
+       get_peers},
+      {{"routes.peer_keys", "--peer-key",
+        "a peer's pinned public host key: LEGS=HEX (64 hex digits, its zipperctl host-key); "
+        "required for every peer sharing a site with this bridge",
+        false},
+       Shape::kList,
+       [](DaemonConfig& c, const std::vector<std::string>& v) -> std::string {
+         c.peer_keys = comma_list(v);
+         return "";
+       },
+       [](const DaemonConfig& c) { return join(c.peer_keys); }},
       integer(
           "flow.conn_credits", "--conn-credits",
           "frames (pool buffers) one connection may have inside zipperd", false, 2, kMaxConnCredits,
@@ -529,7 +597,9 @@ std::string value_name(const Setting& s) {
       {"--control-socket", "PATH"},   {"--metrics-listen", "HOST:PORT"},
       {"--munge-socket", "PATH,..."}, {"--listen", "NAME=ADDRESS"},
       {"--hello-timeout", "SECONDS"}, {"--keepalive", "SECONDS"},
-      {"--host-key", "PATH"},         {"--metrics-job-series", "label|none"}};
+      {"--host-key", "PATH"},         {"--metrics-job-series", "label|none"},
+      {"--site-names", "NAME,..."},   {"--peer", "LEGS[=ADDRESS]"},
+      {"--peer-key", "LEGS=HEX"}};
   if (auto it = by_flag.find(s.info.flag); it != by_flag.end()) return it->second;
   switch (s.shape) {
     case Shape::kSize:
@@ -589,6 +659,18 @@ DaemonConfig load(const std::string& file, const CommandLine& cli) {
   if (cfg.forwarder.listen.empty())
     throw ConfigError("no listener: give --listen NAME=HOST:PORT" +
                       (file.empty() ? std::string() : " or a [listen] table in " + file));
+  // Keys pin peers whatever the order they came in; then the graph must hold.
+  for (const auto& k : cfg.peer_keys) {
+    std::string why;
+    if (!pin_peer_key(k, cfg.forwarder.peers, &why)) throw ConfigError("--peer-key: " + why);
+  }
+  std::vector<std::string> legs;
+  for (const auto& l : cfg.forwarder.listen) legs.push_back(l.name);
+  try {
+    make_bridge_map(legs, cfg.forwarder.site_names, cfg.forwarder.peers);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("routes: ") + e.what());
+  }
   return cfg;
 }
 

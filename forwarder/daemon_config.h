@@ -28,6 +28,8 @@ struct DaemonConfig {
   std::string control_socket;                // Unix socket for zipperctl; empty: none
   std::string metrics_listen;                // HOST:PORT for Prometheus /metrics; empty: none
   std::string metrics_job_series = "label";  // "label": per-job series by hashed label; "none"
+  // --peer-key texts (LEGS=HEX), pinned on forwarder.peers once all are read.
+  std::vector<std::string> peer_keys;
 };
 
 /// A refused setting. what() names the file, line and key (or the flag).

@@ -38,6 +38,9 @@ void check_config(Config& cfg) {
   if (cfg.hello_timeout_ms <= 0 || cfg.ready_timeout_ms <= 0 || cfg.frame_timeout_ms <= 0 ||
       cfg.accept_pause_ms <= 0 || cfg.keepalive_s < 0)
     throw std::invalid_argument("timeouts must be positive (keepalive 0 = off)");
+  std::vector<std::string> legs;
+  for (const auto& l : cfg.listen) legs.push_back(l.name);
+  cfg.bridges = make_bridge_map(legs, cfg.site_names, cfg.peers);
 }
 
 }  // namespace zipper::forwarder

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../proto/link.h"
+#include "bridge_map.h"
 #include "buffer_pool.h"
 
 namespace zipper::proto::auth {
@@ -83,15 +84,24 @@ struct Config {
   // ([verbs] keys, --verbs-* flags; proto/verbs/config.h). zipperd reads no
   // ZIPPER_VERBS_* variable.
   proto::verbs::Config verbs;
+  // The site graph (bridge_map.h): the deployment's site names in the jobs'
+  // site order (empty: the listeners' names, in order) and the other bridge
+  // nodes (--peer, --peer-key). check_config builds `bridges` from them.
+  std::vector<std::string> site_names;
+  std::vector<PeerSpec> peers;
+  std::shared_ptr<const BridgeMap> bridges;
 };
 
 /// True when `cfg`'s listeners are legs serving one site each, in order
-/// (group_sides with two listeners or more).
-inline bool legs_are_sites(const Config& cfg) { return cfg.group_sides && cfg.listen.size() >= 2; }
+/// (group_sides with two listeners or more, or a bridge with peers).
+inline bool legs_are_sites(const Config& cfg) {
+  return cfg.group_sides && (cfg.listen.size() >= 2 || !cfg.peers.empty());
+}
 
 /// Checks `cfg` field by field and across fields, and fills the defaults that
 /// depend on others (the pool classes). Throws std::invalid_argument naming
-/// the setting and its allowed range.
+/// the setting and its allowed range. Builds cfg.bridges (the site graph and
+/// its routes).
 void check_config(Config& cfg);
 
 }  // namespace zipper::forwarder

@@ -117,6 +117,18 @@ Snapshot Forwarder::snapshot() const {
   for (const auto& j : registry_.finished()) add_job(*j, true);
   for (const auto& c : flow_->pool().stats())
     s.pools.push_back({c.name, c.buffer_bytes, c.buffers, c.in_use, c.peak});
+  const BridgeMap& map = *cfg_.bridges;
+  s.bridge = map.routes.graph()[0].name;
+  for (const Route& r : map.routes.routes()) {
+    RouteSnapshot rs;
+    rs.site = map.site_name(r.dest_site);
+    rs.site_index = static_cast<std::uint32_t>(r.dest_site);
+    rs.hops = r.hops;
+    rs.cost = r.cost;
+    for (const auto& h : r.next) rs.next_hops.push_back(map.routes.describe(h, map.site_names));
+    rs.sent = counters_.to_site[static_cast<std::size_t>(r.dest_site)].load();
+    s.routes.push_back(std::move(rs));
+  }
   return s;
 }
 

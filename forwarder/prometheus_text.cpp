@@ -125,6 +125,25 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
     if (!j->finished)
       w.sample(fmt::format("job=\"{}\"", esc(j->label)), std::uint64_t{j->ranks_connected});
 
+  // Routes: one series per destination site (at most 64), labelled with
+  // its hops so a route that changes length shows as a new series.
+  w.family("zipper_route_hops", "gauge",
+           "Bridges a frame to this site crosses, this one included (1: a local leg).");
+  for (const auto& r : s.routes)
+    w.sample(fmt::format("site=\"{}\"", esc(r.site)), std::uint64_t{r.hops});
+  w.family("zipper_route_next_hops", "gauge",
+           "Equal-cost next hops of the route to this site (traffic is striped over them).");
+  for (const auto& r : s.routes)
+    w.sample(fmt::format("site=\"{}\"", esc(r.site)), std::uint64_t{r.next_hops.size()});
+  w.family("zipper_route_sent_bytes_total", "counter",
+           "Payload bytes of relayed frames to ranks of this site, all jobs.");
+  for (const auto& r : s.routes)
+    w.sample(fmt::format("site=\"{}\",hops=\"{}\"", esc(r.site), r.hops), r.sent.bytes);
+  w.family("zipper_route_sent_frames_total", "counter",
+           "Relayed frames to ranks of this site, all jobs.");
+  for (const auto& r : s.routes)
+    w.sample(fmt::format("site=\"{}\",hops=\"{}\"", esc(r.site), r.hops), r.sent.frames);
+
   w.family("zipper_credit_stalls_total", "counter",
            "Times a connection's credit ran out, so its client had to wait.");
   w.sample("", s.credit_stalls);

@@ -85,6 +85,8 @@ void Forwarder::relay(const std::shared_ptr<Connection>& conn, const FrameHeader
   dest->sent.add(hdr.payload_len);
   sides_[dest->side]->sent.add(hdr.payload_len);
   conn->job->count(hdr.src, hdr.payload_len);
+  if (const int to = conn->job->site_of(hdr.dst); to >= 0 && to < kMaxRouteSites)
+    counters_.to_site[to].add(hdr.payload_len);
   // A CTS lets the opposite direction's rendezvous go on: it must not wait
   // behind the data queued for this client (it is matched by sequence
   // number, not by order, so overtaking is safe).

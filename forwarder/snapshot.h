@@ -52,6 +52,17 @@ struct LinkSnapshot {
   double age_s = 0;
 };
 
+/// One route of this bridge (route_table.h): to a destination site, over
+/// its equal-cost next hops.
+struct RouteSnapshot {
+  std::string site;                    // destination site's name (--site-names)
+  std::uint32_t site_index = 0;        // its index in the jobs' site tables
+  std::uint32_t hops = 0;              // bridges crossed, this one included (1: a local leg)
+  std::uint64_t cost = 0;              // sum of leg costs on the path
+  std::vector<std::string> next_hops;  // "leg C", "bridge B|C over site B"
+  Traffic sent;                        // relayed frames to ranks of that site, all jobs
+};
+
 /// One buffer pool (by size class). Until pools exist the whole payload
 /// memory budget is reported as one class of 1-byte "buffers".
 struct PoolStats {
@@ -89,6 +100,8 @@ struct Snapshot {
   std::vector<JobSnapshot> jobs;  // active first, then recently finished
   std::vector<LinkSnapshot> links;
   std::vector<PoolStats> pools;
+  std::string bridge;                 // this bridge's name in the site graph ("A|B")
+  std::vector<RouteSnapshot> routes;  // by destination site; sites without a route left out
 };
 
 }  // namespace zipper::forwarder

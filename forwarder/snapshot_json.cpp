@@ -85,6 +85,15 @@ nlohmann::json to_json(const Snapshot& s) {
                      {"in_use", p.in_use},
                      {"peak", p.peak}});
   out["pools"] = pools;
+  json routes = json::array();
+  for (const auto& r : s.routes)
+    routes.push_back({{"site", r.site},
+                      {"site_index", r.site_index},
+                      {"hops", r.hops},
+                      {"cost", r.cost},
+                      {"next_hops", r.next_hops},
+                      {"sent", traffic(r.sent)}});
+  out["routes"] = {{"bridge", s.bridge}, {"routes", routes}};
   return out;
 }
 

@@ -5,11 +5,14 @@
 // picture for zipperctl and /metrics.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <vector>
 
 #include "buffer_pool.h"
+#include "route_table.h"
+#include "traffic_counters.h"
 
 namespace zipper::forwarder {
 
@@ -37,6 +40,9 @@ struct Counters {
   // frames refused because they named another job or rank than their
   // connection's.
   std::atomic<std::uint64_t> jobs_aborted{0}, aborts_refused{0};
+  // Relayed frames by the destination rank's site: the traffic of each
+  // route (route_table.h), all jobs together.
+  std::array<TrafficCounters, kMaxRouteSites> to_site;
 };
 
 /// A plain copy of the Counters totals and the pools' figures at one instant

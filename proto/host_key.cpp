@@ -104,6 +104,18 @@ std::optional<Key> HostKey::open(const Sealed& box) const {
   return k;
 }
 
+std::optional<Key> HostKey::link_key(const Key& peer, bool dialer) const {
+  Key rx, tx;
+  const int rc =
+      dialer ? crypto_kx_client_session_keys(u8(rx.data()), u8(tx.data()), u8(pk_.data()),
+                                             u8(sk_.data()), u8(peer.data()))
+             : crypto_kx_server_session_keys(u8(rx.data()), u8(tx.data()), u8(pk_.data()),
+                                             u8(sk_.data()), u8(peer.data()));
+  if (rc != 0) return std::nullopt;
+  // The dialer's sending key is the listener's receiving key: one key for both.
+  return dialer ? tx : rx;
+}
+
 std::unique_ptr<HostKey> HostKey::load(const std::string& path, std::string* why) {
   init();
   if (!directory_is_safe(path, why)) return nullptr;

@@ -42,6 +42,12 @@ class HostKey {
   const Key& public_key() const { return pk_; }
   /// Opens a crypto_box_seal box sealed to this key; nullopt if it was not.
   std::optional<Key> open(const Sealed& box) const;
+  /// The key this host shares with the host whose public key is `peer`
+  /// (libsodium crypto_kx over the two X25519 host keys; `dialer` is true on
+  /// the end that connected). Both ends get the same key, and only the
+  /// holders of the two private halves can compute it (bridge_auth.h).
+  /// nullopt for a `peer` that is not a valid public key.
+  std::optional<Key> link_key(const Key& peer, bool dialer) const;
 
  private:
   Key pk_{};

@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   auto* links = app.add_subcommand(
       "links", "per connection: side, peer, credit in use, queued bytes, stalls, errors");
   auto* pools = app.add_subcommand("pools", "buffer pools by class: in use and peak");
+  auto* routes = app.add_subcommand(
+      "routes", "per destination site: hops, cost, next hops (equal-cost: all), traffic sent");
   auto* drain = app.add_subcommand("drain", "admit no new jobs; running jobs finish");
   bool wait = false;
   int wait_s = 0;
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
   try {
     namespace ctl = zipper::ctl;
     json answer;
-    if (*status || *jobs || *links || *pools) {
+    if (*status || *jobs || *links || *pools || *routes) {
       answer = ctl::request(socket, {{"cmd", app.get_subcommands().front()->get_name()}});
       if (as_json) {
         const std::string name = app.get_subcommands().front()->get_name();
@@ -76,6 +78,8 @@ int main(int argc, char** argv) {
         std::fputs(ctl::render_jobs(answer).c_str(), stdout);
       } else if (*links) {
         std::fputs(ctl::render_links(answer).c_str(), stdout);
+      } else if (*routes) {
+        std::fputs(ctl::render_routes(answer).c_str(), stdout);
       } else {
         std::fputs(ctl::render_pools(answer).c_str(), stdout);
       }

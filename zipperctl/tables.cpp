@@ -108,4 +108,18 @@ std::string render_pools(const json& a) {
   return table({"POOL", "BUFFER_BYTES", "BUFFERS", "IN_USE", "PEAK"}, rows);
 }
 
+std::string render_routes(const json& a) {
+  const json& r = a.at("routes");
+  std::vector<Row> rows;
+  for (const auto& x : r.at("routes")) {
+    std::string next;
+    for (const auto& h : x.at("next_hops"))
+      next += (next.empty() ? "" : ", ") + h.get<std::string>();
+    rows.push_back({x.at("site").get<std::string>(), num(x.at("hops")), num(x.at("cost")),
+                    num(x.at("sent").at("bytes")), num(x.at("sent").at("frames")), next});
+  }
+  return "bridge " + r.at("bridge").get<std::string>() + "\n" +
+         table({"SITE", "HOPS", "COST", "TX_BYTES", "TX_FRAMES", "NEXT_HOPS"}, rows);
+}
+
 }  // namespace zipper::ctl

@@ -11,5 +11,7 @@ std::string render_status(const nlohmann::json& answer);
 std::string render_jobs(const nlohmann::json& answer);
 std::string render_links(const nlohmann::json& answer);
 std::string render_pools(const nlohmann::json& answer);
+/// This bridge's routes: destination site, hops, cost, next hops, traffic.
+std::string render_routes(const nlohmann::json& answer);
 
 }  // namespace zipper::ctl

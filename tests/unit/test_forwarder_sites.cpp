@@ -317,6 +317,16 @@ TEST_F(Sites, StarRelaysBetweenThreeSites) {
   std::uint64_t site1_bytes = 0;
   for (std::uint32_t dst : {0u, 1u, 3u, 4u}) site1_bytes += 1000 + 97 * dst;
   EXPECT_EQ(snap.jobs[0].from_site[1].bytes, site1_bytes);
+  // The star's routes: every site a local leg, one hop; traffic by
+  // destination site (site 1's one rank heard from the four others).
+  EXPECT_EQ(snap.bridge, "A|B|C");
+  ASSERT_EQ(snap.routes.size(), 3u);
+  for (const auto& r : snap.routes) {
+    EXPECT_EQ(r.hops, 1u);
+    EXPECT_EQ(r.next_hops, std::vector<std::string>{"leg " + r.site});
+  }
+  EXPECT_EQ(snap.routes[1].sent.frames, 4u);
+  EXPECT_EQ(snap.routes[1].sent.bytes, 4u * (1000 + 97 * 2));
 
   // A rank outside the job's sites has no route.
   FrameHeader lost;
@@ -376,6 +386,80 @@ TEST_F(Sites, AbortReachesEveryOtherSite) {
   }
   pump_for(all(), milliseconds(150));
   EXPECT_TRUE(rank[1]->inbox().empty()) << describe(rank[1]->inbox().front());
+}
+
+// A bridge of a chain (A - B - C: this one B|C, peered with A|B over site
+// B): legs follow --site-names, not listener order; a site behind the peer
+// is refused with its route (this zipperd does not relay to other bridges
+// yet), a site no bridge joins with the route table's one line.
+TEST_F(Sites, ChainBridgeAdmitsByRoute) {
+  fwd::Config c = legs_config({"C", "B"});  // listener 0 is the leg of site C
+  c.site_names = {"A", "B", "C", "D"};
+  std::string why;
+  auto peer = fwd::parse_peer("A|B=127.0.0.1:1", &why);
+  ASSERT_TRUE(peer) << why;
+  peer->host_key = proto::auth::Key{};
+  c.peers.push_back(*peer);
+  start(c);
+  EXPECT_EQ(refusal(1, 6, 1, 1, {1, 1, 1}),
+            "site A is 2 bridges away (over bridge A|B over site B), and this zipperd does not "
+            "relay frames to other bridges yet");
+  EXPECT_EQ(refusal(1, 6, 1, 1, {1, 1, 1, 1}),
+            "site A is 2 bridges away (over bridge A|B over site B), and this zipperd does not "
+            "relay frames to other bridges yet");
+  const fwd::Snapshot snap = fwd_->snapshot();
+  EXPECT_EQ(snap.bridge, "C|B");
+  ASSERT_EQ(snap.routes.size(), 3u) << "no route to D";
+  EXPECT_EQ(snap.routes[0].site, "A");
+  EXPECT_EQ(snap.routes[0].hops, 2u);
+  EXPECT_EQ(snap.routes[0].next_hops, std::vector<std::string>{"bridge A|B over site B"});
+  EXPECT_EQ(snap.routes[2].next_hops, std::vector<std::string>{"leg C"});
+}
+
+// --site-names decides which listener is a site's leg, not listener order.
+TEST_F(Sites, SiteNamesPickTheLeg) {
+  fwd::Config c = legs_config({"C", "B"});
+  c.site_names = {"B", "C"};
+  start(c);
+  EXPECT_EQ(refusal(0, 5, 0, 0, {1, 1}),
+            "rank 0 belongs to site 0, which connects on leg B, not C");
+  FrameClient& b = join(1, 6, 0, 0, {1, 1});
+  FrameClient& cc = join(0, 6, 1, 1, {1, 1});
+  expect(b, FrameType::kJobReady);
+  expect(cc, FrameType::kJobReady);
+  const auto data = pattern(6, 500);
+  FrameHeader h;
+  h.type = FrameType::kEager;
+  h.job_id = 6;
+  h.src = 1;
+  h.dst = 0;
+  h.msg_len = data.size();
+  cc.send(h, data);
+  EXPECT_EQ(expect(b, FrameType::kEager).payload, data);
+  const fwd::Snapshot snap = fwd_->snapshot();
+  ASSERT_EQ(snap.routes.size(), 2u);
+  EXPECT_EQ(snap.routes[0].site, "B");
+  EXPECT_EQ(snap.routes[0].sent.bytes, 500u);
+  EXPECT_EQ(snap.routes[1].sent.bytes, 0u);
+}
+
+TEST_F(Sites, NoRouteIsRefusedWithOneLine) {
+  fwd::Config c = legs_config({"B", "C"});
+  c.site_names = {"D", "A", "B", "C"};  // no bridge joins D
+  std::string why;
+  auto peer = fwd::parse_peer("A|B=127.0.0.1:1", &why);
+  ASSERT_TRUE(peer) << why;
+  peer->host_key = proto::auth::Key{};
+  c.peers.push_back(*peer);
+  auto stray = fwd::parse_peer("B|E", &why);  // names no site: refused at construction
+  ASSERT_TRUE(stray) << why;
+  c.peers.push_back(*stray);
+  EXPECT_THROW(fwd::Forwarder{c}, std::invalid_argument);
+  c.peers.pop_back();
+  start(c);
+  EXPECT_EQ(refusal(0, 8, 2, 2, {1, 1, 1, 1}),
+            "no route from bridge B|C to site D: no bridge in the configuration has a leg on it");
+  EXPECT_EQ(fwd_->stats().refused_admissions, 1u);
 }
 
 }  // namespace
