@@ -68,7 +68,9 @@ Options parse_options(int argc, char** argv) {
                  "layout=X+Y,after=S: a departure storm: a job of X+Y ranks admitted with the "
                  "steady jobs, sending nothing, whose ranks all vanish without BYE S seconds into "
                  "the traffic (default layout=1024+1024,after=1); the steady jobs' latency max "
-                 "shows the stall it causes");
+                 "shows the stall it causes. With --procs >= 2 its ranks live in the last "
+                 "worker, which should serve no steady rank (--procs above the steady jobs' "
+                 "ranks, or a multiple of them plus one)");
   app.add_option("--procs", o.procs, "worker processes the ranks are spread over (1 to 256)")
       ->type_name("N")
       ->capture_default_str()

@@ -45,7 +45,7 @@ def main():
     failures = []
     try:
         z.start()
-        cmd = [os.path.join(a.bindir, "zipper-loadgen"), "--procs", "2", "--timeout", "240",
+        cmd = [os.path.join(a.bindir, "zipper-loadgen"), "--procs", "3", "--timeout", "240",
                "--zipperd", z.loadgen_spec(),
                "--job", f"name=pingpong,layout=1+1,pattern=pingpong,size=8,"
                         f"messages={a.rounds},rate={a.rate}",
