@@ -75,11 +75,11 @@ struct Side {
   // retries these only, never a scan of every connection (receive thread).
   std::vector<std::shared_ptr<Connection>> parked;
   // Deadlines, so that a sweep touches only what is due (receive thread).
-  // Every connection enters admit_due at accept; both timeouts are fixed, so
-  // accept order is deadline order and a queue is a heap: the hello timeout
-  // from the front of admit_due, then the ready timeout from ready_due
-  // (admitted ranks whose job was not complete at their hello deadline).
-  std::deque<std::weak_ptr<Connection>> admit_due, ready_due;
+  // Every connection enters admit_due at accept; the hello and ready
+  // timeouts are fixed, so accept order is deadline order and a queue is a
+  // heap: checked at the earlier of the two from the front of admit_due,
+  // then, if still unsettled, at the later one from later_due.
+  std::deque<std::weak_ptr<Connection>> admit_due, later_due;
   // A frame's payload must arrive within the frame timeout of its header:
   // (deadline, connection), earliest first; one entry per connection
   // (Connection::frame_due_queued), moved on when its frame changed.

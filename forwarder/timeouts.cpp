@@ -2,6 +2,8 @@
 // checked every 250 ms on each receive thread from deadline queues (only
 // what is due is touched); and the count of log lines the
 // limiters held back.
+#include <algorithm>
+
 #include "control_frames.h"
 #include "forwarder.h"
 #include "side.h"
@@ -52,22 +54,40 @@ void Forwarder::expire_due(Side& side, std::chrono::steady_clock::time_point now
   std::vector<std::pair<std::shared_ptr<Connection>, const char*>> expired;
   // Only the fronts that are due: a sweep costs what expires (and what is
   // forgotten), not a pass over every connection.
+  // Each connection is checked at the earlier of its two deadlines (front of
+  // admit_due), and again at the later one (later_due) only when the
+  // earlier check could not settle it.
+  const auto first = std::min(hello_timeout, ready_timeout),
+             second = std::max(hello_timeout, ready_timeout);
+  const auto check = [&](const std::shared_ptr<Connection>& c, bool hello_due, bool ready_due) {
+    if (!c->job) {
+      if (hello_due) {
+        expired.emplace_back(c, "no hello and authentication within the hello timeout");
+        return true;
+      }
+    } else if (!c->job->ready()) {
+      if (ready_due) {
+        expired.emplace_back(c, "the job's other ranks did not connect within the ready timeout");
+        return true;
+      }
+    } else {
+      return true;  // admitted, its job complete: nothing left to check
+    }
+    return false;
+  };
   while (!side.admit_due.empty()) {
     auto c = side.admit_due.front().lock();
-    if (c && !c->closed && now - c->accepted <= hello_timeout) break;
+    if (c && !c->closed && now - c->accepted <= first) break;
     side.admit_due.pop_front();
     if (!c || c->closed || c->doomed) continue;
-    if (!c->job)
-      expired.emplace_back(c, "no hello and authentication within the hello timeout");
-    else if (!c->job->ready())
-      side.ready_due.push_back(c);  // accept order still: deadline order
+    if (!check(c, hello_timeout == first, ready_timeout == first))
+      side.later_due.push_back(c);  // accept order still: deadline order
   }
-  while (!side.ready_due.empty()) {
-    auto c = side.ready_due.front().lock();
-    if (c && !c->closed && now - c->accepted <= ready_timeout) break;
-    side.ready_due.pop_front();
-    if (c && !c->closed && !c->doomed && !c->job->ready())
-      expired.emplace_back(c, "the job's other ranks did not connect within the ready timeout");
+  while (!side.later_due.empty()) {
+    auto c = side.later_due.front().lock();
+    if (c && !c->closed && now - c->accepted <= second) break;
+    side.later_due.pop_front();
+    if (c && !c->closed && !c->doomed) check(c, true, true);
   }
   while (!side.frame_due.empty() && side.frame_due.top().first <= now) {
     auto c = side.frame_due.top().second.lock();
