@@ -134,10 +134,19 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
     side.conns.erase(conn->id);
   }
   --open_conns_;
-  reaper_.post([this, conn, why] { finish_close(conn, why); });
+  // The rank's slot and the job's place under the caps are given back here,
+  // at once (a map erase under the registry's lock): a job that ends frees
+  // its place before its ranks' next job is admitted.
+  bool finished = false;
+  if (conn->job) {
+    finished = registry_.leave(conn).finished;
+    flow_->set_jobs(registry_.job_count());
+  }
+  reaper_.post([this, conn, why, finished] { finish_close(conn, why, finished); });
 }
 
-void Forwarder::finish_close(const std::shared_ptr<Connection>& conn, const std::string& why) {
+void Forwarder::finish_close(const std::shared_ptr<Connection>& conn, const std::string& why,
+                             bool finished) {
   Side& side = *sides_[conn->side];
   const int fd = conn->link->poll_fd();
   epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
@@ -152,10 +161,8 @@ void Forwarder::finish_close(const std::shared_ptr<Connection>& conn, const std:
     else
       log_.warn("ended", "job {}: connection of {} ended: {}", conn->job->label(), conn->name(),
                 why);
-    const auto left = registry_.leave(conn);
-    flow_->set_jobs(registry_.job_count());
     if (!orderly) note_departure(conn, why);
-    if (left.finished) {
+    if (finished) {
       log_job_end(*conn->job);
       // A large job's connection state went back to malloc in many small
       // pieces: hand the free pages back to the kernel, so that zipperd's

@@ -120,9 +120,9 @@ class Forwarder final : private ConnectionHost {
   /// Answers a client's PING (one answer queued at a time).
   void answer_ping(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr);
   void sweep(Side& side);
-  /// The rest of close_conn, on the reaper thread: the socket, the job's
-  /// bookkeeping, the departure notice, the log line.
-  void finish_close(const std::shared_ptr<Connection>& conn, const std::string& why);
+  /// The rest of close_conn, on the reaper thread: the socket, the
+  /// departure notice, the log lines (`finished`: it was the job's last rank).
+  void finish_close(const std::shared_ptr<Connection>& conn, const std::string& why, bool finished);
   /// Counts `conn`'s departure without BYE for its job's next coalesced
   /// notice (reaper thread): the first of a window schedules it.
   void note_departure(const std::shared_ptr<Connection>& conn, const std::string& why);

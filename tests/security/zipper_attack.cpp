@@ -862,7 +862,8 @@ TEST_F(Attack, MungeKeepsAJobToOneUser) {
   }
   const std::string sock = munged.sock;
   auto limits = probe_limits();
-  limits.insert(limits.end(), {"--auth", "munge", "--munge-socket", sock, "--munge-socket", sock});
+  *(std::find(limits.begin(), limits.end(), "--auth") + 1) = "munge";
+  limits.insert(limits.end(), {"--munge-socket", sock, "--munge-socket", sock});
   Zipperd z(limits);
   // A credential for `nonce` made as `uid` (a forked child drops to it).
   const auto cred_as = [&](uid_t uid, const proto::auth::Nonce& nonce) {
@@ -943,8 +944,8 @@ TEST_F(Attack, MungeIsOnByDefaultWhereMungedRuns) {
   };
   {
     auto limits = probe_limits();
-    limits.insert(limits.end(),
-                  {"--auth", "auto", "--munge-socket", munged.sock, "--munge-socket", munged.sock});
+    *(std::find(limits.begin(), limits.end(), "--auth") + 1) = "auto";
+    limits.insert(limits.end(), {"--munge-socket", munged.sock, "--munge-socket", munged.sock});
     Zipperd z(limits);
     EXPECT_EQ(challenge_flags(z, 70), int{proto::auth::kWantMunge});
     EXPECT_GE(z.log_lines("admission uses MUNGE"), 1u);
@@ -966,7 +967,8 @@ TEST_F(Attack, MungeIsOnByDefaultWhereMungedRuns) {
   {
     auto limits = probe_limits();
     const std::string none = munged.dir + "/no-munged-here";
-    limits.insert(limits.end(), {"--auth", "auto", "--munge-socket", none, "--munge-socket", none});
+    *(std::find(limits.begin(), limits.end(), "--auth") + 1) = "auto";
+    limits.insert(limits.end(), {"--munge-socket", none, "--munge-socket", none});
     Zipperd z(limits);
     EXPECT_EQ(challenge_flags(z, 72), 0);
     EXPECT_GE(z.log_lines("admission by the job secret alone"), 1u);
