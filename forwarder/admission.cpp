@@ -8,6 +8,7 @@
 #include "../proto/munge.h"
 #include "../proto/site_hello.h"
 #include "address_prefix.h"
+#include "auth_mode.h"
 #include "control_frames.h"
 
 namespace zipper::forwarder {
@@ -59,7 +60,30 @@ Admission::Admission(const Config& cfg, JobRegistry& registry, FlowControl& flow
       log_(log),
       host_(host),
       keys_(cfg.host_key ? cfg.host_key : std::make_shared<proto::auth::HostKey>()) {
-  if (cfg_.auth == "munge")
+  const auto socket_of = [&](std::size_t i) {
+    return i < cfg_.munge_socket.size() ? cfg_.munge_socket[i] : std::string();
+  };
+  std::vector<MungeProbe> probes;
+  if (cfg_.auth == "auto")
+    for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
+      probes.push_back(probe_munge(socket_of(i)));
+  auth_mode_ = resolve_auth(cfg_.auth, probes);
+  if (cfg_.auth == "auto") {
+    if (auth_mode_ == "munge")
+      spdlog::info(
+          "--auth auto: munged answers on every listener; admission uses MUNGE (a "
+          "tenant is a uid)");
+    else
+      spdlog::info(
+          "--auth auto: no MUNGE ({}); admission by the job secret alone (a tenant is "
+          "an address prefix)",
+          probes.empty() ? std::string("no listener") : [&] {
+            for (const auto& p : probes)
+              if (!p.usable) return p.why;
+            return std::string();
+          }());
+  }
+  if (auth_mode_ == "munge")
     for (std::size_t i = 0; i < cfg_.listen.size(); ++i)
       munge_.push_back(std::make_unique<proto::auth::MungeVerifier>(
           i < cfg_.munge_socket.size() ? cfg_.munge_socket[i] : std::string()));
@@ -215,17 +239,22 @@ void Admission::admit(const std::shared_ptr<Connection>& conn, JobRegistry::Join
   log_.info("admit", r.job->label(), "job {}: rank {} of {} connected from {}", r.job->label(),
             req.vrank, proto::layout_text(req.sites), conn->link->peer());
   if (conn->link->progress_send() == LinkStatus::kError) conn->link->shutdown();
-  auto ready = [&](const std::shared_ptr<Connection>& c) {
+  const auto ready = [](const std::shared_ptr<Connection>& c) {
     OutFrame f;
     f.hdr.type = FrameType::kJobReady;
-    f.hdr.job_id = req.job_id;
+    f.hdr.job_id = c->job->id();
     f.hdr.dst = c->vrank;
     send_control(c, std::move(f));
   };
   if (r.now_ready) {
     log_.info("ready", r.job->label(), "job {}: all {} ranks connected", r.job->label(),
               r.job->size());
-    for (auto& c : r.job->members()) ready(c);
+    // One frame per rank: on the reaper thread, not this relay thread. The
+    // HELLO_ACKs were queued before each rank was published, so none is
+    // overtaken.
+    host_.defer([job = r.job, ready] {
+      for (auto& c : job->members()) ready(c);
+    });
   } else if (r.ready) {
     ready(conn);
   }
@@ -237,10 +266,13 @@ void Admission::set_draining(bool on) {
     spdlog::info("draining: no new jobs are admitted, {} running", registry_.job_count());
     // Ranks that use other forwarders too (client/rails.h) move their
     // traffic off this one and leave; a rank with no other keeps using it.
-    for (const auto& job : registry_.active())
-      for (const auto& c : job->members())
-        send_error(c, ErrorCode::kDraining, c->vrank, 0,
-                   "zipperd is draining for maintenance: move traffic to other forwarders");
+    // A notice per rank of every job: on the reaper thread.
+    host_.defer([this] {
+      for (const auto& job : registry_.active())
+        for (const auto& c : job->members())
+          send_error(c, ErrorCode::kDraining, c->vrank, 0,
+                     "zipperd is draining for maintenance: move traffic to other forwarders");
+    });
   } else {
     spdlog::info("drain ended: admitting new jobs ({} running)", registry_.job_count());
   }
@@ -253,13 +285,17 @@ void Admission::end_evicted(const std::shared_ptr<Job>& job, const std::string& 
   const std::string text = "the job relayed nothing for " +
                            std::to_string(cfg_.idle_evict_ms / 1000.0) +
                            " s and was evicted: " + why + " (--idle-evict)";
-  for (auto& c : job->members()) {
-    if (c->doomed.exchange(true)) continue;
-    // Only the error frame is queued from here; the receive thread of the
-    // connection closes it.
-    send_error(c, ErrorCode::kBadHello, c->vrank, 0, text);
-    c->link->shutdown();
-  }
+  // A frame per rank: on the reaper thread, not the relay thread that
+  // needed the room.
+  host_.defer([job, text] {
+    for (auto& c : job->members()) {
+      if (c->doomed.exchange(true)) continue;
+      // Only the error frame is queued from here; the receive thread of the
+      // connection closes it.
+      send_error(c, ErrorCode::kBadHello, c->vrank, 0, text);
+      c->link->shutdown();
+    }
+  });
 }
 
 }  // namespace zipper::forwarder

@@ -36,7 +36,8 @@ inline constexpr std::uint32_t kPreHelloMaxPayload = 4096;
 
 class Admission {
  public:
-  /// `cfg` must have passed check_config; with cfg.auth "munge", opens one
+  /// `cfg` must have passed check_config; with cfg.auth "munge" (or "auto"
+  /// where every listener's munged answers: auth_mode.h), opens one
   /// MUNGE verifier per listener (cfg.munge_socket). The references must
   /// outlive this object. Uses cfg.host_key, or makes a fresh key known only
   /// to this process when it is null.
@@ -75,6 +76,9 @@ class Admission {
   /// finish normally. Turning it on tells every running rank (kDraining).
   void set_draining(bool on);
   bool draining() const { return draining_.load(std::memory_order_relaxed); }
+  /// The admission in force: "secret" or "munge" (--auth auto resolved at
+  /// construction: auth_mode.h).
+  const std::string& auth_mode() const { return auth_mode_; }
 
   /// The public half of the host key the CHALLENGE shows (what clients pin).
   const proto::auth::Key& host_public_key() const;
@@ -93,6 +97,7 @@ class Admission {
   ConnectionHost& host_;
   std::shared_ptr<const proto::auth::HostKey> keys_;  // sealed job keys are opened with it
   std::vector<std::unique_ptr<proto::auth::MungeVerifier>> munge_;  // per side, --auth munge
+  std::string auth_mode_;
   std::atomic<bool> draining_{false};
 };
 

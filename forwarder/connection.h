@@ -68,6 +68,15 @@ struct Connection {
   bool ping_waiting = false;
   // Why its receive is paused (FlowControl::park; receive thread only).
   ParkReason park = ParkReason::kNone;
+  // In its side's parked list (Side::parked), in its frame deadline heap
+  // (Side::frame_due); receive thread only.
+  bool in_parked = false;
+  bool frame_due_queued = false;
+  // A PING whose answer waits for its tenant's next token (--tenant-ping-rate):
+  // answered, with this sequence number, when the connection is read again
+  // at ping_resume (receive thread only).
+  bool pong_deferred = false;
+  std::uint64_t deferred_ping_seq = 0;
   // Bytes of the frame it waits for when parked by its job's fair share
   // (0: parked by the global budget); receive thread only.
   std::uint64_t share_wait = 0;

@@ -3,6 +3,7 @@
 // interface keeps them from importing the Forwarder itself.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,10 @@ class ConnectionHost {
   virtual void close_conn(const std::shared_ptr<Connection>& conn, const std::string& why) = 0;
   /// Wakes every side's receive loop: parked connections retry (any thread).
   virtual void wake_receivers() = 0;
+  /// Runs `task` on the reaper thread, off the relay threads (reaper.h): for
+  /// work that grows with a job, e.g. a notice to each of its ranks (any
+  /// thread; O(1) for the caller).
+  virtual void defer(std::function<void()> task) = 0;
 };
 
 }  // namespace zipper::forwarder

@@ -1,6 +1,7 @@
 // A connection's life in zipperd: accepted (pausing on EMFILE/ENFILE rather
 // than spinning), closed, and its job's other ranks told it went.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -72,6 +73,7 @@ void Forwarder::accept_all(Side& side) {
       std::lock_guard lk(side.mu);
       side.conns.emplace(id, conn);
     }
+    side.admit_due.push_back(conn);
     ++counters_.connections;
     ++side.accepted;
     spdlog::debug("side {}: accepted {}", side.name, conn->link->peer());
@@ -124,19 +126,36 @@ void Forwarder::pause_accepting(Side& side, int err) {
 
 void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::string& why) {
   if (conn->closed.exchange(true)) return;
-  Side& side = *sides_[conn->side];
-  const int fd = conn->link->poll_fd();
-  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
-  epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  // O(1) here, on the relay thread: unpark, forget the id (events for it
+  // are ignored from now on), and hand the rest to the reaper, however
+  // large the job (reaper.h).
   flow_->park(*conn, false);
-  // Give queued frames (e.g. an error report) a last chance, then close.
-  conn->link->progress_send();
-  conn->link->shutdown();
+  Side& side = *sides_[conn->side];
   {
     std::lock_guard lk(side.mu);
     side.conns.erase(conn->id);
   }
   --open_conns_;
+  // The rank's slot and the job's place under the caps are given back here,
+  // at once (a map erase under the registry's lock): a job that ends frees
+  // its place before its ranks' next job is admitted.
+  bool finished = false;
+  if (conn->job) {
+    finished = registry_.leave(conn).finished;
+    flow_->set_jobs(registry_.job_count());
+  }
+  reaper_.post([this, conn, why, finished] { finish_close(conn, why, finished); });
+}
+
+void Forwarder::finish_close(const std::shared_ptr<Connection>& conn, const std::string& why,
+                             bool finished) {
+  Side& side = *sides_[conn->side];
+  const int fd = conn->link->poll_fd();
+  epoll_ctl(side.epoll_rx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  epoll_ctl(side.epoll_tx.get(), EPOLL_CTL_DEL, fd, nullptr);
+  // Give queued frames (e.g. an error report) a last chance, then close.
+  conn->link->progress_send();
+  conn->link->shutdown();
   if (conn->job) {
     const bool orderly = conn->said_bye;
     if (orderly)
@@ -144,30 +163,53 @@ void Forwarder::close_conn(const std::shared_ptr<Connection>& conn, const std::s
     else
       log_.warn("ended", "job {}: connection of {} ended: {}", conn->job->label(), conn->name(),
                 why);
-    const auto left = registry_.leave(conn);
-    flow_->set_jobs(registry_.job_count());
-    if (!orderly) announce_departure(conn, why);
-    if (left.finished) log_job_end(*conn->job);
+    if (!orderly) note_departure(conn, why);
+    if (finished) {
+      log_job_end(*conn->job);
+      // A large job's connection state went back to malloc in many small
+      // pieces: hand the free pages back to the kernel, so that zipperd's
+      // RSS follows the ranks it serves (a few ms, once per large job).
+      if (conn->job->size() >= kTrimAfterRanks) malloc_trim(0);
+    }
   } else if (conn->said_bye) {
     spdlog::debug("connection from {} ended before admission: {}", conn->link->peer(), why);
   } else {
     log_.warn("unadmitted", "connection from {} ended before admission: {}", conn->link->peer(),
               why);
   }
+  // The caller's task drops the last reference: the socket closes on the
+  // reaper thread too.
 }
 
-void Forwarder::announce_departure(const std::shared_ptr<Connection>& conn,
-                                   const std::string& why) {
-  const auto about = conn->job->depart_unannounced(conn->vrank);
-  if (!about) return;  // the job was told it is broken already
-  const std::string text =
-      *about == Job::kAllRanks
-          ? "more than " + std::to_string(Job::kAnnouncedDepartures) +
-                " ranks of the job disconnected without BYE; the job is broken and further "
-                "departures are not announced"
-          : "rank " + std::to_string(conn->vrank) + " disconnected: " + why;
-  for (auto& other : conn->job->members())
-    if (!other->doomed) send_error(other, ErrorCode::kPeerGone, *about, 0, text);
+void Forwarder::note_departure(const std::shared_ptr<Connection>& conn, const std::string& why) {
+  Job& job = *conn->job;
+  job.pending_departures.emplace_back(conn->vrank, why);
+  if (job.pending_departures.size() > 1) return;  // a flush is on its way
+  // Coalesced: ranks that leave together (a node or a whole job going)
+  // are announced once, to the ranks still there when the window closes.
+  reaper_.post_after(kDepartureWindow, [this, job = conn->job] { announce_departures(job); });
+}
+
+void Forwarder::announce_departures(const std::shared_ptr<Job>& job) {
+  std::vector<std::pair<std::uint32_t, std::string>> batch;
+  batch.swap(job->pending_departures);
+  std::vector<std::pair<std::uint32_t, std::string>> notices;  // (about, text)
+  for (auto& [vrank, why] : batch) {
+    const auto about = job->depart_unannounced(vrank);
+    if (!about) continue;  // the job was told it is broken already
+    notices.emplace_back(*about, *about == Job::kAllRanks
+                                     ? "more than " + std::to_string(Job::kAnnouncedDepartures) +
+                                           " ranks of the job disconnected without BYE; the job "
+                                           "is broken and further departures are not announced"
+                                     : "rank " + std::to_string(vrank) + " disconnected: " + why);
+  }
+  if (notices.empty()) return;
+  counters_.departure_notices.fetch_add(1, std::memory_order_relaxed);
+  for (auto& other : job->members()) {
+    if (other->doomed || other->closed) continue;  // left in the same storm: told nothing
+    for (const auto& [about, text] : notices)
+      send_error(other, ErrorCode::kPeerGone, about, 0, text);
+  }
 }
 
 void Forwarder::log_job_end(const Job& job) {

@@ -319,9 +319,11 @@ const std::vector<Setting>& own_table() {
        },
        [](const DaemonConfig& c) { return std::to_string(c.forwarder.hello_timeout_ms / 1000); }},
       text("admission.auth", "--auth",
-           "'secret' (proof of the job secret) or 'munge' (also a MUNGE credential; a job is "
-           "kept to one uid)",
-           false, [](DaemonConfig & c) -> auto& { return c.forwarder.auth; }, {"secret", "munge"}),
+           "'secret' (proof of the job secret), 'munge' (also a MUNGE credential; a job is "
+           "kept to one uid, a tenant is a uid) or 'auto' (munge where munged answers on every "
+           "listener, else secret; the default)",
+           false, [](DaemonConfig & c) -> auto& { return c.forwarder.auth; },
+           {"secret", "munge", "auto"}),
       {{"admission.munge_sockets", "--munge-socket",
         "munged socket per listener, comma-separated in listener order (clusters with different "
         "MUNGE keys); empty: libmunge's default",
@@ -391,6 +393,13 @@ const std::vector<Setting>& own_table() {
           "PINGs per second one connection has answered; one over it is dropped and the "
           "connection is not read until its next is due (default 64, burst 16; 0: no limit)",
           false, 0, 1000000, [](DaemonConfig & c) -> auto& { return c.forwarder.ping_rate; }),
+      integer(
+          "flow.tenant_ping_rate", "--tenant-ping-rate",
+          "PINGs per second one tenant (MUNGE uid, else address prefix) has answered over all "
+          "its connections, a second's worth back to back; one over it is answered up to 250 "
+          "ms late, else dropped (default 16384; 0: no limit)",
+          false, 0, 100000000,
+          [](DaemonConfig & c) -> auto& { return c.forwarder.tenant_ping_rate; }),
       seconds(
           "timeouts.ready", "--ready-timeout",
           "seconds an admitted rank waits for the rest of its job before it is closed", false,
@@ -592,7 +601,7 @@ namespace {
 // What --help shows as the value of a setting's flag.
 std::string value_name(const Setting& s) {
   static const std::map<std::string, std::string> by_flag = {
-      {"--pools", "SIZE:COUNT,..."},  {"--auth", "secret|munge"},
+      {"--pools", "SIZE:COUNT,..."},  {"--auth", "secret|munge|auto"},
       {"--log-level", "LEVEL"},       {"--pid-file", "PATH"},
       {"--control-socket", "PATH"},   {"--metrics-listen", "HOST:PORT"},
       {"--munge-socket", "PATH,..."}, {"--listen", "NAME=ADDRESS"},

@@ -19,7 +19,12 @@ class App;
 namespace zipper::forwarder {
 
 struct DaemonConfig {
-  Config forwarder;
+  // zipperd's defaults over the core's: MUNGE where munged runs (auth_mode.h).
+  Config forwarder = [] {
+    Config c;
+    c.auth = "auto";
+    return c;
+  }();
   std::string log_level = "info";  // trace, debug, info, warn, error
   std::string pid_file;            // written once every listener is bound; empty: none
   // zipperd's host key file (proto/host_key.h), created at first start when

@@ -15,6 +15,7 @@
 namespace zipper::forwarder {
 
 using proto::ErrorCode;
+using proto::FrameHeader;
 using proto::LinkStatus;
 
 void Forwarder::recv_loop(Side& side) {
@@ -50,13 +51,7 @@ void Forwarder::recv_loop(Side& side) {
       } else if (id == kWakeId) {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(side.wake_rx.get(), &v, sizeof v);
-        std::vector<std::shared_ptr<Connection>> parked;
-        {
-          std::lock_guard lk(side.mu);
-          for (auto& [cid, c] : side.conns)
-            if (FlowControl::may_retry(*c)) parked.push_back(c);
-        }
-        for (auto& c : parked) progress_conn(side, c);
+        retry_parked(side, false);
       } else if (auto conn = side.find(id)) {
         // Edge-triggered: an end of stream that came with the last data is
         // seen only by reading past it (the link stops at a short read).
@@ -112,6 +107,24 @@ void Forwarder::send_loop(Side& side) {
   }
 }
 
+void Forwarder::note_parked(Side& side, const std::shared_ptr<Connection>& conn) {
+  if (conn->in_parked || conn->closed || conn->park == ParkReason::kNone) return;
+  conn->in_parked = true;
+  side.parked.push_back(conn);
+}
+
+void Forwarder::retry_parked(Side& side, bool all) {
+  if (side.parked.empty()) return;
+  std::vector<std::shared_ptr<Connection>> list;
+  list.swap(side.parked);
+  for (auto& c : list) c->in_parked = false;
+  for (auto& c : list) {
+    if (c->closed || c->park == ParkReason::kNone) continue;  // left the list
+    if (all || FlowControl::may_retry(*c)) progress_conn(side, c);
+    note_parked(side, c);  // still parked: stays listed
+  }
+}
+
 int Forwarder::resume_ping_waits(Side& side, int cap_ms) {
   if (side.ping_waits.empty()) return cap_ms;
   const auto now = std::chrono::steady_clock::now();
@@ -137,8 +150,29 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
   // Over its PING share: not read before its next token (resume_ping_waits),
   // whatever its socket reports meanwhile.
   if (conn->ping_waiting) return;
-  ConnectionSink sink(*this, *flow_, conn, side.rx_rounds.load(std::memory_order_relaxed));
+  if (conn->pong_deferred) {  // its tenant's token is due now
+    conn->pong_deferred = false;
+    FrameHeader h;
+    h.seq = conn->deferred_ping_seq;
+    answer_ping(conn, h);
+  }
+  ConnectionSink sink(*this, *flow_, conn, side.rx_rounds.load(std::memory_order_relaxed),
+                      &tenant_pings_);
   LinkStatus st = conn->link->progress_recv(sink, 0);
+  if (conn->mid_frame && !conn->frame_due_queued) {
+    conn->frame_due_queued = true;
+    side.frame_due.emplace(conn->frame_started + std::chrono::milliseconds(cfg_.frame_timeout_ms),
+                           conn);
+  }
+  if (const std::uint64_t d = sink.pings_deferred())
+    counters_.pings_deferred.fetch_add(d, std::memory_order_relaxed);
+  if (const std::uint64_t over = sink.pings_over_tenant_share()) {
+    counters_.pings_over_tenant_share.fetch_add(over, std::memory_order_relaxed);
+    log_.warn("tenant-ping-share",
+              "job {}: {} sends PINGs while its tenant {} is over its share of {}/s "
+              "(--tenant-ping-rate); dropped",
+              conn->job->label(), conn->name(), conn->job->tenant(), cfg_.tenant_ping_rate);
+  }
   if (const std::uint64_t over = sink.pings_over_share()) {
     counters_.pings_over_share.fetch_add(over, std::memory_order_relaxed);
     log_.warn("ping-share",
@@ -174,6 +208,7 @@ void Forwarder::progress_conn(Side& side, const std::shared_ptr<Connection>& con
     st = conn->link->progress_recv(sink, 0);
   }
   flow_->park(*conn, st == LinkStatus::kPaused && !sink.fatal());
+  note_parked(side, conn);
   if (sink.fatal()) {
     // A handler that closed the connection counted its own reason (an
     // admission refusal is no protocol error), and one closed in

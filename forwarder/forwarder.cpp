@@ -47,7 +47,9 @@ Forwarder::Forwarder(Config cfg)
                                            cfg_.max_job_connections_share / 100),
                 cfg_.max_jobs_per_user, cfg_.max_jobs_per_prefix,
                 std::chrono::milliseconds(cfg_.idle_evict_ms)),
-      admission_(std::make_unique<Admission>(cfg_, registry_, *flow_, counters_, log_, host())) {}
+      admission_(std::make_unique<Admission>(cfg_, registry_, *flow_, counters_, log_, host())),
+      tenant_pings_(cfg_.tenant_ping_rate, std::max<std::uint32_t>(1, cfg_.tenant_ping_rate),
+                    std::chrono::milliseconds(cfg_.tenant_ping_wait_ms)) {}
 
 Forwarder::~Forwarder() { stop(); }
 
@@ -72,7 +74,7 @@ void Forwarder::start() {
       "most {} ranks ({} % of the connections); each job may hold at least {} bytes and a fair "
       "share of {} bytes, and per pool class its share of the buffers; legs are sites (site s on "
       "listener s): {}",
-      cfg_.auth, cfg_.max_jobs, cfg_.max_jobs_per_user, cfg_.max_connections,
+      admission_->auth_mode(), cfg_.max_jobs, cfg_.max_jobs_per_user, cfg_.max_connections,
       std::min<std::uint64_t>(cfg_.max_ranks, std::uint64_t{cfg_.max_connections} *
                                                   cfg_.max_job_connections_share / 100),
       cfg_.max_job_connections_share, flow_->job_share(), cfg_.max_memory,
@@ -82,16 +84,17 @@ void Forwarder::start() {
       "jobs without MUNGE, {} with; the last {} of --max-jobs are kept for tenants holding no "
       "job; a job idle {} ms may be evicted for a new one a limit would refuse; {} frames "
       "without payload per connection per receive round; {} PINGs per second per connection "
-      "(burst {})",
+      "(burst {}), {} per tenant (answers put off at most {} ms)",
       cfg_.prefix_v4, cfg_.prefix_v6, cfg_.max_jobs_per_prefix, cfg_.max_jobs_per_user,
       job_reserve(cfg_.max_jobs), cfg_.idle_evict_ms, cfg_.control_budget, cfg_.ping_rate,
-      cfg_.ping_burst);
+      cfg_.ping_burst, cfg_.tenant_ping_rate, cfg_.tenant_ping_wait_ms);
   spdlog::info(
       "timeouts: hello+auth {} ms, job complete {} ms, frame payload {} ms; TCP keepalive {} s; "
       "accept pause on EMFILE {} ms",
       cfg_.hello_timeout_ms, cfg_.ready_timeout_ms, cfg_.frame_timeout_ms, cfg_.keepalive_s,
       cfg_.accept_pause_ms);
   started_ = true;
+  reaper_.start(block_sigpipe);
   for (auto& s : sides_) {
     s->rx = std::thread([this, side = s.get()] {
       block_sigpipe();
@@ -123,6 +126,7 @@ void Forwarder::stop() {
     }
     for (auto& c : all) close_conn(c, "zipperd shutting down");
   }
+  reaper_.stop();  // finishes every close and notice queued
   const Stats st = stats();
   spdlog::info(
       "stopped: {} connections, {} frames / {} payload bytes relayed, {} protocol errors, "

@@ -26,7 +26,9 @@
 // Forwarder wires them together: forwarder.cpp (start, stop), event_loops.cpp
 // (the epoll loops), connections.cpp (accept, EMFILE pauses, close),
 // relay.cpp (dispatch and cut-through), timeouts.cpp (sweeps), forwarder_snapshot.cpp
-// (the snapshot).
+// (the snapshot). Work that grows with a job (a closed connection's
+// bookkeeping, notices to every rank) runs on the reaper thread (reaper.h),
+// never on a relay thread.
 #pragma once
 
 #include <atomic>
@@ -47,8 +49,10 @@
 #include "forwarder_config.h"
 #include "job_registry.h"
 #include "rate_limited_log.h"
+#include "reaper.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "tenant_ping_share.h"
 
 namespace zipper::forwarder {
 
@@ -95,6 +99,7 @@ class Forwarder final : private ConnectionHost {
                 proto::Payload payload) override;
   void close_conn(const std::shared_ptr<Connection>& conn, const std::string& why) override;
   void wake_receivers() override;
+  void defer(std::function<void()> task) override { reaper_.post(std::move(task)); }
   /// This forwarder as its collaborators see it (a private base).
   ConnectionHost& host() { return *this; }
 
@@ -115,11 +120,25 @@ class Forwarder final : private ConnectionHost {
   /// Answers a client's PING (one answer queued at a time).
   void answer_ping(const std::shared_ptr<Connection>& conn, const proto::FrameHeader& hdr);
   void sweep(Side& side);
+  /// The rest of close_conn, on the reaper thread: the socket, the
+  /// departure notice, the log lines (`finished`: it was the job's last rank).
+  void finish_close(const std::shared_ptr<Connection>& conn, const std::string& why, bool finished);
+  /// Counts `conn`'s departure without BYE for its job's next coalesced
+  /// notice (reaper thread): the first of a window schedules it.
+  void note_departure(const std::shared_ptr<Connection>& conn, const std::string& why);
+  /// Tells the ranks of `job` still there about the departures gathered in
+  /// the window: one notice per rank for the first departures, then one
+  /// saying the job is broken, then none (Job::depart_unannounced).
+  void announce_departures(const std::shared_ptr<Job>& job);
+  /// Puts a parked connection on its side's parked list (receive thread).
+  void note_parked(Side& side, const std::shared_ptr<Connection>& conn);
+  /// Retries the parked connections of `side`: those whose wait may be over
+  /// (FlowControl::may_retry), or all of them (`all`, the sweep: shares
+  /// change as jobs come and go). Receive thread.
+  void retry_parked(Side& side, bool all);
+  /// Closes what the deadlines of `side` say is due (sweep).
+  void expire_due(Side& side, std::chrono::steady_clock::time_point now);
   void pause_accepting(Side& side, int err);
-  /// Tells the job's other ranks that `conn`'s rank left without BYE: one
-  /// notice per rank for the first departures, then one saying the job is
-  /// broken, then none (Job::depart_unannounced).
-  void announce_departure(const std::shared_ptr<Connection>& conn, const std::string& why);
   /// The job ended: one info line with its duration and bytes.
   void log_job_end(const Job& job);
   void note_protocol_error(const std::shared_ptr<Connection>& conn);
@@ -154,6 +173,15 @@ class Forwarder final : private ConnectionHost {
   std::mutex unadmitted_mu_;
   std::deque<std::weak_ptr<Connection>> unadmitted_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+  /// Each tenant's share of PING answers (--tenant-ping-rate).
+  TenantPingShares tenant_pings_;
+  /// Departures of one job within this window make one notice.
+  static constexpr auto kDepartureWindow = std::chrono::milliseconds(50);
+  /// A job of at least this many ranks gives its freed heap back (malloc_trim) when it ends.
+  static constexpr std::uint32_t kTrimAfterRanks = 256;
+  // Last: its tasks use the members above, and it runs what is queued
+  // before they go (stop()).
+  Reaper reaper_;
 };
 
 }  // namespace zipper::forwarder

@@ -19,8 +19,8 @@ void check_config(Config& cfg) {
   if (cfg.pools.empty()) cfg.pools = default_pool_classes(cfg.max_memory, cfg.max_frame);
   if (auto why = validate_pool_classes(cfg.pools, cfg.max_memory, cfg.max_frame); !why.empty())
     throw std::invalid_argument(why);
-  if (cfg.auth != "secret" && cfg.auth != "munge")
-    throw std::invalid_argument("auth must be 'secret' or 'munge', got '" + cfg.auth + "'");
+  if (cfg.auth != "secret" && cfg.auth != "munge" && cfg.auth != "auto")
+    throw std::invalid_argument("auth must be 'secret', 'munge' or 'auto', got '" + cfg.auth + "'");
   if (cfg.max_ranks < 2 || cfg.max_ranks > (1u << 24))
     throw std::invalid_argument("max ranks must be between 2 and 16777216");
   if (cfg.max_jobs == 0 || cfg.max_connections == 0 || cfg.max_jobs_per_user == 0)

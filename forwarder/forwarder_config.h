@@ -34,8 +34,9 @@ struct Config {
   /// Payload pool classes; empty = default_pool_classes(max_memory, max_frame).
   std::vector<PoolClassConfig> pools;
   int hello_timeout_ms = 10000;  // a connection must say hello and authenticate within
-  // Admission: "secret" (proof of the job secret, proto/auth.h) or "munge"
-  // (also a MUNGE credential; a job is kept to one uid).
+  // Admission: "secret" (proof of the job secret, proto/auth.h), "munge"
+  // (also a MUNGE credential; a job is kept to one uid) or "auto" (munge
+  // where munged answers, else secret: auth_mode.h; zipperd's default).
   std::string auth = "secret";
   // munged socket per listener, in listener order (clusters with different
   // MUNGE keys); empty or missing entries use libmunge's default socket.
@@ -62,6 +63,13 @@ struct Config {
   // PINGs one connection has answered per second, and back to back after a
   // quiet spell (ping_share.h; 0: no share).
   std::uint32_t ping_rate = 64, ping_burst = 16;
+  // PINGs one tenant (tenant_share.h) has answered per second over all its
+  // connections, a second's worth back to back (tenant_ping_share.h; 0: no
+  // share); one over it is answered up to tenant_ping_wait_ms late, else
+  // dropped. 16384/s answers 12,000 idle ranks at libmmpi's default
+  // timeout (a PING per rank every 750 ms of silence).
+  std::uint32_t tenant_ping_rate = 16384;
+  int tenant_ping_wait_ms = 250;
   int ready_timeout_ms = 120000;  // an admitted rank's job must be complete within this time
   int frame_timeout_ms = 30000;   // a frame's payload must arrive within this time of its header
   int keepalive_s = 60;           // TCP keepalive idle seconds on client links (0 = off)

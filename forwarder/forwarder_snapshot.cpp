@@ -59,6 +59,10 @@ Snapshot Forwarder::snapshot() const {
   s.control_deferrals = counters_.control_deferrals.load();
   s.pings_dropped = counters_.pings_dropped.load();
   s.pings_over_share = counters_.pings_over_share.load();
+  s.pings_deferred = counters_.pings_deferred.load();
+  s.pings_over_tenant_share = counters_.pings_over_tenant_share.load();
+  s.departure_notices = counters_.departure_notices.load();
+  s.reaper_backlog = reaper_.backlog();
   s.jobs_aborted = counters_.jobs_aborted.load();
   s.aborts_refused = counters_.aborts_refused.load();
   s.jobs_evicted = registry_.evictions();

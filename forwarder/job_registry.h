@@ -109,6 +109,10 @@ class Job {
   /// The job's pool buffers by size class (BufferPool's per-class shares).
   PoolTenant pool_use;
 
+  /// Departures without BYE not yet announced: (rank, why), gathered for
+  /// one coalesced notice (Forwarder::note_departure; reaper thread only).
+  std::vector<std::pair<std::uint32_t, std::string>> pending_departures;
+
   /// True for the first call only: the job was aborted (a rank's ABORT).
   bool abort_once() { return !aborted_.exchange(true, std::memory_order_relaxed); }
 

@@ -160,6 +160,19 @@ std::string prometheus_text(const Snapshot& s, const BuildInfo& b, const Metrics
   w.family("zipper_pings_over_share_total", "counter",
            "PINGs dropped unanswered because their connection was over its --ping-rate share.");
   w.sample("", s.pings_over_share);
+  w.family("zipper_pings_deferred_total", "counter",
+           "PING answers put off to their tenant's next token (--tenant-ping-rate).");
+  w.sample("", s.pings_deferred);
+  w.family("zipper_pings_over_tenant_share_total", "counter",
+           "PINGs dropped unanswered because their tenant's next token (--tenant-ping-rate) "
+           "was too far off.");
+  w.sample("", s.pings_over_tenant_share);
+  w.family("zipper_departure_notices_total", "counter",
+           "Coalesced notices of ranks that left without BYE, one per window per job.");
+  w.sample("", s.departure_notices);
+  w.family("zipper_reaper_backlog", "gauge",
+           "Closed connections and job-wide notices queued for the reaper thread.");
+  w.sample("", s.reaper_backlog);
   w.family("zipper_jobs_aborted_total", "counter",
            "Jobs ended by a rank's MPI_Abort, relayed to the other cluster's ranks.");
   w.sample("", s.jobs_aborted);

@@ -1,7 +1,17 @@
 // One connection's receive sink (recv_sink.h).
 #include "recv_sink.h"
 
+#include <algorithm>
+
+#include "job_registry.h"
+
 namespace zipper::forwarder {
+
+namespace {
+// A connection whose tenant is flooding waits at least this long before it
+// is read again: its own share may be whole while the tenant's is spent.
+constexpr auto kTenantRetry = std::chrono::milliseconds(10);
+}  // namespace
 
 std::optional<proto::Payload> ConnectionSink::payload_dest(const proto::FrameHeader& hdr) {
   if (fatal_) return std::nullopt;
@@ -38,6 +48,22 @@ std::optional<proto::Payload> ConnectionSink::take_ping(const proto::FrameHeader
     drop_frame_ = ping_paused_ = true;
     conn_->ping_resume = conn_->ping_share.next_token();
     ++pings_over_share_;
+    return proto::Payload{};
+  }
+  if (!tenant_pings_) return proto::Payload{};
+  // Then its tenant's share: over it, the answer waits for the tenant's
+  // next token and the connection is not read till then (or, with the
+  // token too far off, the PING is dropped and the connection waits for
+  // its own next token).
+  const auto due = tenant_pings_->reserve(conn_->job->tenant(), now);
+  if (!due) {
+    drop_frame_ = ping_paused_ = true;
+    conn_->ping_resume = std::max(conn_->ping_share.next_token(), now + kTenantRetry);
+    ++pings_over_tenant_share_;
+  } else if (*due > now) {
+    defer_frame_ = ping_paused_ = true;
+    conn_->ping_resume = *due;
+    ++pings_deferred_;
   }
   return proto::Payload{};
 }

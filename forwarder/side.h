@@ -8,8 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -69,6 +71,23 @@ struct Side {
   // Connections over their PING share, not read until their ping_resume
   // (receive thread; one entry per flooding connection, so a scan is enough).
   std::vector<std::shared_ptr<Connection>> ping_waits;
+  // Connections whose receive is parked (Connection::in_parked): a wake-up
+  // retries these only, never a scan of every connection (receive thread).
+  std::vector<std::shared_ptr<Connection>> parked;
+  // Deadlines, so that a sweep touches only what is due (receive thread).
+  // Every connection enters admit_due at accept; the hello and ready
+  // timeouts are fixed, so accept order is deadline order and a queue is a
+  // heap: checked at the earlier of the two from the front of admit_due,
+  // then, if still unsettled, at the later one from later_due.
+  std::deque<std::weak_ptr<Connection>> admit_due, later_due;
+  // A frame's payload must arrive within the frame timeout of its header:
+  // (deadline, connection), earliest first; one entry per connection
+  // (Connection::frame_due_queued), moved on when its frame changed.
+  using FrameDue = std::pair<std::chrono::steady_clock::time_point, std::weak_ptr<Connection>>;
+  struct LaterFirst {
+    bool operator()(const FrameDue& a, const FrameDue& b) const { return a.first > b.first; }
+  };
+  std::priority_queue<FrameDue, std::vector<FrameDue>, LaterFirst> frame_due;
   // Counters (relaxed): see snapshot.h.
   TrafficCounters received, sent;
   std::atomic<std::uint64_t> accepted{0}, rx_rounds{0}, tx_rounds{0};

@@ -90,9 +90,13 @@ struct Snapshot {
   // answers dropped, idle jobs evicted, unadmitted connections closed for room.
   std::uint64_t control_deferrals = 0;
   std::uint64_t pings_dropped = 0;
-  std::uint64_t pings_over_share = 0;  // dropped over the connection's --ping-rate
-  std::uint64_t jobs_aborted = 0;      // ended by a rank's ABORT (MPI_Abort)
-  std::uint64_t aborts_refused = 0;    // ABORTs naming another job or rank: refused
+  std::uint64_t pings_over_share = 0;         // dropped over the connection's --ping-rate
+  std::uint64_t pings_deferred = 0;           // answers put off to the tenant's next token
+  std::uint64_t pings_over_tenant_share = 0;  // dropped: the tenant's next token too far off
+  std::uint64_t departure_notices = 0;        // coalesced departure notices
+  std::uint64_t reaper_backlog = 0;           // closes and fan-outs queued for the reaper thread
+  std::uint64_t jobs_aborted = 0;             // ended by a rank's ABORT (MPI_Abort)
+  std::uint64_t aborts_refused = 0;           // ABORTs naming another job or rank: refused
   std::uint64_t jobs_evicted = 0;
   std::uint64_t unadmitted_evicted = 0;
   Traffic spliced;  // relayed payloads that moved by splice() (pipe_pool.h), all sides

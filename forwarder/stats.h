@@ -36,6 +36,12 @@ struct Counters {
   std::atomic<std::uint64_t> control_deferrals{0}, pings_dropped{0}, unadmitted_evicted{0};
   // PINGs dropped over their connection's --ping-rate share (ping_share.h).
   std::atomic<std::uint64_t> pings_over_share{0};
+  // PING answers put off to their tenant's next token (--tenant-ping-rate),
+  // and PINGs dropped because that token was too far off.
+  std::atomic<std::uint64_t> pings_deferred{0}, pings_over_tenant_share{0};
+  // Coalesced departure notices sent (one per window of a job's departures
+  // without BYE, to every rank still there).
+  std::atomic<std::uint64_t> departure_notices{0};
   // Jobs a rank's ABORT ended (relayed to the other cluster), and ABORT
   // frames refused because they named another job or rank than their
   // connection's.

@@ -55,7 +55,9 @@ void write_line(const UniqueFd& fd, const std::string& line) {
 std::uint64_t fds_per_worker(const Options& o, const std::vector<JobPlan>& plans) {
   std::uint64_t ranks = 0;
   for (const auto& p : plans)
-    if (!p.churn) ranks += (p.spec->layout.size() + o.procs - 1) / o.procs;
+    if (!p.churn)
+      ranks += p.worker >= 0 ? p.spec->layout.size()  // a storm job: one worker
+                             : (p.spec->layout.size() + o.procs - 1) / o.procs;
   ranks += std::uint64_t{churn_concurrency(o, 0)} * o.churn.job.layout.size();
   return ranks * o.zipperds.size() + 64;
 }

@@ -29,7 +29,13 @@ std::vector<JobPlan> make_plans(const Options& o) {
     return &plans.back();
   };
   for (std::size_t g = 0; g < o.jobs.size(); ++g)
-    for (std::uint32_t i = 0; i < o.jobs[g].count; ++i) add(g, &o.jobs[g], false);
+    for (std::uint32_t i = 0; i < o.jobs[g].count; ++i) {
+      JobPlan* p = add(g, &o.jobs[g], false);
+      // A storm job lives in the last worker alone: closing thousands of
+      // sockets there must not stall the loop that serves the steady ranks
+      // whose latency shows the storm's cost in zipperd.
+      if (o.jobs[g].vanish_after_s >= 0 && o.procs >= 2) p->worker = o.procs - 1;
+    }
   // Churn jobs go round robin to as many workers as may run one at once.
   const std::uint32_t churn_workers = churn_worker_count(o);
   for (std::uint32_t i = 0; i < o.churn.jobs; ++i) {

@@ -35,6 +35,16 @@ JobSpec parse_job_spec(std::string_view text, std::string default_name) {
   return j;
 }
 
+JobSpec parse_storm_spec(std::string_view text) {
+  const SpecText s("--storm", text, {"layout", "after"});
+  JobSpec j;
+  j.name = "storm";
+  j.layout = parse_layout("--storm", s.str("layout", "1024+1024"));
+  j.messages = 0;  // it only holds connections, then drops them all at once
+  j.vanish_after_s = s.number("after", 1.0, 0, 3600);
+  return j;
+}
+
 ChurnSpec parse_churn_spec(std::string_view text) {
   const SpecText s(
       "--churn", text,

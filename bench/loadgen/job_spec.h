@@ -23,6 +23,10 @@ struct JobSpec {
   std::uint32_t size = 8;        // payload bytes per message
   std::uint64_t messages = 100;  // per directed pair (pingpong: round trips)
   double rate = 0;               // messages per second per sending rank (0: as credit allows)
+  // A storm job (--storm): admitted with the steady jobs, sends nothing, and
+  // all its ranks vanish without BYE this many seconds into the traffic
+  // (< 0: an ordinary job).
+  double vanish_after_s = -1;
 };
 
 /// --churn jobs=C,concurrent=K,layout=X+Y,pattern=P,size=B,messages=M,vanish=F
@@ -36,6 +40,8 @@ struct ChurnSpec {
 /// Throw std::invalid_argument with a message naming the option and the fault.
 JobSpec parse_job_spec(std::string_view text, std::string default_name);
 ChurnSpec parse_churn_spec(std::string_view text);
+/// --storm layout=X+Y,after=S: the storm job (named "storm", no messages).
+JobSpec parse_storm_spec(std::string_view text);
 
 /// Most directed pairs of all jobs of a run together: the generator keeps
 /// a sequence number per pair at the receiver (8 B) and the pattern's

@@ -33,6 +33,10 @@ Output: one JSON object (or CSV: a header and a row per group) on stdout.
 Exit status: 0 every check passed, 1 a check failed (the faults on stderr and
 in the output), 2 usage error.
 
+A departure storm (--storm): 4096+4096 ranks vanish beside a 1+1 ping-pong:
+  zipper-loadgen --zipperd ... --job layout=1+1,pattern=pingpong,messages=4000,rate=1000 \
+      --storm layout=4096+4096,after=1
+
 Example: two jobs of 128+128 ranks in a ring and churn beside them:
   zipper-loadgen --zipperd low=127.0.0.1:17600,high=127.0.0.1:17601,key=@/tmp/k/host_key.pub,pid=4242,metrics=127.0.0.1:17602 \
       --job count=2,layout=128+128,pattern=ring,messages=50 --churn jobs=6,layout=8+8,vanish=50%)";
@@ -43,7 +47,7 @@ Options parse_options(int argc, char** argv) {
   Options o;
   CLI::App app(kDescription, "zipper-loadgen");
   std::vector<std::string> zipperds, jobs;
-  std::string churn;
+  std::string churn, storm;
   app.add_option("--zipperd", zipperds,
                  "low=ADDR,high=ADDR,key=HEX|@PATH[,pid=PID][,metrics=HOST:PORT]: one zipperd "
                  "(repeat for k bridge nodes); ADDR [tcp:]HOST:PORT of its listener for that "
@@ -60,6 +64,13 @@ Options parse_options(int argc, char** argv) {
                  "that start, exchange, and end while the steady traffic runs, K at once; a "
                  "fraction F (0..1 or N%) leave without BYE (default jobs=4,layout=8+8,"
                  "messages=10,vanish=50%)");
+  app.add_option("--storm", storm,
+                 "layout=X+Y,after=S: a departure storm: a job of X+Y ranks admitted with the "
+                 "steady jobs, sending nothing, whose ranks all vanish without BYE S seconds into "
+                 "the traffic (default layout=1024+1024,after=1); the steady jobs' latency max "
+                 "shows the stall it causes. With --procs >= 2 its ranks live in the last "
+                 "worker, which should serve no steady rank (--procs above the steady jobs' "
+                 "ranks, or a multiple of them plus one)");
   app.add_option("--procs", o.procs, "worker processes the ranks are spread over (1 to 256)")
       ->type_name("N")
       ->capture_default_str()
@@ -90,6 +101,7 @@ Options parse_options(int argc, char** argv) {
       o.jobs.push_back(parse_job_spec(j, "job" + std::to_string(o.jobs.size())));
     if (o.jobs.empty()) o.jobs.push_back(parse_job_spec("", "job0"));
     if (!churn.empty()) o.churn = parse_churn_spec(churn);
+    if (!storm.empty()) o.jobs.push_back(parse_storm_spec(storm));
     std::uint64_t pairs = 0;
     const auto count = [&](const JobSpec& j, std::uint64_t n) {
       pairs += pair_count(j.pattern, j.layout.x, j.layout.y, j.degree) * n;

@@ -65,7 +65,7 @@ nlohmann::json group_json(const Options& o, const std::vector<JobPlan>& plans, c
       {"job_departure_ms", mean_max(departure, 1e3)},
       {"throughput_msgs_s", window > 0 ? static_cast<double>(s.received) / window : 0},
       {"throughput_mb_s", window > 0 ? static_cast<double>(s.bytes_received) / window / 1e6 : 0}};
-  if (churn) {
+  if (churn || spec.vanish_after_s >= 0) {
     j["jobs_vanished"] = vanished;
     j["jobs_orderly"] = jobs - vanished;
   }

@@ -163,6 +163,21 @@ void Worker::end_churn_job(VirtualJob& job) {
   for (auto& r : job.ranks) touch(*r);
 }
 
+void Worker::vanish_storm() {
+  storm_at_ns_ = 0;
+  const std::uint64_t now = now_ns();
+  for (auto& job : steady_) {
+    if (job->spec().vanish_after_s < 0 || job->times.vanished) continue;
+    // As a whole job killed at once: every socket closes, no BYE.
+    job->times.close_start = now;
+    job->times.vanished = true;
+    for (auto& r : job->ranks) ranks_.erase(r->id());
+    job->ranks.clear();
+    job->done = job->closed = job->times.ranks;
+    job->times.closed = now_ns();
+  }
+}
+
 void Worker::step_churn() {
   for (auto it = churn_.begin(); it != churn_.end();) {
     VirtualJob& job = **it;
@@ -204,11 +219,16 @@ void Worker::read_commands() {
     command_buf_.erase(0, nl + 1);
     if (cmd == "go" && phase_ == Phase::kAwaitGo) {
       phase_ = Phase::kTraffic;
-      for (auto& job : steady_) start_traffic(*job);
+      for (auto& job : steady_) {
+        start_traffic(*job);
+        if (job->spec().vanish_after_s >= 0 && !job->ranks.empty())
+          storm_at_ns_ = now_ns() + static_cast<std::uint64_t>(job->spec().vanish_after_s * 1e9);
+      }
     } else if (cmd == "close" && phase_ == Phase::kAwaitClose) {
       phase_ = Phase::kClosing;
       const std::uint64_t now = now_ns();
       for (auto& job : steady_) {
+        if (job->times.vanished) continue;
         job->closing = true;
         job->times.close_start = now;
         for (auto& r : job->ranks) r->begin_close();
@@ -236,7 +256,7 @@ bool Worker::advance() {
       return true;
     case Phase::kTraffic:
       step_churn();
-      if (all(&VirtualJob::done) && churn_.empty() && churn_queue_.empty()) {
+      if (all(&VirtualJob::done) && churn_.empty() && churn_queue_.empty() && storm_at_ns_ == 0) {
         phase_ = Phase::kAwaitClose;
         report("traffic-done");
       }
@@ -273,6 +293,9 @@ int Worker::wait_ms(std::uint64_t now) const {
     const std::uint64_t due = timers_.top().first;
     ms = std::min<std::uint64_t>(ms, due > now ? (due - now + 999999) / 1000000 : 0);
   }
+  if (storm_at_ns_ != 0)
+    ms = std::min<std::uint64_t>(ms,
+                                 storm_at_ns_ > now ? (storm_at_ns_ - now + 999999) / 1000000 : 0);
   return static_cast<int>(ms);
 }
 
@@ -341,6 +364,7 @@ int Worker::run() {
         on_event(evs[i].data.u64, evs[i].events);
     }
     fire_timers(now_ns());
+    if (storm_at_ns_ != 0 && now_ns() >= storm_at_ns_) vanish_storm();
     if (!advance()) break;
   }
   report("result " + result_json());

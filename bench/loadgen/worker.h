@@ -57,6 +57,8 @@ class Worker {
   void start_traffic(VirtualJob& job);
   void step_churn();
   void end_churn_job(VirtualJob& job);
+  /// The storm jobs' ranks here all vanish without BYE (--storm).
+  void vanish_storm();
   void read_commands();
   /// False once the run is over (closed, or a fault).
   bool advance();
@@ -84,6 +86,7 @@ class Worker {
   std::deque<std::pair<std::uint64_t, int>> connect_queue_;  // (rank id, rail)
   int connecting_ = 0, window_ = 1;
   std::uint32_t steady_ranks_ = 0;
+  std::uint64_t storm_at_ns_ = 0;  // when the storm jobs vanish (0: none pending)
   // Rate timers: (due ns, rank id), earliest first; stale entries are skipped.
   std::priority_queue<std::pair<std::uint64_t, std::uint64_t>,
                       std::vector<std::pair<std::uint64_t, std::uint64_t>>, std::greater<>>

@@ -51,9 +51,14 @@ class FakeHost final : public forwarder::ConnectionHost {
     closed.push_back(why);
   }
   void wake_receivers() override { ++wakes; }
+  void defer(std::function<void()> task) override {  // no reaper: at once
+    ++deferred;
+    task();
+  }
 
   std::vector<std::string> closed;  // the reasons, in order
   int wakes = 0;
+  int deferred = 0;  // tasks handed to the reaper
 };
 
 }  // namespace zipper::test
