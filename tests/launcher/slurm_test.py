@@ -32,11 +32,17 @@ ends      a hetjob with a per-job zipperd ended each way a job ends: normal
           job in /tmp, /dev/shm or a node's TmpFS (the per-job zipperd's
           host key and pid file included), no memfd or key in any
           /proc/PID/fd, and no process of the job
+setup     bring Slurm up once for the checks above and save where it runs
+          into $ZIPPER_SLURM_FIXTURE (CTest's fixture slurm_cluster); each
+          check then uses it (brought up again if another test rebuilt the
+          emulation in between), or brings up its own without the variable
+cleanup   stop the fixture's Slurm and remove its files
 Exit 77: skipped (with the reason), 0: pass, 1: fail.
 """
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -641,11 +647,61 @@ def check_ends(t):
     check_nothing_left(t, "killed zipper-run", before, secret)
 
 
+def _shared_emulation(bin_dir, path):
+    """The fixture's Slurm (slurm_setup saved it into path), brought up again
+    (and saved) when another emulated test rebuilt the namespaces since or a
+    daemon died; None when there is no fixture (the test brings up its own)."""
+    emu = slurm_emulation.SlurmEmulation.attach(path)
+    if emu is None or emu.healthy():
+        return emu
+    print("note: the shared Slurm is gone or broken (the emulation was rebuilt?): bringing it up again",
+          flush=True)
+    emu.stop()
+    emu = slurm_emulation.SlurmEmulation(bin_dir)
+    try:
+        emu.start()
+    except RuntimeError as e:
+        emu.stop()
+        fail(f"Slurm did not come up: {e}")
+    emu.save(path)
+    return emu
+
+
+def fixture(bin_dir, check, path):
+    """setup: bring Slurm up and save it into path (a stale one found there is
+    stopped first); cleanup: stop it and remove path."""
+    old = slurm_emulation.SlurmEmulation.attach(path) if path else None
+    if old:
+        old.stop()
+        os.unlink(path)
+    if check == "cleanup":
+        print("PASS slurm cleanup: " + ("the shared Slurm stopped and removed" if old else "nothing to stop"))
+        return 0
+    why = slurm_emulation.missing()
+    if why:  # the tests that need it skip with the reason themselves
+        print(f"PASS slurm setup: nothing brought up ({why})")
+        return 0
+    emu = slurm_emulation.SlurmEmulation(bin_dir)
+    try:
+        emu.start()
+        emu.save(path)
+    except Exception as e:  # noqa: BLE001 -- whatever failed, nothing stays up
+        emu.stop()
+        fail(f"Slurm did not come up: {e}")
+    print(f"PASS slurm setup: Slurm up (state in {path})")
+    return 0
+
+
 def main(argv):
     if len(argv) != 4:
         print(__doc__)
         return 2
     bin_dir, src_dir, check = argv[1], argv[2], argv[3]
+    shared = os.environ.get("ZIPPER_SLURM_FIXTURE", "")
+    if check in ("setup", "cleanup"):
+        if not shared:
+            fail("setup/cleanup need $ZIPPER_SLURM_FIXTURE (the state file)")
+        return fixture(bin_dir, check, shared)
     why = slurm_emulation.missing()
     if why:
         skip(why)
@@ -653,19 +709,27 @@ def main(argv):
                        stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         skip(f"no network namespaces here: {r.stdout.strip()}")
-    emu = slurm_emulation.SlurmEmulation(bin_dir)
-    # ctest's TIMEOUT sends SIGTERM: stop Slurm and remove its files then too.
+    # ctest's TIMEOUT sends SIGTERM: stop Slurm (when it is this test's own)
+    # and remove the test's files then too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    emu = _shared_emulation(bin_dir, shared) if shared else None
+    own = emu is None
+    t = None
     try:
-        try:
-            emu.start()
-        except RuntimeError as e:
-            fail(f"Slurm did not come up: {e}")
+        if own:
+            emu = slurm_emulation.SlurmEmulation(bin_dir)
+            try:
+                emu.start()
+            except RuntimeError as e:
+                fail(f"Slurm did not come up: {e}")
         t = Env(bin_dir, src_dir, emu)
         {"hetjob": check_hetjob, "twoalloc": check_twoalloc, "sbatch": check_sbatch,
          "errors": check_errors, "ends": check_ends}[check](t)
     finally:
-        emu.stop()
+        if own:
+            emu.stop()
+        elif t:
+            shutil.rmtree(t.tmp, ignore_errors=True)
     print(f"PASS slurm {check}")
     return 0
 
