@@ -42,6 +42,15 @@ MGMT_NET = "10.200"
 MGMT_ADDR = f"{MGMT_NET}.0.1"
 SUBNET = {"A": "10.201.0", "B": "10.202.0"}
 CPUS_PER_NODE = 8  # declared (config_overrides): 3+5 ranks fit on 2+2 nodes
+# A second bridge node: a slurmd of its own in netns `zipper` (its own host
+# name and slurmd port), whose per-job zipperd listens at other ports of the
+# same addresses; with `zipper` it makes partition bridgepool (--bridges 2).
+SECOND_BRIDGE = "zipperb"
+
+
+def node_netns(node):
+    """The network namespace of a Slurm node of the emulation."""
+    return "zipper" if node == SECOND_BRIDGE else node
 
 
 def _run(argv, check=True, **kw):
@@ -133,12 +142,16 @@ class Cluster:
             "SchedulerParameters=sched_interval=1",
         ]
         for ns, addr in self.nodes:
-            lines.append(f"NodeName={ns} NodeAddr={addr} CPUs={CPUS_PER_NODE} Boards=1 "
+            port = f" Port={self.slurmd_port + 1}" if ns == SECOND_BRIDGE else ""
+            lines.append(f"NodeName={ns} NodeAddr={addr}{port} CPUs={CPUS_PER_NODE} Boards=1 "
                          f"SocketsPerBoard=1 CoresPerSocket={CPUS_PER_NODE} ThreadsPerCore=1 "
                          "RealMemory=1000 State=UNKNOWN")
         for i, (p, members) in enumerate(self.partitions.items()):
+            # Bridge nodes serve one job at a time (docs/slurm.md), but for
+            # the partition that shows zipper-run's refusal of a shared one.
+            excl = " OverSubscribe=EXCLUSIVE" if p.startswith("bridge") and p != "bridgeshared" else ""
             lines.append(f"PartitionName={p} Nodes={','.join(members)} MaxTime=INFINITE "
-                         f"State=UP{' Default=YES' if i == 0 else ''}")
+                         f"State=UP{excl}{' Default=YES' if i == 0 else ''}")
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")
 
@@ -183,10 +196,10 @@ class Cluster:
     def start(self):
         self._spawn("zipper", f"zctl-{self.name}", ["slurmctld", "-D", "-f", self.conf],
                     os.path.join(self.dir, "slurmctld.out"))
-        for ns, _ in self.nodes:
-            os.makedirs(os.path.join(self.dir, "spool", ns), mode=0o700, exist_ok=True)
-            self._spawn(ns, ns, ["slurmd", "-D", "-N", ns, "-f", self.conf],
-                        os.path.join(self.dir, f"slurmd.{ns}.out"), node_tmp=True)
+        for name, _ in self.nodes:
+            os.makedirs(os.path.join(self.dir, "spool", name), mode=0o700, exist_ok=True)
+            self._spawn(node_netns(name), name, ["slurmd", "-D", "-N", name, "-f", self.conf],
+                        os.path.join(self.dir, f"slurmd.{name}.out"), node_tmp=True)
 
     def wait_idle(self, timeout=60):
         """Until every node is idle; RuntimeError with the daemons' logs if not."""
@@ -278,10 +291,11 @@ class SlurmEmulation:
         mg = self.mgmt_addrs()
         a = [(f"clusterA{i}", mg[f"clusterA{i}"]) for i in range(1, self.nodes_a + 1)]
         b = [(f"clusterB{i}", mg[f"clusterB{i}"]) for i in range(1, self.nodes_b + 1)]
-        bridge = [("zipper", MGMT_ADDR)]
+        bridge = [("zipper", MGMT_ADDR), (SECOND_BRIDGE, MGMT_ADDR)]
         sock = os.path.join(self.base, "munge", "munge.socket")
         self.alpha = Cluster("alpha", self.base, 16817, 16818, a + b + bridge,
-                             {"a": [n for n, _ in a], "b": [n for n, _ in b], "bridge": ["zipper"]}, sock)
+                             {"a": [n for n, _ in a], "b": [n for n, _ in b], "bridge": ["zipper"],
+                              "bridgepool": ["zipper", SECOND_BRIDGE], "bridgeshared": ["zipper"]}, sock)
         self.beta = Cluster("beta", self.base, 16827, 16828, b, {"b": [n for n, _ in b]}, sock)
         for c in (self.alpha, self.beta):
             os.makedirs(c.dir, mode=0o755)
