@@ -259,6 +259,79 @@ class Mistakes(unittest.TestCase):
         sec.refuse_exported_secret({"MMPI_JOB_SECRET_FILE": "/x"})
 
 
+class BridgeNodes(unittest.TestCase):
+    """--bridges N from the site's bridge partition, and a component 2 that
+    must be exclusive, against stand-in sinfo/scontrol in PATH."""
+
+    SITE = ('bridge_partition = "bp"\n'
+            '[bridges.z1]\njob_a = "10.1.0.1:7471"\njob_b = "10.2.0.1:7471"\n'
+            '[bridges.z2]\njob_a = "10.1.0.2:7471"\njob_b = "10.2.0.2:7471"\n')
+
+    def fake(self, d, name, out, rc=0):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\ncat <<'EOF'\n{out}EOF\nexit {rc}\n")
+        os.chmod(path, 0o755)
+
+    def plan(self, d, *argv):
+        old = os.environ["PATH"]
+        os.environ["PATH"] = d + ":" + old
+        try:
+            comps = {k: v for k, v in slurm.from_hetjob(HET_ENV).items() if k != "bridge"}
+            return slurm_plan.plan_bridges(parsed("--slurm", *argv, "--", "prog"), comps,
+                                           slurm_site.parse(self.SITE, "/s.toml"))
+        finally:
+            os.environ["PATH"] = old
+
+    def test_bridges_from_the_partition(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.fake(d, "sinfo", "z1 idle\nz2 idle\nz3 idle\n")
+            p = self.plan(d, "--bridges", "2")
+            self.assertEqual((p.nodes, addresses_text(p.fwd_b)), (["z1", "z2"], ["10.2.0.1:7471", "10.2.0.2:7471"]))
+            cmd = slurm_srun.bridge_cmd(parsed("--slurm", "--", "prog"), p.per_job, p, "/z/zipperd")
+            self.assertEqual(cmd[:9], ["srun", "--partition=bp", "--nodelist=z1,z2", "--exclusive", "--immediate=10",
+                                       "--job-name=zipper-bridges", "-N", "2", "-n"])
+            self.assertNotIn("SLURM_JOB_ID", p.per_job.env)  # a job of its own, not a step of this one
+            self.fake(d, "sinfo", "z1 alloc\nz2 idle\n")
+            with self.assertRaisesRegex(Fatal, r"--bridges 2: 1 of partition 'bp''s bridge nodes are idle "
+                                               r"\(z1 alloc\); each serves one job at a time"):
+                self.plan(d, "--bridges", "2")
+            with self.assertRaisesRegex(Fatal, r"--bridges 3: partition 'bp' has 2 bridge node\(s\)"):
+                self.plan(d, "--bridges", "3")
+            self.fake(d, "sinfo", "")
+            with self.assertRaisesRegex(Fatal, r"--bridges 1: the bridge partition 'bp' that the site "
+                                               r"configuration \(/s.toml\) names is not there"):
+                self.plan(d, "--bridges", "1")
+        with self.assertRaises(UsageError):
+            parsed("--slurm", "--bridges", "0", "--", "prog")
+        with self.assertRaises(UsageError):
+            parsed("--local", "--bridges", "1", "-x1", "-y1", "--", "prog")
+        with self.assertRaisesRegex(Fatal, "has bridge nodes already"):
+            slurm_plan.plan_bridges(parsed("--slurm", "--bridges", "1", "--", "prog"), slurm.from_hetjob(HET_ENV),
+                                    slurm_site.parse(self.SITE))
+        with self.assertRaisesRegex(Fatal, "names no bridge_partition"):
+            slurm_plan.plan_bridges(parsed("--slurm", "--bridges", "1", "--", "prog"),
+                                    {k: v for k, v in slurm.from_hetjob(HET_ENV).items() if k != "bridge"},
+                                    slurm_site.parse(""))
+
+    def test_component_2_must_be_exclusive(self):
+        from zipper_run import slurm_bridge_nodes as bn
+        comp = slurm.from_hetjob(HET_ENV)["bridge"]
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, PATH=d + ":" + os.environ["PATH"])
+            rec = "JobId={} HetJobId=41 HetJobOffset={} OverSubscribe={} Partition=p\n"
+            self.fake(d, "scontrol", rec.format(41, 0, "OK") + rec.format(43, 2, "NO"))
+            bn.check_exclusive(comp, env)
+            self.fake(d, "scontrol", rec.format(41, 0, "NO") + rec.format(43, 2, "OK"))
+            with self.assertRaisesRegex(Fatal, r"component 2 of job 41 \(bridge nodes zip\) is not exclusive "
+                                               r"\(OverSubscribe=OK\).*--exclusive"):
+                bn.check_exclusive(comp, env)
+
+
+def addresses_text(addrs):
+    return [a.text for a in addrs]
+
+
 class StepStatus(unittest.TestCase):
     def test_first_failing_task_from_srun_errors(self):
         # srun exits with the highest status of its tasks (143 for those it
