@@ -7,17 +7,15 @@ Brings up a real Slurm on the emulation (tests/launcher/slurm_emulation.py),
 then inside two heterogeneous allocations (A: 2 nodes, 4 tasks; B: 2 nodes)
 measures, side by side and alternating, from the launch command to the
 first rank's return from MPI_Init (bench/init_time.c prints CLOCK_REALTIME;
-all emulated nodes share the host's clock) and to the launch command's exit:
+all emulated nodes share the host's clock):
   native     srun --het-group=0 -n 4 --mpi=pmix init_time_native (cluster A only)
   service    zipper-run --slurm -x 2 -y 2 -- init_time, through the site's
              zipperd service named with its pinned key in the site configuration
   per-job    the same with a hetjob component 2: zipper-run first starts a
              per-job zipperd step on the bridge node and pins its fresh key
-  bridges    the same in the two-component allocation with --bridges 1:
-             zipper-run asks for the bridge node itself (a job of its own)
 Writes OUT_DIR/slurm_startup[_RATE].csv (one row per run) and
 slurm_startup[_RATE].png (median and range per variant), and prints the
-ratios to native, to the first MPI_Init and to the exit. --rate RATE shapes every link (zipper-emulate --rate-a/-b)
+ratios to native. --rate RATE shapes every link (zipper-emulate --rate-a/-b)
 for the run and leaves the emulation unshaped after.
 Needs root and the Slurm packages (deploy/install-deps.sh).
 """
@@ -55,19 +53,17 @@ def inner(argv):
                     "--", os.path.join(bin_dir, "init_time")],
     }
     cmds["per-job"] = cmds["service"]
-    cmds["bridges"] = cmds["service"][:4] + ["--bridges", "1"] + cmds["service"][4:]
     for rep in range(reps):
         order = variants if rep % 2 == 0 else list(reversed(variants))
         for v in order:
             t0 = time.time_ns()
             r = subprocess.run(cmds[v], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-            end = (time.time_ns() - t0) / 1e9
             dt = first_init(r.stdout, t0, 4)
             if r.returncode != 0 or dt is None:
                 print(f"ERROR {v} rep {rep}: exit {r.returncode}: " + " | ".join(
                 (r.stdout + r.stderr).strip().splitlines()[-6:]), flush=True)
                 continue
-            print(f"RESULT {v} {rep} {dt:.4f} {end:.4f}", flush=True)
+            print(f"RESULT {v} {rep} {dt:.4f}", flush=True)
 
 
 def start_service(emu, bin_dir):
@@ -85,8 +81,8 @@ def start_service(emu, bin_dir):
     key = re.search(r"[0-9a-f]{64}", open(os.path.join(d, "key.pub")).read()).group(0)
     site = os.path.join(d, "site.toml")
     with open(site, "w") as f:
-        f.write(f'bridge_partition = "bridge"\n[bridges.zipper]\na = "10.201.0.254:7580"\n'
-                f'b = "10.202.0.254:7580"\nkey = "{key}"\njob_a = "10.201.0.254:7581"\njob_b = "10.202.0.254:7581"\n')
+        f.write(f'[bridges.zipper]\na = "10.201.0.254:7580"\nb = "10.202.0.254:7580"\nkey = "{key}"\n'
+                'job_a = "10.201.0.254:7581"\njob_b = "10.202.0.254:7581"\n')
     return p, site
 
 
@@ -116,7 +112,7 @@ def main(argv):
         env = emu.alpha.env()
         env.update(RANK_ENV)
         me = os.path.abspath(__file__)
-        for comps, variants in ((["-p", "a", "-N2", "-n4", ":", "-p", "b", "-N2", "-n2"], "native,service,bridges"),
+        for comps, variants in ((["-p", "a", "-N2", "-n4", ":", "-p", "b", "-N2", "-n2"], "native,service"),
                                 (["-p", "a", "-N2", "-n4", ":", "-p", "b", "-N2", "-n2", ":", "-p", "bridge",
                                   "-N1"], "native,per-job")):
             r = subprocess.run(emu.alpha.client(["salloc"] + comps + [sys.executable, me, "--inner", variants,
@@ -125,7 +121,7 @@ def main(argv):
             for ln in r.stdout.splitlines():
                 f = ln.split()
                 if f and f[0] == "RESULT":
-                    rows.append((f[1], int(f[2]), float(f[3]), variants, float(f[4])))
+                    rows.append((f[1], int(f[2]), float(f[3]), variants))
                 elif f and f[0] == "ERROR":
                     print(ln)
             if r.returncode != 0:
@@ -142,26 +138,24 @@ def main(argv):
     tag = f"_{rate}" if rate else ""
     with open(os.path.join(out_dir, f"slurm_startup{tag}.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["variant", "rep", "seconds_to_first_mpi_init", "allocation", "seconds_to_exit"])
+        w.writerow(["variant", "rep", "seconds_to_first_mpi_init", "allocation"])
         for row in rows:
-            w.writerow([row[0], row[1], f"{row[2]:.4f}", row[3].replace(",", "+"), f"{row[4]:.4f}"])
+            w.writerow([row[0], row[1], f"{row[2]:.4f}", row[3].replace(",", "+")])
     summary = {}
-    for v in ("native", "service", "per-job", "bridges"):
+    for v in ("native", "service", "per-job"):
         xs = [r[2] for r in rows if r[0] == v]
         if xs:
             summary[v] = (statistics.median(xs), min(xs), max(xs), len(xs))
     for v, (med, lo, hi, n) in summary.items():
         print(f"{v:8s} median {med:.3f} s (min {lo:.3f}, max {hi:.3f}, {n} runs)")
     # Ratios side by side: each variant against the native runs of its own allocation.
-    for col, what in ((2, "first MPI_Init"), (4, "exit")):
-        for v in ("service", "per-job", "bridges"):
-            mine = [r[col] for r in rows if r[0] == v]
-            alloc = next((r[3] for r in rows if r[0] == v), None)
-            nat = [r[col] for r in rows if r[0] == "native" and r[3] == alloc]
-            if mine and nat:
-                print(f"{v:8s} / native, launch to {what}: median {statistics.median(mine):.3f} / "
-                      f"{statistics.median(nat):.3f} = {statistics.median(mine) / statistics.median(nat):.2f} x "
-                      f"(range {min(mine):.3f}-{max(mine):.3f} / {min(nat):.3f}-{max(nat):.3f})")
+    for v in ("service", "per-job"):
+        mine = [r[2] for r in rows if r[0] == v]
+        alloc = next((r[3] for r in rows if r[0] == v), None)
+        nat = [r[2] for r in rows if r[0] == "native" and r[3] == alloc]
+        if mine and nat:
+            print(f"{v:8s} / native of the same allocation: median {statistics.median(mine):.3f} / "
+                  f"{statistics.median(nat):.3f} = {statistics.median(mine) / statistics.median(nat):.2f} x")
     try:
         import matplotlib
 
@@ -172,7 +166,7 @@ def main(argv):
         meds = [summary[v][0] for v in names]
         err = [[summary[v][0] - summary[v][1] for v in names], [summary[v][2] - summary[v][0] for v in names]]
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.bar(names, meds, yerr=err, capsize=6, color=["#777", "#3a7", "#37a", "#a73"][:len(names)])
+        ax.bar(names, meds, yerr=err, capsize=6, color=["#777", "#3a7", "#37a"][:len(names)])
         if "native" in summary:
             ax.axhline(1.5 * summary["native"][0], ls="--", color="red", label="1.5 x native (target)")
             ax.legend()

@@ -96,9 +96,6 @@ Slurm (docs/slurm.md):
                           does not, zipper-run fails and cancels nothing unless:
     --slurm-cancel-on-failure
                           cancel both allocations when one never runs or ended
-    --bridges N           ask for N bridge nodes of the site's bridge partition as a
-                          job of their own (exclusive), a per-job zipperd on each,
-                          instead of hetjob component 2 or the site's services
     --slurm-site FILE     site configuration: bridge nodes, addresses, host keys
                           (default $ZIPPER_SLURM_SITE, else PREFIX/etc/zipper/slurm.toml)
     --slurm-mpi TYPE      srun --mpi type (default: the site's, else pmix, which
@@ -244,7 +241,6 @@ class Options:
     slurm_site: str = ""
     slurm_mpi: str = ""
     slurm_cancel_on_failure: bool = False
-    bridges: str = ""
     srun_args: list = field(default_factory=list)
     srun_args_a: list = field(default_factory=list)
     srun_args_b: list = field(default_factory=list)
@@ -304,7 +300,6 @@ _OPTIONS = {
     "--slurm-conf-a": ("slurm_conf_a", "value"), "--slurm-conf-b": ("slurm_conf_b", "value"),
     "--slurm-wait": ("slurm_wait", "value"), "--slurm-site": ("slurm_site", "value"),
     "--slurm-mpi": ("slurm_mpi", "value"), "--slurm-cancel-on-failure": ("slurm_cancel_on_failure", "flag"),
-    "--bridges": ("bridges", "value"),
     "--srun-args": ("srun_args", "words"), "--srun-args-a": ("srun_args_a", "words"),
     "--srun-args-b": ("srun_args_b", "words"),
     "--profile": ("profile", "value"), "--rank-map": ("rank_map", "value"),
@@ -423,8 +418,6 @@ def validate(o):
         if o.sites:
             raise UsageError("--sites needs --local (Slurm takes two sites so far: -x/-y)")
         return slurm_options.validate(o)
-    if o.bridges:
-        raise UsageError("--bridges is for --slurm (elsewhere --zippers K gives k bridge nodes)")
     if (o.slurm_job_a or o.slurm_job_b or o.slurm_conf_a or o.slurm_conf_b or o.slurm_site
             or o.slurm_cancel_on_failure):
         raise UsageError("--slurm-* options need --slurm")

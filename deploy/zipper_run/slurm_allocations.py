@@ -36,19 +36,14 @@ class Component:
     env: dict = field(default_factory=dict)  # environment for its srun (SLURM_CONF)
     cluster: str = ""  # Slurm cluster name, for messages
     partition: str = ""  # Slurm partition ("" when not known)
-    alloc_args: list = None  # srun options of a job of its own (--bridges), instead of a step
 
     def srun_args(self):
-        """srun options that put a step into this allocation (or make the job)."""
-        if self.alloc_args is not None:
-            return list(self.alloc_args)
+        """srun options that put a step into this allocation."""
         if self.het_group >= 0:
             return [f"--het-group={self.het_group}"]
         return [f"--jobid={self.job_id}"]
 
     def describe(self):
-        if self.alloc_args is not None:
-            return f"a job of its own in partition {self.partition}"
         where = f"job {self.job_id}" + (f" component {self.het_group}" if self.het_group >= 0 else "")
         return where + (f" on cluster {self.cluster}" if self.cluster else "")
 

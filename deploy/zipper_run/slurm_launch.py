@@ -22,7 +22,6 @@ from .errors import PROG, Fatal
 from .locate import find_bin
 from .processes import die_with_parent
 from .shell_quote import quote_cmd
-from .slurm_bridge_nodes import check_exclusive
 from .slurm_plan import check_components, check_reachable, plan_bridges
 from .slurm_secrets import job_secret, make_keys, refuse_exported_secret
 from .slurm_srun import StepErrors, bridge_cmd, rank_env, srun_cmd, start_bridges, wait_bridges
@@ -86,8 +85,6 @@ def run(r, transparent_env=None):
     # listens (MMPI_CONNECT_TIMEOUT), and a bridge node that fails ends the
     # run with its own one-line error (cleanup stops the steps).
     bproc = None
-    if p.per_job and p.per_job.alloc_args is None:
-        check_exclusive(p.per_job, os.environ)  # one job per bridge node: its ports are fixed
     if p.per_job:
         keys = make_keys(o, r, p, zbin)
         p.keys = [pk for _, pk in keys]

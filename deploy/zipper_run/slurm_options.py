@@ -38,11 +38,6 @@ def validate(o):
         if bad:
             raise UsageError(f"{flag} does not go with --slurm (Slurm gives the nodes, the site "
                              "configuration the bridge nodes)")
-    if o.bridges and not is_posint(o.bridges):
-        raise UsageError(f"--bridges must be a positive number of bridge nodes, got '{o.bridges}'")
-    if o.bridges and o.forwarder_a:
-        raise UsageError("--bridges and --forwarder-a/-b do not go together (zipper-run starts the "
-                         "bridge nodes' zipperd, or uses the ones given)")
     if bool(o.forwarder_a) != bool(o.forwarder_b):
         raise UsageError("--forwarder-a and --forwarder-b go together")
     if o.forwarder_a:

@@ -1,12 +1,9 @@
 """Where the forwarders of a --slurm run are: a per-job zipperd on every node
-of hetjob component 2 or of the job --bridges N asks for, --forwarder-a/-b, or the site's zipperd services
+of hetjob component 2, --forwarder-a/-b, or the site's zipperd services
 (slurm_site.py), with the host keys the ranks pin."""
-
-import os
 
 from . import probe, site_keys, zipperd
 from .errors import Fatal
-from .slurm_bridge_nodes import bridge_job
 
 
 class Plan:
@@ -65,20 +62,12 @@ def plan_bridges(o, comps, site, self_dir=""):
         raise Fatal(f"--slurm: no site configuration: '{site.path}' does not exist; it names the bridge "
                     "nodes (docs/slurm.md): give --slurm-site FILE or set $ZIPPER_SLURM_SITE")
     p = Plan()
-    if o.bridges and "bridge" in comps:
-        raise Fatal(f"--slurm --bridges {o.bridges}: job {comps['bridge'].job_id} has bridge nodes already "
-                    "(component 2): drop --bridges, or the component")
-    if o.bridges or "bridge" in comps:
-        # A component 2's exclusivity is checked at launch (check_exclusive).
-        if o.bridges:
-            comp = bridge_job(int(o.bridges), site, os.environ, comps["A"].env.get("SLURM_CONF"),
-                              int(o.zipperd_wait))
-        else:
-            comp = comps["bridge"]
+    if "bridge" in comps:
+        comp = comps["bridge"]
         for node in comp.nodes:
             sb = site.bridge(node)
             if sb is None or sb.job_a is None:
-                raise Fatal(f"--slurm: bridge node {node} ({comp.describe()}) has no job_a/job_b addresses "
+                raise Fatal(f"--slurm: bridge node {node} (component 2) has no job_a/job_b addresses "
                             f"in the site configuration ({site.path})")
             p.nodes.append(node)
             p.fwd_a.append(sb.job_a)

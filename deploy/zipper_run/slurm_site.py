@@ -5,7 +5,6 @@ example), found at --slurm-site FILE, else $ZIPPER_SLURM_SITE, else
 /etc/zipper/slurm.toml (prefix /usr) or PREFIX/etc/zipper/slurm.toml:
 
     mpi = "pmix"                       # srun --mpi type (default: pmix)
-    bridge_partition = "bridge"        # where --bridges N asks for bridge nodes
 
     [bridges.bridge01]                 # one table per bridge node, by Slurm node name
     a = "10.201.0.254:7470"            # its zipperd service as cluster A's nodes reach it
@@ -22,11 +21,7 @@ example), found at --slurm-site FILE, else $ZIPPER_SLURM_SITE, else
     partitions = ["b"]
 
 Bridge nodes serving with a key are the job's forwarders unless the job has
-a component 2 or asks for --bridges N; nodes of component 2 and of the
-bridge partition must have job_a/job_b. A per-job zipperd listens at the
-node's fixed job_a/job_b ports, so a bridge node holds one job at a time:
---bridges asks for its nodes with --exclusive, and a component 2 must be
-exclusive too (slurm_plan.check_exclusive). The file must be
+a component 2; nodes of component 2 must have job_a/job_b. The file must be
 a regular file that only its owner (the user or root) may write, since it
 decides which host keys the ranks trust.
 """
@@ -71,7 +66,6 @@ class Site:
     bridges: list  # [SiteBridge], in file order
     clusters: dict = None  # {"A": SiteCluster, "B": SiteCluster}, those the file names
     missing: bool = False  # no file at path (and none was asked for)
-    bridge_partition: str = ""  # the Slurm partition --bridges N allocates from
 
     def bridge(self, node):
         return next((b for b in self.bridges if b.node == node), None)
@@ -103,15 +97,12 @@ def parse(text, path="<site>"):
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise Fatal(f"{path}: {e}") from None
-    unknown = set(doc) - {"mpi", "bridges", "cluster_a", "cluster_b", "bridge_partition"}
+    unknown = set(doc) - {"mpi", "bridges", "cluster_a", "cluster_b"}
     if unknown:
         raise Fatal(f"{path}: unknown key '{sorted(unknown)[0]}'")
     mpi = doc.get("mpi", "")
     if not isinstance(mpi, str) or not re.fullmatch(r"[a-z0-9_]*", mpi):
         raise Fatal(f"{path}: mpi must be an srun --mpi type such as \"pmix\" or \"pmi2\"")
-    part = doc.get("bridge_partition", "")
-    if not isinstance(part, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]*", part):
-        raise Fatal(f"{path}: bridge_partition must be a Slurm partition name, got {part!r}")
     bridges = []
     tables = doc.get("bridges", {})
     if not isinstance(tables, dict):
@@ -135,7 +126,7 @@ def parse(text, path="<site>"):
         t = doc.get(f"cluster_{c.lower()}")
         if t is not None:
             clusters[c] = _cluster(path, f"cluster_{c.lower()}", t)
-    return Site(path, mpi, bridges, clusters, bridge_partition=part)
+    return Site(path, mpi, bridges, clusters)
 
 
 def _cluster(path, name, t):

@@ -117,17 +117,14 @@ def srun_cmd(o, comp, np, mpi, rank_wrapper):
 
 
 def bridge_cmd(o, comp, p, zbin, python=sys.executable):
-    """argv of the per-job zipperd step: one slurm_bridge.py per bridge node
-    (component 2's, or the nodes --bridges asked for as a job of their own)."""
+    """argv of the per-job zipperd step: one slurm_bridge.py per node of component 2."""
     entries = [f"{n},{a.listen},{b.listen}" for n, a, b in zip(p.nodes, p.fwd_a, p.fwd_b)]
     # One job's zipperd: smaller pools than a shared service's 256 MiB, which
     # zipperd faults in before it listens (start-up), unless the user says.
     own = [] if any(a.startswith("--max-memory") or a.startswith("--pools") or a == "--config"
                     for a in o.zipperd_args) else ["--max-memory", PER_JOB_MEMORY]
-    # One bridge node's zipperd ending does not end the others' (the ranks
-    # fail over to them): the step ends when its last task does.
     return (["srun"] + comp.srun_args() + ["-N", str(len(comp.nodes)), "-n", str(len(comp.nodes)),
-                                           "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=0",
+                                           "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
                                            python, "-S", "-E", BRIDGE_WRAPPER, zbin] + entries + ["--"] + own
             + o.zipperd_args)
 

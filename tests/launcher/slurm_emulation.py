@@ -21,15 +21,8 @@ for B); slurm.conf's NodeAddr are these. The cluster networks are untouched
 (btl_tcp_if_include) and zipper traffic goes through zipperd.
 
 Everything is stopped and removed by stop(), whatever happened.
-
-One bring-up serves several tests (a CTest fixture, tests/launcher/CMakeLists.txt):
-save() writes the daemons' pids, the links and the directories to a JSON
-file, attach() takes them over in another process, healthy() says whether
-they still run in the emulation's current namespaces (another emulated
-test may have rebuilt it in between), and stop() works on either.
 """
 
-import json
 import os
 import shutil
 import signal
@@ -42,15 +35,6 @@ MGMT_NET = "10.200"
 MGMT_ADDR = f"{MGMT_NET}.0.1"
 SUBNET = {"A": "10.201.0", "B": "10.202.0"}
 CPUS_PER_NODE = 8  # declared (config_overrides): 3+5 ranks fit on 2+2 nodes
-# A second bridge node: a slurmd of its own in netns `zipper` (its own host
-# name and slurmd port), whose per-job zipperd listens at other ports of the
-# same addresses; with `zipper` it makes partition bridgepool (--bridges 2).
-SECOND_BRIDGE = "zipperb"
-
-
-def node_netns(node):
-    """The network namespace of a Slurm node of the emulation."""
-    return "zipper" if node == SECOND_BRIDGE else node
 
 
 def _run(argv, check=True, **kw):
@@ -70,29 +54,6 @@ def missing():
     return None
 
 
-def _alive(pid):
-    """pid runs (a zombie does not count)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _stop_groups(pids, wait_s=10):
-    """SIGTERM to each process group led by a pid of pids, SIGKILL after wait_s."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            if _alive(pid):
-                try:
-                    os.killpg(pid, sig)
-                except OSError:
-                    pass
-        deadline = time.monotonic() + wait_s
-        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.1)
-
-
 class Cluster:
     """One Slurm cluster of the emulation: its slurm.conf and daemons."""
 
@@ -106,7 +67,6 @@ class Cluster:
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.munge_socket = munge_socket
         self.procs = []
-        self.pids = []  # [(pid, netns)] of the daemons; each leads its own process group
         self.tmp_fs = os.path.join(self.dir, "nodetmp")
 
     def write_conf(self):
@@ -142,16 +102,12 @@ class Cluster:
             "SchedulerParameters=sched_interval=1",
         ]
         for ns, addr in self.nodes:
-            port = f" Port={self.slurmd_port + 1}" if ns == SECOND_BRIDGE else ""
-            lines.append(f"NodeName={ns} NodeAddr={addr}{port} CPUs={CPUS_PER_NODE} Boards=1 "
+            lines.append(f"NodeName={ns} NodeAddr={addr} CPUs={CPUS_PER_NODE} Boards=1 "
                          f"SocketsPerBoard=1 CoresPerSocket={CPUS_PER_NODE} ThreadsPerCore=1 "
                          "RealMemory=1000 State=UNKNOWN")
         for i, (p, members) in enumerate(self.partitions.items()):
-            # Bridge nodes serve one job at a time (docs/slurm.md), but for
-            # the partition that shows zipper-run's refusal of a shared one.
-            excl = " OverSubscribe=EXCLUSIVE" if p.startswith("bridge") and p != "bridgeshared" else ""
             lines.append(f"PartitionName={p} Nodes={','.join(members)} MaxTime=INFINITE "
-                         f"State=UP{excl}{' Default=YES' if i == 0 else ''}")
+                         f"State=UP{' Default=YES' if i == 0 else ''}")
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")
 
@@ -177,7 +133,6 @@ class Cluster:
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=f,
                                  start_new_session=True, env=self.env())
         self.procs.append(p)
-        self.pids.append((p.pid, ns))
         return p
 
     def env(self):
@@ -196,10 +151,10 @@ class Cluster:
     def start(self):
         self._spawn("zipper", f"zctl-{self.name}", ["slurmctld", "-D", "-f", self.conf],
                     os.path.join(self.dir, "slurmctld.out"))
-        for name, _ in self.nodes:
-            os.makedirs(os.path.join(self.dir, "spool", name), mode=0o700, exist_ok=True)
-            self._spawn(node_netns(name), name, ["slurmd", "-D", "-N", name, "-f", self.conf],
-                        os.path.join(self.dir, f"slurmd.{name}.out"), node_tmp=True)
+        for ns, _ in self.nodes:
+            os.makedirs(os.path.join(self.dir, "spool", ns), mode=0o700, exist_ok=True)
+            self._spawn(ns, ns, ["slurmd", "-D", "-N", ns, "-f", self.conf],
+                        os.path.join(self.dir, f"slurmd.{ns}.out"), node_tmp=True)
 
     def wait_idle(self, timeout=60):
         """Until every node is idle; RuntimeError with the daemons' logs if not."""
@@ -209,9 +164,6 @@ class Cluster:
             for p in self.procs:
                 if p.poll() is not None:
                     raise RuntimeError(f"a {self.name} daemon exited ({p.args[-3:]}): {self.logs()}")
-            for pid, ns in self.pids:
-                if not _alive(pid):
-                    raise RuntimeError(f"a {self.name} daemon (pid {pid} in netns {ns}) exited: {self.logs()}")
             r = _run(self.client(["sinfo", "-h", "-N", "-o", "%N %t"]), check=False, env=self.env())
             out = r.stdout.strip()
             states = [ln.split() for ln in out.splitlines() if ln.strip()]
@@ -233,31 +185,23 @@ class Cluster:
                 out.append(f"--- {self.name}/{name}\n" + "\n".join(tail))
         return "\n".join(out)
 
-    def healthy(self):
-        """Every daemon alive and in the namespace its netns name has now."""
-        for pid, ns in self.pids:
-            try:
-                if not _alive(pid) or os.stat(f"/proc/{pid}/ns/net").st_ino != os.stat(f"/run/netns/{ns}").st_ino:
-                    return False
-            except OSError:
-                return False
-        return bool(self.pids)
-
-    def state(self):
-        return {"name": self.name, "ctld_port": self.ctld_port, "slurmd_port": self.slurmd_port,
-                "nodes": self.nodes, "partitions": self.partitions, "pids": self.pids}
-
-    @classmethod
-    def from_state(cls, base, st, munge_socket):
-        c = cls(st["name"], base, st["ctld_port"], st["slurmd_port"], [tuple(n) for n in st["nodes"]],
-                st["partitions"], munge_socket)
-        c.pids = [tuple(p) for p in st["pids"]]
-        return c
-
     def stop(self):
-        _stop_groups([pid for pid, _ in self.pids])
         for p in self.procs:
-            p.wait()
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 10
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                p.wait()
 
 
 class SlurmEmulation:
@@ -268,7 +212,6 @@ class SlurmEmulation:
         self.nodes_a, self.nodes_b = nodes_a, nodes_b
         self.base = ""
         self.munged = None
-        self.munged_pid = 0
         self.alpha = self.beta = None
         self.links = []  # in netns zipper, deleted at stop()
         self.emulation_made = False
@@ -291,11 +234,10 @@ class SlurmEmulation:
         mg = self.mgmt_addrs()
         a = [(f"clusterA{i}", mg[f"clusterA{i}"]) for i in range(1, self.nodes_a + 1)]
         b = [(f"clusterB{i}", mg[f"clusterB{i}"]) for i in range(1, self.nodes_b + 1)]
-        bridge = [("zipper", MGMT_ADDR), (SECOND_BRIDGE, MGMT_ADDR)]
+        bridge = [("zipper", MGMT_ADDR)]
         sock = os.path.join(self.base, "munge", "munge.socket")
         self.alpha = Cluster("alpha", self.base, 16817, 16818, a + b + bridge,
-                             {"a": [n for n, _ in a], "b": [n for n, _ in b], "bridge": ["zipper"],
-                              "bridgepool": ["zipper", SECOND_BRIDGE], "bridgeshared": ["zipper"]}, sock)
+                             {"a": [n for n, _ in a], "b": [n for n, _ in b], "bridge": ["zipper"]}, sock)
         self.beta = Cluster("beta", self.base, 16827, 16828, b, {"b": [n for n, _ in b]}, sock)
         for c in (self.alpha, self.beta):
             os.makedirs(c.dir, mode=0o755)
@@ -311,9 +253,6 @@ class SlurmEmulation:
         mgmt0 in every node namespace. Slurm's own traffic (srun, slurmd,
         slurmstepd, PMIx) goes there, as on a real site; MPI keeps to eth0
         (btl_tcp_if_include) and zipper traffic to the bridge addresses."""
-        # What a bring-up killed before its stop() left (a veth's peer goes with it).
-        for port in ["brM"] + ["m" + ns.replace("cluster", "") for ns in self.mgmt_addrs()]:
-            _run(["ip", "-n", "zipper", "link", "del", port], check=False)
         _run(["ip", "-n", "zipper", "link", "add", "brM", "type", "bridge"])
         self.links.append("brM")
         _run(["ip", "-n", "zipper", "addr", "add", f"{MGMT_ADDR}/16", "dev", "brM"])
@@ -347,59 +286,23 @@ class SlurmEmulation:
              f"--pid-file={d}/munged.pid", f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
-        self.munged_pid = self.munged.pid
         deadline = time.monotonic() + 10
         while not os.path.exists(sock):
             if self.munged.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"munged did not start: {open(d + '/munged.log').read()[-500:]}")
             time.sleep(0.05)
 
-    def save(self, path):
-        """What attach() needs, into path (JSON, mode 0600)."""
-        st = {"bin": self.bin, "nodes_a": self.nodes_a, "nodes_b": self.nodes_b, "base": self.base,
-              "munged_pid": self.munged_pid, "links": self.links,
-              "clusters": [c.state() for c in (self.alpha, self.beta)]}
-        fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(st, f)
-        os.replace(path + ".new", path)
-
-    @classmethod
-    def attach(cls, path):
-        """The emulation a save() into path describes; None when there is no file."""
-        try:
-            with open(path) as f:
-                st = json.load(f)
-        except (OSError, ValueError):
-            return None
-        emu = cls(st["bin"], st["nodes_a"], st["nodes_b"])
-        emu.base, emu.munged_pid, emu.links = st["base"], st["munged_pid"], st["links"]
-        sock = os.path.join(emu.base, "munge", "munge.socket")
-        emu.alpha, emu.beta = (Cluster.from_state(emu.base, c, sock) for c in st["clusters"])
-        return emu
-
-    def healthy(self):
-        """munged and every daemon run, in the emulation's current namespaces,
-        and every node is idle (no job of an earlier test left); False if not."""
-        if not _alive(self.munged_pid) or not all(c.healthy() for c in (self.alpha, self.beta)):
-            return False
-        for c in (self.alpha, self.beta):
-            _run(c.client(["scancel", "-u", str(os.geteuid())]), check=False, env=c.env())
-        try:
-            for c in (self.alpha, self.beta):
-                c.wait_idle(timeout=30)
-        except RuntimeError:
-            return False
-        return True
-
     def stop(self):
         for c in (self.beta, self.alpha):
             if c:
                 c.stop()
-        if self.munged_pid:
-            _stop_groups([self.munged_pid], 5)
-        if self.munged:
-            self.munged.wait()
+        if self.munged and self.munged.poll() is None:
+            self.munged.terminate()
+            try:
+                self.munged.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.munged.kill()
+                self.munged.wait()
         for link in reversed(self.links):  # a veth's peer goes with it
             _run(["ip", "-n", "zipper", "link", "del", link], check=False)
         if self.base:

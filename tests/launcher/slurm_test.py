@@ -24,33 +24,19 @@ errors    each error gives one line naming the cause, exit non-zero, nothing
           left allocated: no allocation, a hetjob of one component, an
           unreachable bridge node, an exported MMPI_JOB_SECRET, -x larger
           than the allocation, components in the wrong order, a missing site
-          file, --bridges from a partition that is not there, a component 2
-          that is not exclusive, a second allocation that never starts (cancelled only with
+          file, a second allocation that never starts (cancelled only with
           --slurm-cancel-on-failure; without, the running one is kept)
-bridges   --bridges N: zipper-run asks for bridge nodes of the site's bridge
-          partition itself (a job of its own, exclusive); while one job
-          holds the bridge node, another --bridges job is refused in one
-          line and two jobs run at once through the node's shared zipperd
-          service; --bridges 2 over the emulation's two bridge nodes with
-          one's zipperd SIGKILLed mid-run (mmpi_failover_itest: every byte
-          checked, nothing lost or doubled)
 ends      a hetjob with a per-job zipperd ended each way a job ends: normal
           exit (0), a rank crash (the rank's status), --timeout (124),
           scancel and a SIGKILLed zipper-run; after each, no file of the
           job in /tmp, /dev/shm or a node's TmpFS (the per-job zipperd's
           host key and pid file included), no memfd or key in any
           /proc/PID/fd, and no process of the job
-setup     bring Slurm up once for the checks above and save where it runs
-          into $ZIPPER_SLURM_FIXTURE (CTest's fixture slurm_cluster); each
-          check then uses it (brought up again if another test rebuilt the
-          emulation in between), or brings up its own without the variable
-cleanup   stop the fixture's Slurm and remove its files
 Exit 77: skipped (with the reason), 0: pass, 1: fail.
 """
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -371,18 +357,6 @@ def check_errors(t):
     r = t.run(["salloc", "-p", "a", "-N1", ":", "-p", "b", "-N1", t.zrun, "--slurm", "--", t.itest, "ring"], alpha,
               ZIPPER_SLURM_SITE=os.path.join(t.tmp, "absent.toml"))
     one_error_line(r, r"no site configuration: '.*absent.toml' does not exist", "missing site file")
-    # --bridges from a bridge partition that is not there.
-    nopart = t.site('bridge_partition = "nosuch"\n[bridges.zipper]\njob_a = "10.201.0.254:7574"\n'
-                    'job_b = "10.202.0.254:7574"\n')
-    r = t.run(["salloc", "-p", "a", "-N1", ":", "-p", "b", "-N1", t.zrun, "--slurm", "--slurm-site", nopart,
-               "--bridges", "1", "--", t.itest, "ring"], alpha)
-    one_error_line(r, r"--bridges 1: the bridge partition 'nosuch' that the site configuration .* is not there",
-                   "bridge partition not there")
-    # A component 2 that shares its node: the per-job zipperd's ports are the node's.
-    r = t.run(["salloc", "-p", "a", "-N1", ":", "-p", "b", "-N1", ":", "-p", "bridgeshared", "-N1", t.zrun,
-               "--slurm", "--slurm-site", nopart, "--", t.itest, "ring"], alpha)
-    one_error_line(r, r"component 2 of job [0-9]+ \(bridge nodes zipper\) is not exclusive .*--exclusive",
-                   "component 2 not exclusive")
     no_jobs_left(t, alpha, "the mistakes")
     # The second allocation never starts (held): zipper-run fails and leaves
     # the running one alone, unless asked to cancel both.
@@ -410,113 +384,6 @@ def check_errors(t):
     print(f"ok: both allocations cancelled when asked (job {ja}: {sa}, job {jb}: {sb})", flush=True)
 
 
-BRIDGE_PORTS = {"zipper": 7576, slurm_emulation.SECOND_BRIDGE: 7577}
-
-
-def bridges_site(t, partition):
-    """A site file whose bridge partition is `partition`, the emulation's two
-    bridge nodes with per-job ports of their own (one netns: other ports)."""
-    text = f'bridge_partition = "{partition}"\n'
-    for node, port in BRIDGE_PORTS.items():
-        text += f'[bridges.{node}]\njob_a = "10.201.0.254:{port}"\njob_b = "10.202.0.254:{port}"\n'
-    return t.site(text)
-
-
-def _zipperd_pid(listen):
-    """pid of the zipperd whose argv has `listen` (A=HOST:PORT), or None."""
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"/zipperd") and listen.encode() in argv:
-            return int(pid)
-    return None
-
-
-def check_bridges(t):
-    """--bridges N: bridge nodes asked for by zipper-run from the site's
-    bridge partition, two jobs on one bridge node at once, and failover
-    when one of two bridge nodes' zipperd is killed mid-run."""
-    alpha = t.emu.alpha
-    svc, pub = start_service(t)
-    d = os.path.join(t.tmp, "held")
-    os.makedirs(d)
-    release = os.path.join(t.tmp, "release")
-    held = os.path.join(t.tmp, "held.sh")
-    with open(held, "w") as f:  # the ring suite, then wait until released
-        f.write(f'#!/bin/sh\n"{t.itest}" ring || exit $?\ntouch "{d}/$MMPI_GROUP"\n'
-                f'while [ ! -e "{release}" ]; do sleep 0.2; done\n')
-    os.chmod(held, 0o755)
-    try:
-        # Job 1 asks for the bridge node itself and holds it.
-        one = bridges_site(t, "bridge")
-        p1 = subprocess.Popen(alpha.client(["salloc", "-p", "a", "-N1", "-n1", ":", "-p", "b", "-N1", "-n1",
-                                            t.zrun, "--slurm", "--slurm-site", one, "--bridges", "1", "--", held]),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=t.env(alpha))
-        _wait_started(t, d, 2, p1, "--bridges 1")
-        # A second per-job zipperd there would collide on the node's ports:
-        # the node is the first job's (exclusive), and zipper-run says so.
-        r = t.run(["salloc", "-p", "a", "-N1", "-n1", ":", "-p", "b", "-N1", "-n1", t.zrun, "--slurm",
-                   "--slurm-site", one, "--bridges", "1", "--", t.itest, "ring"], alpha)
-        one_error_line(r, r"--bridges 1: 0 of partition 'bridge''s bridge nodes are idle \(zipper alloc\); "
-                          "each serves one job at a time", "--bridges while the bridge node is another job's")
-        # Two more jobs at once on the same bridge node through its shared
-        # zipperd service, next to job 1's per-job zipperd.
-        svc_site = t.site(f'[bridges.zipper]\na = "10.201.0.254:7572"\nb = "10.202.0.254:7572"\nkey = "{pub}"\n')
-        two = [subprocess.Popen(alpha.client(["salloc", "-p", "a", "-N1", "-n1", ":", "-p", "b", "-N1", "-n1",
-                                              t.zrun, "--slurm", "--slurm-site", svc_site, "--", t.itest, s]),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=t.env(alpha))
-               for s in ("ring", "big")]
-        for s, p in zip(("ring", "big"), two):
-            out, err = p.communicate(timeout=RUN_TIMEOUT)
-            if p.returncode != 0 or f"PASS {s} (2 ranks)" not in out:
-                fail(f"a job through the shared service next to another: exit {p.returncode}\n{out}\n{err[-2000:]}")
-        print("ok: two jobs at once through the bridge node's service, a third's per-job zipperd beside them; "
-              "a fourth per-job one refused", flush=True)
-        open(release, "w").close()
-        out, err = p1.communicate(timeout=RUN_TIMEOUT)
-        if p1.returncode != 0 or "PASS ring (2 ranks)" not in out:
-            fail(f"--bridges 1: exit {p1.returncode}\n{out}\n{err[-3000:]}")
-        print("ok: --bridges 1: the ring suite through the bridge node zipper-run asked for", flush=True)
-    finally:
-        svc.terminate()
-        svc.wait()
-    # Two bridge nodes; one's zipperd is SIGKILLed while traffic runs both ways.
-    pool = bridges_site(t, "bridgepool")
-    failover = os.path.join(t.bin, "mmpi_failover_itest")
-    p = subprocess.Popen(alpha.client(["salloc", "-p", "a", "-N2", "-n2", ":", "-p", "b", "-N2", "-n2", t.zrun,
-                                       "--slurm", "--slurm-site", pool, "--bridges", "2",
-                                       "--env", "MMPI_FORWARDER_TIMEOUT=2000", "--", failover, FAILOVER_ROUNDS]),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=t.env(alpha))
-    victim = f"A=10.201.0.254:{BRIDGE_PORTS[slurm_emulation.SECOND_BRIDGE]}"
-    deadline = time.monotonic() + 90
-    pid = None
-    while pid is None and p.poll() is None and time.monotonic() < deadline:
-        pid = _zipperd_pid(victim)
-        time.sleep(0.2)
-    if pid is None:
-        out, err = p.communicate(timeout=60) if p.poll() is not None else ("", "")
-        fail(f"--bridges 2: no zipperd listening at {victim} on bridge node "
-             f"{slurm_emulation.SECOND_BRIDGE}\n{out}\n{err[-3000:]}")
-    time.sleep(FAILOVER_KILL_AFTER)  # traffic both ways by then
-    if p.poll() is not None:
-        fail(f"--bridges 2: the job ended ({p.returncode}) before the kill: more rounds needed\n"
-             f"{p.communicate()[0]}")
-    os.kill(pid, signal.SIGKILL)
-    out, err = p.communicate(timeout=RUN_TIMEOUT)
-    m = re.search(r"PASS failover \(([0-9]+) rounds, ([0-9]+) bytes checked\)", out)
-    if p.returncode != 0 or not m:
-        fail(f"--bridges 2, one zipperd killed: exit {p.returncode}\n{out}\n{err[-3000:]}")
-    if not re.search(r"^# failover: .* begin", out, re.M):
-        fail(f"--bridges 2: the traffic never began before the end:\n{out}")
-    print(f"ok: --bridges 2: zipperd of {slurm_emulation.SECOND_BRIDGE} killed mid-run, the job passed "
-          f"({m.group(1)} rounds, {m.group(2)} bytes checked)", flush=True)
-
-
-FAILOVER_ROUNDS = "600"
-FAILOVER_KILL_AFTER = 1.5
 ENDS_PORT = 7575
 SLEEP_MARK = "86399"  # `sleep 86399`: a rank that waits after its MPI work, findable in ps
 
@@ -774,61 +641,11 @@ def check_ends(t):
     check_nothing_left(t, "killed zipper-run", before, secret)
 
 
-def _shared_emulation(bin_dir, path):
-    """The fixture's Slurm (slurm_setup saved it into path), brought up again
-    (and saved) when another emulated test rebuilt the namespaces since or a
-    daemon died; None when there is no fixture (the test brings up its own)."""
-    emu = slurm_emulation.SlurmEmulation.attach(path)
-    if emu is None or emu.healthy():
-        return emu
-    print("note: the shared Slurm is gone or broken (the emulation was rebuilt?): bringing it up again",
-          flush=True)
-    emu.stop()
-    emu = slurm_emulation.SlurmEmulation(bin_dir)
-    try:
-        emu.start()
-    except RuntimeError as e:
-        emu.stop()
-        fail(f"Slurm did not come up: {e}")
-    emu.save(path)
-    return emu
-
-
-def fixture(bin_dir, check, path):
-    """setup: bring Slurm up and save it into path (a stale one found there is
-    stopped first); cleanup: stop it and remove path."""
-    old = slurm_emulation.SlurmEmulation.attach(path) if path else None
-    if old:
-        old.stop()
-        os.unlink(path)
-    if check == "cleanup":
-        print("PASS slurm cleanup: " + ("the shared Slurm stopped and removed" if old else "nothing to stop"))
-        return 0
-    why = slurm_emulation.missing()
-    if why:  # the tests that need it skip with the reason themselves
-        print(f"PASS slurm setup: nothing brought up ({why})")
-        return 0
-    emu = slurm_emulation.SlurmEmulation(bin_dir)
-    try:
-        emu.start()
-        emu.save(path)
-    except Exception as e:  # noqa: BLE001 -- whatever failed, nothing stays up
-        emu.stop()
-        fail(f"Slurm did not come up: {e}")
-    print(f"PASS slurm setup: Slurm up (state in {path})")
-    return 0
-
-
 def main(argv):
     if len(argv) != 4:
         print(__doc__)
         return 2
     bin_dir, src_dir, check = argv[1], argv[2], argv[3]
-    shared = os.environ.get("ZIPPER_SLURM_FIXTURE", "")
-    if check in ("setup", "cleanup"):
-        if not shared:
-            fail("setup/cleanup need $ZIPPER_SLURM_FIXTURE (the state file)")
-        return fixture(bin_dir, check, shared)
     why = slurm_emulation.missing()
     if why:
         skip(why)
@@ -836,27 +653,19 @@ def main(argv):
                        stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         skip(f"no network namespaces here: {r.stdout.strip()}")
-    # ctest's TIMEOUT sends SIGTERM: stop Slurm (when it is this test's own)
-    # and remove the test's files then too.
+    emu = slurm_emulation.SlurmEmulation(bin_dir)
+    # ctest's TIMEOUT sends SIGTERM: stop Slurm and remove its files then too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    emu = _shared_emulation(bin_dir, shared) if shared else None
-    own = emu is None
-    t = None
     try:
-        if own:
-            emu = slurm_emulation.SlurmEmulation(bin_dir)
-            try:
-                emu.start()
-            except RuntimeError as e:
-                fail(f"Slurm did not come up: {e}")
+        try:
+            emu.start()
+        except RuntimeError as e:
+            fail(f"Slurm did not come up: {e}")
         t = Env(bin_dir, src_dir, emu)
         {"hetjob": check_hetjob, "twoalloc": check_twoalloc, "sbatch": check_sbatch,
-         "errors": check_errors, "ends": check_ends, "bridges": check_bridges}[check](t)
+         "errors": check_errors, "ends": check_ends}[check](t)
     finally:
-        if own:
-            emu.stop()
-        elif t:
-            shutil.rmtree(t.tmp, ignore_errors=True)
+        emu.stop()
     print(f"PASS slurm {check}")
     return 0
 

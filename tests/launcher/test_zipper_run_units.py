@@ -333,7 +333,7 @@ class Layers(unittest.TestCase):
     ORDER = ("errors", "shell_quote", "integers", "cpus", "processes", "addresses", "probe", "port_holder",
              "locate", "version", "rank_map", "profile", "placement_options", "emulation_topology", "emulation_shell", "emulation_cgroups",
              "emulation_lock", "emulation_build", "emulation_cli", "netns_rsh", "hydra", "mpirun", "site_keys",
-             "slurm_allocations", "slurm_bridge_nodes", "slurm_site", "slurm_options", "options", "zipperd", "supervise",
+             "slurm_allocations", "slurm_site", "slurm_options", "options", "zipperd", "supervise",
              "slurm_secrets", "slurm_plan", "slurm_srun", "slurm_bridge", "slurm_launch", "main")
 
     def test_no_upward_import(self):
