@@ -57,7 +57,18 @@ int mmpi_impl_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     if (int rc = mmpi_impl_Comm_idup(comm, newcomm, &req)) return rc;
     return mmpi_impl_Wait(&req, MPI_STATUS_IGNORE);
   }
-  if (int rc = duplicate(*rt, c, &n)) return rc;
+  // Open MPI duplicates the handle's native communicator: the attributes'
+  // copy callbacks run onto the new one.
+  if (int rc = split(*rt, c, 0, c->rank(), &n, handle_of(*c))) return rc;
+  n->cart = c->cart;  // MPI: the topology is copied, the name is not
+  for (int k : c->attr_keyvals) {
+    void* v = nullptr;
+    int flag = 0;
+    if (MPI_Comm_get_attr(handle_of(*n), k, &v, &flag) == MPI_SUCCESS && flag)
+      n->attr_keyvals.push_back(k);
+  }
+  n->graph = c->graph;
+  n->dist_graph = c->dist_graph;
   set_out(n, newcomm);
   return MPI_SUCCESS;
 }

@@ -12,7 +12,7 @@
 namespace zipper::capi {
 
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
-          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of, std::vector<unsigned>* carry) {
+          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of) {
   out->reset();
   if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
   // The parent's idups started before this call finish first (comm_idup.h).
@@ -28,19 +28,13 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   unsigned cid = 0;
   bool colours_apart = false;  // no two members in this cluster share a colour
   if (dup_of != MPI_COMM_NULL) {
-    // Comm_dup: one round, the MAX allreduce of the proposals. The parent's
-    // idups finish first (complete_idups_of above), so Open MPI's blocking
-    // duplicate below never overlaps them; a barrier before the allreduce
-    // only narrowed that race (MPICH comm/comm_idup_comm at 1+3).
-    // The caller's words ride along (file_open.cpp: the shared-file token).
-    std::vector<unsigned> in{rt.comms().next_cid()};
-    if (carry != nullptr) in.insert(in.end(), carry->begin(), carry->end());
-    std::vector<unsigned> max(in.size());
-    if (int rc = allreduce_any(t, in.data(), max.data(), static_cast<int>(in.size()), MPI_UNSIGNED,
-                               MPI_MAX))
-      return rc;
-    cid = max[0];
-    if (carry != nullptr) std::copy(max.begin() + 1, max.end(), carry->begin());
+    // Comm_dup keeps its two rounds (a barrier, then the MAX allreduce):
+    // with one, and before complete_idups_of() above, MPICH
+    // comm/comm_idup_comm hung at 1+3 in 2 of 32 runs (Open MPI's blocking
+    // duplicate of the handle overlapping the application's idups of it).
+    if (int rc = barrier_any(t)) return rc;
+    const unsigned next = rt.comms().next_cid();
+    if (int rc = allreduce_any(t, &next, &cid, 1, MPI_UNSIGNED, MPI_MAX)) return rc;
     for (int r = 0; r < n; ++r) members.push_back(r);
   } else {
     // (colour, key, proposal) per rank, as unsigned: the conversions both
@@ -107,24 +101,6 @@ int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key
   inherit_errhandler(*parent, *c);
   rt.comms().add(handle_of(*c), c);
   *out = std::move(c);
-  return MPI_SUCCESS;
-}
-
-int duplicate(client::Runtime& rt, const client::CommPtr& parent,
-              std::shared_ptr<client::Comm>* out, std::vector<unsigned>* carry) {
-  // Open MPI duplicates the handle's native communicator: the attributes'
-  // copy callbacks run onto the new one.
-  if (int rc = split(rt, parent, 0, parent->rank(), out, handle_of(*parent), carry)) return rc;
-  client::Comm& n = **out;
-  n.cart = parent->cart;  // MPI: the topology is copied, the name is not
-  for (int k : parent->attr_keyvals) {
-    void* v = nullptr;
-    int flag = 0;
-    if (MPI_Comm_get_attr(handle_of(n), k, &v, &flag) == MPI_SUCCESS && flag)
-      n.attr_keyvals.push_back(k);
-  }
-  n.graph = parent->graph;
-  n.dist_graph = parent->dist_graph;
   return MPI_SUCCESS;
 }
 

@@ -25,20 +25,9 @@ namespace zipper::capi {
 /// `dup_of`: for MPI_Comm_dup, the parent's handle; the native
 /// communicator is then Open MPI's duplicate of it (same members, same
 /// order), so the attribute copy callbacks run as MPI-3.1 section 6.7.2 asks;
-/// the context id then comes from one MAX allreduce of the proposals, which
-/// also carries `carry` (below).
+/// the context id then comes from a barrier and a MAX allreduce.
 int split(client::Runtime& rt, const client::CommPtr& parent, int color, int key,
-          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of = MPI_COMM_NULL,
-          std::vector<unsigned>* carry = nullptr);
-
-/// MPI_Comm_dup of the intra-communicator `parent`: split() with `dup_of`,
-/// then the topology and the attributes' keyvals copied. One round across
-/// the clusters (the context id's MAX allreduce). `carry`, when given, rides
-/// that allreduce: every member passes as many words, and each gets the
-/// element-wise maximum over the members (rank 0's words where the others
-/// pass zeros: a broadcast for free). Errors as split().
-int duplicate(client::Runtime& rt, const client::CommPtr& parent,
-              std::shared_ptr<client::Comm>* out, std::vector<unsigned>* carry = nullptr);
+          std::shared_ptr<client::Comm>* out, MPI_Comm dup_of = MPI_COMM_NULL);
 
 /// MPI_Comm_create_group: collective over the members of `members` only
 /// (world ranks, in new rank order; the caller among them). The native

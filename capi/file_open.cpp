@@ -15,10 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "comm_create.h"
-#include "file_close_barrier.h"
 #include "file_state.h"
 #include "handles.h"
 #include "mmpi.h"
@@ -175,32 +172,11 @@ int MMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
   s->amode = amode;
   s->spans = !c->intra_cluster();
   s->lock_timeout = rt->settings().calls.file_lock_timeout;
-  if (c->inter) return capi::file_error(MPI_FILE_NULL, MPI_ERR_COMM);
-  const std::string dir = dir_of(fs_path(s->path));
-  // 1. The token (spanning files): rank 0 creates it, and its name and bytes
-  // ride the duplicate's context-id allreduce (others pass zeros, the MAX is
-  // rank 0's), so the duplicate and the token cost one round.
-  TokenMsg m;
-  static_assert(sizeof(TokenMsg) % sizeof(unsigned) == 0);
-  std::vector<unsigned> carried(s->spans ? sizeof(TokenMsg) / sizeof(unsigned) : 0, 0);
-  if (s->spans && c->rank() == 0) {
-    m = create_token(dir, &s->aux);
-    std::memcpy(carried.data(), &m, sizeof m);
-  }
+  rc = mmpi_impl_Comm_dup(comm, &s->comm);
+  if (rc != MPI_SUCCESS) return capi::file_error(MPI_FILE_NULL, rc);
   std::shared_ptr<client::Comm> dup;
-  rc = capi::duplicate(*rt, c, &dup, s->spans ? &carried : nullptr);
-  if (rc != MPI_SUCCESS) {
-    if (c->rank() == 0 && s->aux.valid()) ::unlink((dir + "/" + m.name).c_str());
-    return capi::file_error(MPI_FILE_NULL, rc);
-  }
-  s->comm = capi::handle_of(*dup);
-  if (s->spans) std::memcpy(&m, carried.data(), sizeof m);
+  capi::lookup(s->comm, &rt, &dup);
   s->native_comm = dup->native_coll();
-  // Earlier closes' barriers (file_close_barrier.h): a spanning open's
-  // duplicate above was an agreement of all its members, each past its
-  // close, so they are done or nearly; any other open waits for them here.
-  // A failed one (its peers unreachable) fails this open's own agreement.
-  capi::complete_close_barriers();
   if (!s->spans) {
     rc = MPI_File_open(dup->native(), filename, amode, info, &s->native);
     if (rc != MPI_SUCCESS) {
@@ -215,12 +191,17 @@ int MMPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info
   const bool low = rt->offset() == 0;
   const bool first = dup->map().is_local(0);  // in rank 0's cluster
   const char rank0_cluster = cluster_name(first ? low : !low);
+  const std::string dir = dir_of(fs_path(s->path));
   auto fail = [&](int code, bool handler_ran) {
     mmpi_impl_Comm_free(&s->comm);
     return handler_ran ? code : capi::file_error(MPI_FILE_NULL, code);
   };
 
-  // Both clusters must see the token rank 0 created.
+  // 1. The token: both clusters must see the one rank 0 created.
+  TokenMsg m;
+  if (dup->rank() == 0) m = create_token(dir, &s->aux);
+  rc = mmpi_impl_Bcast(&m, sizeof m, MPI_BYTE, 0, s->comm);
+  if (rc != MPI_SUCCESS) return fail(rc, false);
   if (m.err != 0) {
     say(rt->rank(), "MPI_File_open(\"" + s->path + "\"): cluster " + rank0_cluster +
                         " cannot create the shared-file token in " + dir + ": " +
@@ -306,13 +287,9 @@ int MMPI_File_close(MPI_File* fh) {
   if (rc != MPI_SUCCESS) return rc;
   // Close synchronises across the clusters, as Open MPI's does within one:
   // what any rank wrote is in the file for whoever opens it after any close
-  // returned (MPICH's io/i_coll_test reads it on rank 0 right away). The
-  // barrier runs in the background until the next open or MMPI_Finalize
-  // (file_close_barrier.h); with DELETE_ON_CLOSE it is waited for here.
-  const bool delete_on_close = (s->amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
-  if (s->spans && !delete_on_close) rc = capi::start_close_barrier(s->comm);
-  if (s->spans && delete_on_close) rc = mmpi_impl_Barrier(s->comm);
-  if (rc == MPI_SUCCESS && delete_on_close) {
+  // returned (MPICH's io/i_coll_test reads it on rank 0 right away).
+  if (s->spans) rc = mmpi_impl_Barrier(s->comm);
+  if (rc == MPI_SUCCESS && (s->amode & MPI_MODE_DELETE_ON_CLOSE)) {
     // Natively opened without it: the file goes once every cluster closed it.
     int me = 0;
     mmpi_impl_Comm_rank(s->comm, &me);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "../collectives/collectives.h"
-#include "file_close_barrier.h"
 #include "handles.h"
 #include "profile_matrix.h"
 #include "progress.h"
@@ -69,9 +68,6 @@ int MMPI_Initialized(int* flag) {
 }
 
 int MMPI_Finalize(void) {
-  // Files closed last still owe their barrier across the clusters: its
-  // peers wait for this rank's part (file_close_barrier.h).
-  if (Runtime::get() != nullptr) zipper::capi::complete_close_barriers();
   // The profile's matrix needs MMPI_COMM_WORLD still running.
   if (Runtime* rt = Runtime::get()) write_profile_matrix(*rt);
   mmpi_comm_world = MPI_COMM_NULL;

@@ -106,15 +106,6 @@ def build(o, site, fwd, secret_var, pass_env, work, rsh_bin, preload, keys=None)
     if (o.mode != "cluster" and o.total_ranks > ncpus()
             and not _user_has(o, r"^mpi_yield_when_idle$")):
         m += ["--mca", "mpi_yield_when_idle", "1"]
-    # A rank's MPI_Abort reaches mpirun while the rank still lives (it exits
-    # 0.1 s later), and Open MPI then kills the job's live ranks with SIGCONT,
-    # a sleep of odls_base_sigkill_timeout (1 s), SIGTERM, the same sleep
-    # again and SIGKILL: a cluster whose ranks all abort (every rank of the
-    # cluster an ABORT is relayed to; a one-rank cluster) took 1.1 s to end
-    # instead of 0.1 s. Ranks killed by mpirun need no grace: zipperd treats
-    # their departure without BYE like any other.
-    if not _user_has(o, r"^odls_base_sigkill_timeout$"):
-        m += ["--mca", "odls_base_sigkill_timeout", "0"]
     if o.tag_output:
         m.append("--tag-output")
     m += x + o.mpirun_args + extra + o.program

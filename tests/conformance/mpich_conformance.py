@@ -12,11 +12,10 @@ command and the latest table.
 Splits (--splits):
   sample   (default) 1+(n-1), floor(n/2)+ceil(n/2) and (n-1)+1 of each entry's n
   even     floor(n/2)+ceil(n/2) only
-  uneven   1+(n-1) and (n-1)+1 only (one rank alone in a cluster)
   all      every split 1+(n-1) .. (n-1)+1
   X+Y,...  every entry at each of these splits (n = X+Y replaces the testlist's
            process count; the native run uses the same n)
-With sample, even, uneven or all, entries of one process are listed as not run
+With sample, even or all, entries of one process are listed as not run
 (nothing crosses); explicit splits run them at X+Y like every other entry.
 
 Exit status: 0 when every run that passes natively passes through zipper
@@ -52,7 +51,7 @@ def parse_args(argv):
                         "beside the repository, or $ZIPPER_MPICH_TESTSUITE)")
     p.add_argument("--dirs", default=",".join(ALL_DIRS),
                    help=f"comma-separated suite directories (default {','.join(ALL_DIRS)})")
-    p.add_argument("--splits", default="sample", help="sample | even | uneven | all | X+Y[,X+Y...] (see below)")
+    p.add_argument("--splits", default="sample", help="sample | even | all | X+Y[,X+Y...] (see below)")
     p.add_argument("--tests", default="", help="regular expression on 'dir/program args' (re.search)")
     p.add_argument("--jobs", type=int, default=2, help="runs (and compilations) at once (default 2)")
     p.add_argument("--timeout", type=int, default=None,
@@ -70,7 +69,7 @@ def parse_args(argv):
 
 
 def parse_splits(text):
-    if text in ("sample", "all", "even", "uneven"):
+    if text in ("sample", "all", "even"):
         return text
     out = []
     for part in text.split(","):
@@ -89,8 +88,6 @@ def splits_for(n, mode):
         return [(n, (x, n - x)) for x in range(1, n)]
     if mode == "even":
         return [(n, (n // 2, n - n // 2))]
-    if mode == "uneven":
-        return [(n, s) for s in dict.fromkeys([(1, n - 1), (n - 1, 1)])]
     sample = [(1, n - 1), (n // 2, n - n // 2), (n - 1, 1)]
     return [(n, s) for s in dict.fromkeys(sample)]
 

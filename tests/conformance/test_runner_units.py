@@ -20,11 +20,6 @@ class Splits(unittest.TestCase):
     def test_even(self):
         self.assertEqual(mpich_conformance.splits_for(5, "even"), [(5, (2, 3))])
 
-    def test_uneven_puts_one_rank_alone_on_each_side(self):
-        self.assertEqual(mpich_conformance.splits_for(6, "uneven"), [(6, (1, 5)), (6, (5, 1))])
-        self.assertEqual(mpich_conformance.splits_for(2, "uneven"), [(2, (1, 1))])
-        self.assertEqual(mpich_conformance.parse_splits("uneven"), "uneven")
-
 
 class NotRunAtSplit(unittest.TestCase):
     def test_win_shared_create_needs_two_ranks_per_node(self):

@@ -1,6 +1,6 @@
 /* MPI-IO across two clusters (docs/io.md): run by zipper-run.
  * Usage: mmpi_io_itest TEST DIR   (TEST: access, shared, consistency,
- * close_reopen, atomic, notshared, all; DIR: a directory both clusters see).
+ * atomic, notshared, all; DIR: a directory both clusters see).
  * Every byte read is checked against what its writer wrote; "PASS TEST" on
  * rank 0 when every rank passed. notshared: cluster B's ranks bind another
  * directory over DIR in a mount namespace of their own, so the clusters see
@@ -298,39 +298,6 @@ static void test_consistency(void) {
   free(b);
 }
 
-/* Close, then open again at once with no barrier between: MMPI_File_close
- * returns before its barrier across the clusters completes (docs/io.md,
- * "Close"), so rank 0 (cluster A) and the last rank (cluster B), opening the
- * file alone right after close, must still read every rank's block whole;
- * and the next collective open comes straight after, round after round. */
-static void test_close_reopen(void) {
-  enum { N = 32 * 1024, ROUNDS = 8 };
-  char p[4096];
-  path_of(p, sizeof p, "close_reopen.dat");
-  if (rank == 0) MMPI_File_delete(p, MPI_INFO_NULL); /* from an earlier run; may not exist */
-  CHECK_MPI(MMPI_Barrier(MMPI_COMM_WORLD));
-  unsigned char* b = malloc(N);
-  MPI_Status st;
-  for (int round = 0; round < ROUNDS; ++round) {
-    MPI_File fh = MPI_FILE_NULL;
-    CHECK_MPI(
-        MMPI_File_open(MMPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    fill(b, N, 5000 + (uint64_t)round * 64 + (uint64_t)rank);
-    CHECK_MPI(MMPI_File_write_at_all(fh, (MPI_Offset)rank * N, b, N, MPI_BYTE, &st));
-    CHECK_MPI(MMPI_File_close(&fh));
-    if (rank == 0 || rank == size - 1) {
-      CHECK_MPI(MMPI_File_open(MMPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
-      for (int r = 0; r < size; ++r) {
-        memset(b, 0, N);
-        CHECK_MPI(MMPI_File_read_at(fh, (MPI_Offset)r * N, b, N, MPI_BYTE, &st));
-        verify(b, N, 5000 + (uint64_t)round * 64 + (uint64_t)r, "read right after close");
-      }
-      CHECK_MPI(MMPI_File_close(&fh));
-    }
-  }
-  free(b);
-}
-
 /* Atomic mode: ranks of both clusters write one overlapping region over and
  * over, each a whole block of its own byte, independently and collectively;
  * every read sees one writer's block whole, never a mix (sequential
@@ -421,7 +388,6 @@ int main(int argc, char** argv) {
     if (all || strcmp(t, "access") == 0) test_access();
     if (all || strcmp(t, "shared") == 0) test_shared();
     if (all || strcmp(t, "consistency") == 0) test_consistency();
-    if (all || strcmp(t, "close_reopen") == 0) test_close_reopen();
     if (all || strcmp(t, "atomic") == 0) test_atomic();
     MMPI_Barrier(MMPI_COMM_WORLD);
     if (rank == 0) printf("PASS %s %d ranks\n", t, size);

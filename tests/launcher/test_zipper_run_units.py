@@ -174,21 +174,6 @@ class Mpirun(unittest.TestCase):
         self.assertEqual(cmd[cmd.index("-np") + 1], "2")
         self.assertFalse(any(a.startswith("MMPI_SITE") for a in cmd), "-x/-y: the two-site shorthand")
 
-    def test_no_sigkill_wait_unless_asked(self):
-        # Open MPI's 1 s sleeps between SIGCONT, SIGTERM and SIGKILL made an
-        # abort in a one-rank cluster take 1.1 s (docs/operations.md).
-        fwd = [addresses.parse_addr("127.0.0.1:7000")]
-        for mode in ("--local", "--emulated"):
-            o = parsed("-x", "1", "-y", "3", mode, "--port", "7000", "--", "p")
-            cmd, _ = mpirun.build(o, 0, fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
-            i = cmd.index("odls_base_sigkill_timeout")
-            self.assertEqual((cmd[i - 1], cmd[i + 1]), ("--mca", "0"))
-        o = parsed("-x", "1", "-y", "3", "--local", "--port", "7000", "--mpirun-args",
-                   "--mca odls_base_sigkill_timeout 2", "--", "p")
-        cmd, _ = mpirun.build(o, 0, fwd, "MMPI_JOB_SECRET", [], "/w", None, None)
-        self.assertEqual(cmd.count("odls_base_sigkill_timeout"), 1)
-        self.assertEqual(cmd[cmd.index("odls_base_sigkill_timeout") + 1], "2")
-
     def test_sites(self):
         # Each site's mpirun gets the table and its index; its own session directory.
         o = parsed("--local", "--sites", "A:4,B:4,gpu-2:2", "--port", "7000", "--", "p")
